@@ -1,0 +1,469 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TunnelBenchmarkSpec declares the server, the transports to compare and the load to run through
+// each of them.
+//
+// The spec is immutable: a benchmark is a measurement, and results taken under one spec must not be
+// reported under another. To run again, delete and re-create the TunnelBenchmark (or create one
+// with a new name).
+type TunnelBenchmarkSpec struct {
+	// Server is the PostgreSQL server under test.
+	Server ServerSpec `json:"server"`
+
+	// Transports are the paths to compare, run one after the other in this order. The first one is
+	// the baseline every other result is compared to.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	Transports []TransportSpec `json:"transports"`
+
+	// Load is the pgbench workload run through every transport.
+	Load LoadSpec `json:"load"`
+
+	// Runner configures the pods that run pgbench.
+	// +optional
+	Runner RunnerSpec `json:"runner,omitempty"`
+
+	// Timeout bounds the whole benchmark, from creation to the last transport. When it expires the
+	// running Job is stopped and the benchmark fails with reason Timeout.
+	// +kubebuilder:default="30m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="spec.timeout must be at least 10s"
+	// +optional
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// ServerSpec selects the PostgreSQL server. Exactly one source must be set.
+// +kubebuilder:validation:XValidation:rule="has(self.cnpg) != has(self.external)",message="spec.server: exactly one of cnpg or external must be set"
+type ServerSpec struct {
+	// CNPG is an existing CloudNativePG Cluster in the benchmark's namespace. The operator connects
+	// to its <clusterName>-rw Service with the <clusterName>-app credentials and trusts the
+	// <clusterName>-ca certificate authority, following CloudNativePG's naming conventions.
+	// +optional
+	CNPG *CNPGServer `json:"cnpg,omitempty"`
+
+	// External is any PostgreSQL server reachable from the runner pods.
+	// +optional
+	External *ExternalServer `json:"external,omitempty"`
+}
+
+// CNPGServer references a CloudNativePG Cluster.
+type CNPGServer struct {
+	// ClusterName is the name of the CloudNativePG Cluster.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=50
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	ClusterName string `json:"clusterName"`
+
+	// Database to connect to. Defaults to "app", the database CloudNativePG bootstraps.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Database string `json:"database,omitempty"`
+}
+
+// ExternalServer is a PostgreSQL server given by host and port.
+type ExternalServer struct {
+	// Host is the server's DNS name or IP address.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Host string `json:"host"`
+
+	// Port is the server's TCP port.
+	// +kubebuilder:default=5432
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +optional
+	Port int32 `json:"port,omitempty"`
+
+	// Database to connect to.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Database string `json:"database"`
+
+	// CredentialsSecret names a Secret in the benchmark's namespace that holds the user name and
+	// password (keys "username" and "password", as in a kubernetes.io/basic-auth Secret).
+	CredentialsSecret LocalObjectReference `json:"credentialsSecret"`
+
+	// CASecret names a Secret holding the certificate authority (key "ca.crt") that signed the
+	// server's certificate. It is required by the TLS modes verify-ca and verify-full.
+	// +optional
+	CASecret *LocalObjectReference `json:"caSecret,omitempty"`
+}
+
+// LocalObjectReference names an object in the benchmark's namespace.
+type LocalObjectReference struct {
+	// Name of the object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// TransportType names a kind of path between the client and the server.
+// +kubebuilder:validation:Enum=direct;tls
+type TransportType string
+
+const (
+	// TransportDirect is plain TCP, with TLS explicitly disabled (sslmode=disable).
+	TransportDirect TransportType = "direct"
+	// TransportTLS is TCP with TLS negotiated by libpq.
+	TransportTLS TransportType = "tls"
+)
+
+// TransportSpec is one path to benchmark.
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || self.type == 'tls'",message="tls settings are only allowed for a transport of type tls"
+// +kubebuilder:validation:XValidation:rule="self.name != 'init'",message="transport name 'init' is reserved for the initialization Job"
+type TransportSpec struct {
+	// Name identifies the transport in results and metrics. It must be a DNS label.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=30
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Type is the kind of path: direct or tls.
+	Type TransportType `json:"type"`
+
+	// TLS configures a transport of type tls. When omitted, sslMode is verify-full.
+	// +optional
+	TLS *TLSTransport `json:"tls,omitempty"`
+}
+
+// SSLMode is libpq's sslmode for a TLS transport. Modes that may fall back to plain TCP (allow,
+// prefer) are not offered: the transport would not measure what its name says.
+// +kubebuilder:validation:Enum=require;verify-ca;verify-full
+type SSLMode string
+
+const (
+	// SSLModeRequire encrypts without checking the server certificate.
+	SSLModeRequire SSLMode = "require"
+	// SSLModeVerifyCA encrypts and checks the certificate chain.
+	SSLModeVerifyCA SSLMode = "verify-ca"
+	// SSLModeVerifyFull encrypts and checks the chain and the host name.
+	SSLModeVerifyFull SSLMode = "verify-full"
+)
+
+// TLSTransport configures TLS between the runner and the server.
+type TLSTransport struct {
+	// SSLMode is libpq's sslmode.
+	// +kubebuilder:default=verify-full
+	// +optional
+	SSLMode SSLMode `json:"sslMode,omitempty"`
+
+	// ClientCertSecret names a kubernetes.io/tls Secret (keys tls.crt and tls.key) whose
+	// certificate the runner presents to the server.
+	// +optional
+	ClientCertSecret *LocalObjectReference `json:"clientCertSecret,omitempty"`
+}
+
+// EffectiveSSLMode is the sslmode used for a TLS transport, applying the default when the tls block
+// is omitted.
+func (t TransportSpec) EffectiveSSLMode() SSLMode {
+	if t.TLS == nil || t.TLS.SSLMode == "" {
+		return SSLModeVerifyFull
+	}
+	return t.TLS.SSLMode
+}
+
+// BuiltinScript is one of pgbench's builtin scripts.
+// +kubebuilder:validation:Enum=select-only;tpcb-like;simple-update
+type BuiltinScript string
+
+// Protocol is pgbench's query mode (-M).
+// +kubebuilder:validation:Enum=simple;extended;prepared
+type Protocol string
+
+// LoadSpec is the pgbench workload.
+// +kubebuilder:validation:XValidation:rule="has(self.builtin) != has(self.script)",message="spec.load: exactly one of builtin or script must be set"
+// +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="self.threads <= self.clients",message="spec.load.threads must not exceed spec.load.clients"
+type LoadSpec struct {
+	// Builtin is one of pgbench's builtin scripts.
+	// +optional
+	Builtin BuiltinScript `json:"builtin,omitempty"`
+
+	// Script is an inline pgbench script (SQL and pgbench meta-commands), such as "select 1;".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=16384
+	// +optional
+	Script string `json:"script,omitempty"`
+
+	// Clients is the number of concurrent database sessions (pgbench -c).
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5000
+	Clients int32 `json:"clients,omitempty"`
+
+	// Threads is the number of pgbench worker threads (pgbench -j).
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=256
+	Threads int32 `json:"threads,omitempty"`
+
+	// Duration of each transport's run (pgbench -T). When neither duration nor transactions is
+	// set, each run lasts 60s.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="spec.load.duration must be between 1s and 24h"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// Transactions per client (pgbench -t), instead of a duration.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Transactions *int32 `json:"transactions,omitempty"`
+
+	// Protocol is the query protocol (pgbench -M).
+	// +kubebuilder:default=simple
+	// +optional
+	Protocol Protocol `json:"protocol,omitempty"`
+
+	// Reconnect opens a new connection for every transaction (pgbench -C), to measure connection
+	// cost: TLS and authentication handshakes are paid per transaction.
+	// +optional
+	Reconnect bool `json:"reconnect,omitempty"`
+
+	// Scale is the scale factor for initialization (pgbench -i -s).
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +optional
+	Scale int32 `json:"scale,omitempty"`
+
+	// Initialize runs `pgbench -i` once before the transports, over a direct connection. It drops
+	// and re-creates the pgbench_* tables, so it is off unless asked for.
+	// +optional
+	Initialize bool `json:"initialize,omitempty"`
+
+	// ProgressInterval is pgbench's progress report interval (-P), in whole seconds.
+	// +kubebuilder:default="5s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="spec.load.progressInterval must be at least 1s"
+	// +optional
+	ProgressInterval *metav1.Duration `json:"progressInterval,omitempty"`
+}
+
+// RunnerSpec configures the pods that run pgbench. Where the client runs matters: place it with
+// nodeSelector, tolerations and affinity.
+type RunnerSpec struct {
+	// Image runs the TunnelBench runner and pgbench. Defaults to the operator's configured image.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// ImagePullPolicy for the runner image.
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// Resources of the runner container. When omitted the runner requests 500m CPU and 128Mi of
+	// memory: a BestEffort pod gets almost no CPU share under load and would measure the
+	// scheduler, not the path. No CPU limit is set by default, since CFS throttling distorts latency.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// NodeSelector for the runner pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// Tolerations for the runner pods.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// Affinity for the runner pods.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+}
+
+// Phase is the coarse state of a benchmark.
+// +kubebuilder:validation:Enum=Pending;Initializing;Running;Completed;Failed
+type Phase string
+
+const (
+	// PhasePending means the benchmark is accepted and waits for its server to resolve.
+	PhasePending Phase = "Pending"
+	// PhaseInitializing means `pgbench -i` is running.
+	PhaseInitializing Phase = "Initializing"
+	// PhaseRunning means the transports are being measured.
+	PhaseRunning Phase = "Running"
+	// PhaseCompleted means every transport has a result.
+	PhaseCompleted Phase = "Completed"
+	// PhaseFailed means the benchmark stopped; the Failed condition says why.
+	PhaseFailed Phase = "Failed"
+)
+
+// IsTerminal reports whether the phase is final.
+func (p Phase) IsTerminal() bool { return p == PhaseCompleted || p == PhaseFailed }
+
+// Condition types of a TunnelBenchmark.
+const (
+	// ConditionServerResolved is True once the server's Service name and Secrets are known. The
+	// controller sets it False (reason SecretNotFound, InvalidSecret) while a Secret is missing.
+	ConditionServerResolved = "ServerResolved"
+	// ConditionInitialized is True once `pgbench -i` succeeded, or with reason NotRequested when
+	// spec.load.initialize is false.
+	ConditionInitialized = "Initialized"
+	// ConditionProgressing is True while Jobs run, and False once the benchmark ended.
+	ConditionProgressing = "Progressing"
+	// ConditionCompleted is True when every transport has a result.
+	ConditionCompleted = "Completed"
+	// ConditionFailed is True when the benchmark failed; its reason and message say what broke
+	// and what to do.
+	ConditionFailed = "Failed"
+)
+
+// Reasons of the Failed condition and of failure events.
+const (
+	ReasonServerUnreachable    = "ServerUnreachable"
+	ReasonAuthenticationFailed = "AuthenticationFailed"
+	ReasonConnectionRejected   = "ConnectionRejected"
+	ReasonTLSError             = "TLSError"
+	ReasonPgbenchError         = "PgbenchError"
+	ReasonJobFailed            = "JobFailed"
+	ReasonTimeout              = "Timeout"
+	ReasonSecretNotFound       = "SecretNotFound"
+	ReasonInvalidSecret        = "InvalidSecret"
+)
+
+// TunnelBenchmarkStatus is the observed state of a benchmark and its results.
+type TunnelBenchmarkStatus struct {
+	// Phase is the coarse state: Pending, Initializing, Running, Completed or Failed.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// ObservedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: ServerResolved, Initialized, Progressing, Completed, Failed.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Progress counts finished transports, e.g. "2/3".
+	// +optional
+	Progress string `json:"progress,omitempty"`
+
+	// Server is the endpoint benchmarked, as host:port/database.
+	// +optional
+	Server string `json:"server,omitempty"`
+
+	// StartTime is when the controller first acted on the benchmark.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// CompletionTime is when the benchmark completed or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// Results holds one entry per finished transport, in spec order.
+	// +listType=map
+	// +listMapKey=transport
+	// +optional
+	Results []TransportResult `json:"results,omitempty"`
+
+	// Best is the transport with the highest tps so far.
+	// +optional
+	Best *BestTransport `json:"best,omitempty"`
+}
+
+// BestTransport summarizes the winning transport.
+type BestTransport struct {
+	// Transport is the transport's name.
+	Transport string `json:"transport"`
+	// TPS is its transactions per second.
+	TPS float64 `json:"tps"`
+}
+
+// TransportResult is what pgbench measured through one transport.
+type TransportResult struct {
+	// Transport is the transport's name.
+	Transport string `json:"transport"`
+	// Type is the transport's type.
+	Type TransportType `json:"type"`
+	// Job is the name of the Job that ran pgbench.
+	Job string `json:"job"`
+
+	// TPS is transactions per second as pgbench reports it: without the initial connection time,
+	// or, with spec.load.reconnect, including the reconnection times (pgbench 14+ reports nothing
+	// else in that mode).
+	TPS float64 `json:"tps"`
+	// TPSIncludingConnections is tps including connection time; only set when pgbench printed it
+	// (with spec.load.reconnect).
+	// +optional
+	TPSIncludingConnections *float64 `json:"tpsIncludingConnections,omitempty"`
+	// LatencyAvgMs is the average transaction latency in milliseconds.
+	LatencyAvgMs float64 `json:"latencyAvgMs"`
+	// LatencyStddevMs is the latency's standard deviation in milliseconds.
+	// +optional
+	LatencyStddevMs *float64 `json:"latencyStddevMs,omitempty"`
+	// ConnectionTimeMs is the initial connection time in milliseconds, or with spec.load.reconnect
+	// the average time to open one connection.
+	ConnectionTimeMs float64 `json:"connectionTimeMs"`
+	// Transactions actually processed.
+	Transactions int64 `json:"transactions"`
+	// FailedTransactions counts transactions that ended in an error.
+	FailedTransactions int64 `json:"failedTransactions"`
+	// RatioToBaseline is this transport's tps divided by the first transport's tps.
+	// +optional
+	RatioToBaseline *float64 `json:"ratioToBaseline,omitempty"`
+
+	// TLS is what the runner's own session negotiated with the server, read from pg_stat_ssl.
+	// +optional
+	TLS *NegotiatedTLS `json:"tls,omitempty"`
+
+	// Command is the pgbench command line that ran. Connection settings come from libpq
+	// environment variables; the password never appears here.
+	Command string `json:"command"`
+	// Connection is the libpq connection string used, without user or password.
+	Connection string `json:"connection"`
+
+	// StartTime and EndTime bound the pgbench run.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	EndTime *metav1.Time `json:"endTime,omitempty"`
+}
+
+// NegotiatedTLS is the TLS session the server reports for the runner's connection.
+type NegotiatedTLS struct {
+	// Version is the protocol version, e.g. TLSv1.3.
+	Version string `json:"version"`
+	// Cipher is the negotiated cipher suite.
+	Cipher string `json:"cipher"`
+}
+
+// TunnelBenchmark compares what each network path between a client and PostgreSQL costs.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=tb,categories=tunnelbench
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.best.transport`
+// +kubebuilder:printcolumn:name="Best TPS",type=number,JSONPath=`.status.best.tps`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type TunnelBenchmark struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
+	Spec TunnelBenchmarkSpec `json:"spec"`
+
+	// +optional
+	Status TunnelBenchmarkStatus `json:"status,omitempty"`
+}
+
+// TunnelBenchmarkList is a list of TunnelBenchmarks.
+// +kubebuilder:object:root=true
+type TunnelBenchmarkList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TunnelBenchmark `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&TunnelBenchmark{}, &TunnelBenchmarkList{})
+}

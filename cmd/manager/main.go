@@ -1,0 +1,94 @@
+// Command tunnelbench-manager is the TunnelBench operator.
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/controllers"
+	"github.com/tunnelbench/tunnelbench/internal/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+)
+
+func main() {
+	var (
+		metricsAddr, probeAddr, runnerImage, pullPolicy string
+		metricsSecure, leaderElect, enableHTTP2          bool
+		waitTimeout                                      time.Duration
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
+		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
+	flag.BoolVar(&metricsSecure, "metrics-secure", true,
+		"serve metrics over HTTPS, authenticated and authorized through the API server")
+	flag.BoolVar(&enableHTTP2, "enable-http2", false,
+		"serve metrics over HTTP/2 too (off: HTTP/2 Rapid Reset and Stream Cancellation CVEs)")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one replica reconciles")
+	flag.StringVar(&runnerImage, "runner-image", "tunnelbench/runner:latest", "default image of the pgbench runner pods")
+	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the runner image")
+	flag.DurationVar(&waitTimeout, "runner-wait-timeout", 2*time.Minute, "how long a runner waits for the server")
+	opts := zap.Options{Development: false}
+	opts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
+	setupLog := ctrl.Log.WithName("setup")
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(benchv1.AddToScheme(scheme))
+
+	var tlsOpts []func(*tls.Config)
+	if !enableHTTP2 {
+		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: metricsSecure, TLSOpts: tlsOpts}
+	if metricsSecure {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsOpts,
+		HealthProbeBindAddress: probeAddr,
+		LeaderElection:         leaderElect,
+		LeaderElectionID:       "tunnelbench.bench.tunnelbench.io",
+	})
+	if err != nil {
+		setupLog.Error(err, "Cannot create the manager")
+		os.Exit(1)
+	}
+	reconciler := &controllers.TunnelBenchmarkReconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Scheme:    mgr.GetScheme(),
+		Recorder:  mgr.GetEventRecorder("tunnelbench-controller"),
+		Metrics:   metrics.Default,
+		Defaults: specs.RunnerDefaults{
+			Image: runnerImage, PullPolicy: corev1.PullPolicy(pullPolicy), WaitTimeout: waitTimeout,
+		},
+	}
+	if err := reconciler.SetupWithManager(mgr); err != nil {
+		setupLog.Error(err, "Cannot set up the controller")
+		os.Exit(1)
+	}
+	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
+	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
+	setupLog.Info("Starting the manager", "runnerImage", runnerImage)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		setupLog.Error(err, "The manager stopped with an error")
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,89 @@
+// Command tunnelbench-runner runs inside a benchmark Job's pod.
+//
+//	tunnelbench-runner run [--init] [--wait-timeout 2m] [--termination-log PATH] -- ARGS...
+//	    waits for the server, runs pgbench ARGS, streams its output and writes the report
+//	tunnelbench-runner parse
+//	    reads pgbench's stdout+stderr on stdin and prints the parsed result as JSON
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/runner"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse [flags]")
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return runPgbench(args[1:], stdout, stderr)
+	case "parse":
+		return parse(stdin, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "unknown command %q: use run or parse\n", args[0])
+		return 2
+	}
+}
+
+func runPgbench(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opts := runner.Options{Stdout: stdout, Stderr: stderr}
+	fs.StringVar(&opts.Pgbench, "pgbench", "pgbench", "pgbench executable")
+	fs.BoolVar(&opts.Init, "init", false, "the arguments initialize (pgbench -i): expect no summary")
+	fs.DurationVar(&opts.WaitTimeout, "wait-timeout", 2*time.Minute, "how long to wait for the server")
+	fs.StringVar(&opts.TerminationLog, "termination-log", "/dev/termination-log", "where to write the report")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	opts.Args = fs.Args()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	rep, err := runner.Run(ctx, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "tunnelbench-runner: %v\n", err)
+		return 1
+	}
+	if rep.Result != nil {
+		fmt.Fprintf(stdout, "tunnelbench-runner: tps=%.3f latency=%.3fms transactions=%d failed=%d\n",
+			rep.Result.TPS, rep.Result.LatencyAvgMs, rep.Result.Transactions, rep.Result.FailedTransactions)
+	}
+	return 0
+}
+
+func parse(stdin io.Reader, stdout, stderr io.Writer) int {
+	res, err := pgbench.Parse(stdin)
+	if err != nil {
+		var runErr *pgbench.RunError
+		if errors.As(err, &runErr) && runErr.LastError == "" {
+			fmt.Fprintf(stderr, "tunnelbench-runner parse: %v (did pgbench die before its summary?)\n", err)
+		} else {
+			fmt.Fprintf(stderr, "tunnelbench-runner parse: %v\n", err)
+		}
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		fmt.Fprintf(stderr, "tunnelbench-runner parse: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,204 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+)
+
+// step is one Job of a benchmark: initialization or a transport's run.
+type step struct {
+	transport   string
+	init        bool
+	conn        transport.Connection
+	args        []string
+	description string
+}
+
+type stepState int
+
+const (
+	stepRunning stepState = iota
+	stepSucceeded
+	stepFailed
+)
+
+type stepOutcome struct {
+	state   stepState
+	report  *report.Report
+	reason  string
+	message string
+	requeue ctrl.Result
+}
+
+// stuckWaitingReasons are container states that never resolve by themselves: waiting for them
+// would only end at the benchmark's timeout, with a less useful message.
+var stuckWaitingReasons = map[string]bool{
+	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true,
+	"CreateContainerConfigError": true, "CreateContainerError": true,
+}
+
+// runStep creates the step's Job if it does not exist, and otherwise reads its outcome. The Job's
+// deterministic name makes this idempotent: an operator restarted at any point finds the Job it
+// created before instead of creating another.
+func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.TunnelBenchmark, s step,
+	deadline time.Time) (stepOutcome, error) {
+	logger := log.FromContext(ctx).WithValues("transport", s.transport)
+	job := &batchv1.Job{}
+	key := types.NamespacedName{Namespace: tb.Namespace, Name: tb.JobName(s.transport)}
+	err := r.Get(ctx, key, job)
+	if apierrors.IsNotFound(err) {
+		desired := specs.Job(specs.JobRequest{
+			Benchmark: tb, Transport: s.transport, Connection: s.conn, PgbenchArgs: s.args, Init: s.init,
+			ActiveDeadline: time.Until(deadline), Defaults: r.Defaults,
+		})
+		if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
+			return stepOutcome{}, fmt.Errorf("cannot create Job %s: %w", key.Name, err)
+		}
+		logger.Info("Created Job", "job", key.Name)
+		r.event(tb, corev1.EventTypeNormal, "JobCreated", "Run", "Started %s in Job %s", s.description, key.Name)
+		return stepOutcome{state: stepRunning, requeue: ctrl.Result{RequeueAfter: podCheckInterval}}, nil
+	}
+	if err != nil {
+		return stepOutcome{}, fmt.Errorf("cannot get Job %s: %w", key.Name, err)
+	}
+	if !metav1.IsControlledBy(job, tb) {
+		return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
+			"Job %s exists but does not belong to this benchmark: delete it or rename the benchmark", key.Name)}, nil
+	}
+
+	switch {
+	case jobCondition(job, batchv1.JobComplete):
+		rep, err := r.jobReport(ctx, job)
+		if err != nil {
+			return stepOutcome{}, err
+		}
+		if rep == nil || (rep.Result == nil && !s.init) {
+			return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
+				"Job %s succeeded but its runner left no result in its termination message", key.Name)}, nil
+		}
+		return stepOutcome{state: stepSucceeded, report: rep}, nil
+	case jobCondition(job, batchv1.JobFailed):
+		return r.failedStep(ctx, job)
+	}
+	if stuck := r.stuckPod(ctx, job); stuck != "" {
+		return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: stuck}, nil
+	}
+	return stepOutcome{state: stepRunning, requeue: ctrl.Result{RequeueAfter: podCheckInterval}}, nil
+}
+
+// failedStep explains a failed Job: the runner's own classified failure when it wrote one, and the
+// Job controller's reason otherwise (deadline exceeded, pod killed, out of memory).
+func (r *TunnelBenchmarkReconciler) failedStep(ctx context.Context, job *batchv1.Job) (stepOutcome, error) {
+	rep, err := r.jobReport(ctx, job)
+	if err != nil {
+		return stepOutcome{}, err
+	}
+	if rep != nil && rep.Failure != nil {
+		return stepOutcome{state: stepFailed, reason: rep.Failure.Reason, message: rep.Failure.Message}, nil
+	}
+	reason, message := benchv1.ReasonJobFailed, "the runner pod failed without a report"
+	for _, c := range job.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			message = fmt.Sprintf("Job %s failed (%s): %s", job.Name, c.Reason, c.Message)
+			if c.Reason == batchv1.JobReasonDeadlineExceeded {
+				reason = benchv1.ReasonTimeout
+				message += "; raise spec.timeout or shorten spec.load.duration"
+			}
+		}
+	}
+	if terminated := r.runnerTermination(ctx, job); terminated != nil && terminated.Reason != "" {
+		message += fmt.Sprintf("; runner container: %s (exit code %d)", terminated.Reason, terminated.ExitCode)
+	}
+	return stepOutcome{state: stepFailed, reason: reason, message: message}, nil
+}
+
+// jobReport reads the runner's report from the termination message of the Job's pod.
+func (r *TunnelBenchmarkReconciler) jobReport(ctx context.Context, job *batchv1.Job) (*report.Report, error) {
+	terminated := r.runnerTermination(ctx, job)
+	if terminated == nil || strings.TrimSpace(terminated.Message) == "" {
+		return nil, nil
+	}
+	rep, err := report.Decode(terminated.Message)
+	if err != nil {
+		log.FromContext(ctx).Info("Ignored an unreadable termination message", "job", job.Name, "err", err)
+		return nil, nil
+	}
+	return rep, nil
+}
+
+// jobPods lists the pods of a Job, newest first not guaranteed. Pods are listed with the uncached
+// reader, by the benchmark's labels, and matched to the Job by owner UID.
+func (r *TunnelBenchmarkReconciler) jobPods(ctx context.Context, job *batchv1.Job) []corev1.Pod {
+	pods := &corev1.PodList{}
+	sel := client.MatchingLabels{
+		benchv1.LabelBenchmark: job.Labels[benchv1.LabelBenchmark],
+		benchv1.LabelTransport: job.Labels[benchv1.LabelTransport],
+	}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(job.Namespace), sel); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the Job's pods", "job", job.Name)
+		return nil
+	}
+	var owned []corev1.Pod
+	for _, p := range pods.Items {
+		for _, ref := range p.OwnerReferences {
+			if ref.UID == job.UID {
+				owned = append(owned, p)
+			}
+		}
+	}
+	return owned
+}
+
+// runnerTermination returns the runner container's terminated state in the Job's pods.
+func (r *TunnelBenchmarkReconciler) runnerTermination(ctx context.Context, job *batchv1.Job) *corev1.ContainerStateTerminated {
+	var found *corev1.ContainerStateTerminated
+	for _, p := range r.jobPods(ctx, job) {
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.Name == specs.RunnerContainerName && cs.State.Terminated != nil {
+				t := cs.State.Terminated
+				// Prefer a termination that carries a message.
+				if found == nil || (found.Message == "" && t.Message != "") {
+					found = t
+				}
+			}
+		}
+	}
+	return found
+}
+
+// stuckPod describes a pod of the Job that cannot start by itself, or returns "".
+func (r *TunnelBenchmarkReconciler) stuckPod(ctx context.Context, job *batchv1.Job) string {
+	for _, p := range r.jobPods(ctx, job) {
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && stuckWaitingReasons[w.Reason] {
+				return fmt.Sprintf("pod %s cannot start its %s container: %s: %s", p.Name, cs.Name, w.Reason, w.Message)
+			}
+		}
+	}
+	return ""
+}
+
+func jobCondition(job *batchv1.Job, typ batchv1.JobConditionType) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Type == typ && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}

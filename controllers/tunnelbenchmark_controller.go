@@ -1,0 +1,269 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+)
+
+const (
+	// serverWait bounds how long a benchmark waits for its Secrets to appear (a CloudNativePG
+	// cluster may still be bootstrapping) before it fails.
+	serverWait = 2 * time.Minute
+	// serverRetry is the pause between two looks at missing Secrets.
+	serverRetry = 5 * time.Second
+	// podCheckInterval is how often a running Job's pod is inspected for states that never end by
+	// themselves (image pull errors, unschedulable pods).
+	podCheckInterval = 10 * time.Second
+)
+
+// TunnelBenchmarkReconciler runs TunnelBenchmarks.
+type TunnelBenchmarkReconciler struct {
+	client.Client
+	// APIReader reads Secrets and Pods without caching them, which keeps the operator's RBAC to
+	// `get secrets` and `list pods` and its memory free of other workloads' objects.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	Recorder  events.EventRecorder
+	Metrics   *metrics.Recorder
+	Defaults  specs.RunnerDefaults
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile moves one benchmark forward and records what it observed.
+func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	tb := &benchv1.TunnelBenchmark{}
+	if err := r.Get(ctx, req.NamespacedName, tb); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Its Jobs go with it through owner references; its metric series go here.
+			r.Metrics.Forget(req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("cannot get the benchmark: %w", err)
+	}
+	if !tb.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+
+	original := tb.DeepCopy()
+	result, err := r.reconcile(ctx, tb)
+	tb.Status.ObservedGeneration = tb.Generation
+	if !equality.Semantic.DeepEqual(original.Status, tb.Status) {
+		patch := client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})
+		if perr := r.Status().Patch(ctx, tb, patch); perr != nil {
+			if apierrors.IsConflict(perr) {
+				// Someone wrote in between: start over from what is stored.
+				return ctrl.Result{Requeue: true}, nil
+			}
+			return ctrl.Result{}, fmt.Errorf("while patching status: %w", perr)
+		}
+	}
+	r.Metrics.Observe(tb)
+	return result, err
+}
+
+// reconcile is the ordered list of steps; each returns early while it waits.
+func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.TunnelBenchmark) (ctrl.Result, error) {
+	if tb.Status.Phase.IsTerminal() {
+		return ctrl.Result{}, nil
+	}
+	now := r.now()
+	if tb.Status.Phase == "" {
+		r.accept(tb, now)
+	}
+	deadline := tb.Status.StartTime.Add(tb.TimeoutDuration())
+	if !now.Before(deadline) {
+		r.fail(tb, benchv1.ReasonTimeout, fmt.Sprintf(
+			"the benchmark did not finish within spec.timeout (%s); %s transports done: raise spec.timeout or "+
+				"shorten spec.load.duration", tb.TimeoutDuration(), tb.Status.Progress))
+		return ctrl.Result{}, nil
+	}
+
+	server, err := r.resolveServer(ctx, tb)
+	if err != nil {
+		return r.waitForServer(tb, now, err)
+	}
+	tb.Status.Server = server.Endpoint()
+	r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionTrue, "Resolved",
+		"connecting to "+server.Endpoint())
+
+	if res, done, err := r.initialize(ctx, tb, server, deadline); !done || err != nil {
+		return res, err
+	}
+
+	tb.Status.Phase = benchv1.PhaseRunning
+	for i, t := range tb.Spec.Transports {
+		if tb.Status.Result(t.Name) != nil {
+			continue
+		}
+		conn, err := transport.For(server, t)
+		if err != nil {
+			r.fail(tb, benchv1.ReasonJobFailed, err.Error())
+			return ctrl.Result{}, nil
+		}
+		step := step{
+			transport: t.Name, conn: conn, args: pgbench.RunArgs(tb.Spec.Load),
+			description: fmt.Sprintf("transport %s (%d/%d, %s)", t.Name, i+1, len(tb.Spec.Transports), t.Type),
+		}
+		out, err := r.runStep(ctx, tb, step, deadline)
+		if err != nil || out.state == stepRunning {
+			return out.requeue, err
+		}
+		if out.state == stepFailed {
+			r.fail(tb, out.reason, fmt.Sprintf("%s: %s", step.description, out.message))
+			return ctrl.Result{}, nil
+		}
+		res := transportResult(t, tb.JobName(t.Name), out.report, conn)
+		tb.Status.Results = append(tb.Status.Results, res)
+		summarize(tb)
+		r.event(tb, corev1.EventTypeNormal, "TransportCompleted", "Measure",
+			"Transport %s: %.1f tps, latency %.3f ms", t.Name, res.TPS, res.LatencyAvgMs)
+	}
+	r.complete(tb)
+	return ctrl.Result{}, nil
+}
+
+// accept starts the clock of a new benchmark.
+func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time.Time) {
+	tb.Status.Phase = benchv1.PhasePending
+	tb.Status.StartTime = &metav1.Time{Time: now}
+	tb.Status.Progress = benchv1.ProgressString(0, len(tb.Spec.Transports))
+	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Accepted", "waiting for the server")
+	r.event(tb, corev1.EventTypeNormal, "Accepted", "Accept",
+		"Benchmark accepted: %d transports, timeout %s", len(tb.Spec.Transports), tb.TimeoutDuration())
+}
+
+// waitForServer reports a server that does not resolve yet, and fails once serverWait is over.
+func (r *TunnelBenchmarkReconciler) waitForServer(tb *benchv1.TunnelBenchmark, now time.Time, err error) (ctrl.Result, error) {
+	se, ok := err.(*serverError)
+	if !ok {
+		return ctrl.Result{}, err
+	}
+	if now.Sub(tb.Status.StartTime.Time) >= serverWait {
+		r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
+		r.fail(tb, se.Reason, fmt.Sprintf("%s (waited %s)", se.Message, serverWait))
+		return ctrl.Result{}, nil
+	}
+	if !r.hasCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason) {
+		r.event(tb, corev1.EventTypeWarning, se.Reason, "ResolveServer", "%s", se.Message)
+	}
+	r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
+	return ctrl.Result{RequeueAfter: serverRetry}, nil
+}
+
+// initialize runs `pgbench -i` once when asked. done is false while it runs or after it failed.
+func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.TunnelBenchmark,
+	server transport.Server, deadline time.Time) (res ctrl.Result, done bool, err error) {
+	if !tb.Spec.Load.Initialize {
+		r.setCondition(tb, benchv1.ConditionInitialized, metav1.ConditionFalse, "NotRequested",
+			"spec.load.initialize is false: the pgbench tables must already exist")
+		return ctrl.Result{}, true, nil
+	}
+	if meta.IsStatusConditionTrue(tb.Status.Conditions, benchv1.ConditionInitialized) {
+		return ctrl.Result{}, true, nil
+	}
+	tb.Status.Phase = benchv1.PhaseInitializing
+	step := step{
+		transport: benchv1.InitTransportLabel, init: true, conn: transport.ForInit(server),
+		args:        pgbench.InitArgs(tb.Spec.Load),
+		description: fmt.Sprintf("initialization (pgbench -i -s %d)", max(tb.Spec.Load.Scale, 1)),
+	}
+	out, err := r.runStep(ctx, tb, step, deadline)
+	switch {
+	case err != nil || out.state == stepRunning:
+		return out.requeue, false, err
+	case out.state == stepFailed:
+		r.setCondition(tb, benchv1.ConditionInitialized, metav1.ConditionFalse, out.reason, out.message)
+		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", step.description, out.message))
+		return ctrl.Result{}, false, nil
+	}
+	r.setCondition(tb, benchv1.ConditionInitialized, metav1.ConditionTrue, "Initialized", step.description+" succeeded")
+	r.event(tb, corev1.EventTypeNormal, "Initialized", "Initialize", "%s succeeded", step.description)
+	return ctrl.Result{}, true, nil
+}
+
+// complete ends a benchmark whose every transport has a result.
+func (r *TunnelBenchmarkReconciler) complete(tb *benchv1.TunnelBenchmark) {
+	tb.Status.Phase = benchv1.PhaseCompleted
+	tb.Status.CompletionTime = &metav1.Time{Time: r.now()}
+	msg := fmt.Sprintf("%d transports measured", len(tb.Status.Results))
+	if tb.Status.Best != nil {
+		msg += fmt.Sprintf("; best: %s at %.1f tps", tb.Status.Best.Transport, tb.Status.Best.TPS)
+	}
+	r.setCondition(tb, benchv1.ConditionCompleted, metav1.ConditionTrue, "Completed", msg)
+	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionFalse, "Completed", msg)
+	r.event(tb, corev1.EventTypeNormal, "Completed", "Complete", "%s", msg)
+}
+
+// fail ends a benchmark with a reason and a message that says what broke and what to do.
+func (r *TunnelBenchmarkReconciler) fail(tb *benchv1.TunnelBenchmark, reason, message string) {
+	tb.Status.Phase = benchv1.PhaseFailed
+	tb.Status.CompletionTime = &metav1.Time{Time: r.now()}
+	r.setCondition(tb, benchv1.ConditionFailed, metav1.ConditionTrue, reason, message)
+	r.setCondition(tb, benchv1.ConditionCompleted, metav1.ConditionFalse, reason, message)
+	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionFalse, reason, message)
+	r.event(tb, corev1.EventTypeWarning, reason, "Fail", "%s", message)
+}
+
+func (r *TunnelBenchmarkReconciler) setCondition(tb *benchv1.TunnelBenchmark, typ string,
+	status metav1.ConditionStatus, reason, message string) {
+	meta.SetStatusCondition(&tb.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: tb.Generation,
+	})
+}
+
+func (r *TunnelBenchmarkReconciler) hasCondition(tb *benchv1.TunnelBenchmark, typ string,
+	status metav1.ConditionStatus, reason string) bool {
+	c := meta.FindStatusCondition(tb.Status.Conditions, typ)
+	return c != nil && c.Status == status && c.Reason == reason
+}
+
+func (r *TunnelBenchmarkReconciler) event(tb *benchv1.TunnelBenchmark, eventType, reason, action, note string, args ...any) {
+	if r.Recorder != nil {
+		r.Recorder.Eventf(tb, nil, eventType, reason, action, note, args...)
+	}
+}
+
+func (r *TunnelBenchmarkReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// SetupWithManager registers the controller. It watches the Jobs it owns, so a finished Job
+// wakes its benchmark at once.
+func (r *TunnelBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&benchv1.TunnelBenchmark{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&batchv1.Job{}).
+		Named("tunnelbenchmark").
+		Complete(r)
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# deps.sh installs the Debian packages the tests use when they are missing: PostgreSQL 15 (server,
+# initdb and pgbench, for the runner's integration tests and `make bench`) and openssl.
+set -euo pipefail
+
+need=()
+bindir=$(pg_config --bindir 2>/dev/null || true)
+[[ -x /usr/lib/postgresql/15/bin/postgres || -x ${bindir:-/nonexistent}/postgres ]] || need+=(postgresql-15)
+command -v pgbench >/dev/null || [[ -x /usr/lib/postgresql/15/bin/pgbench ]] || need+=(postgresql-client-15)
+[[ ${#need[@]} -eq 0 ]] && exit 0
+
+echo "[deps] installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+# policy-rc.d keeps the package from starting a cluster of its own: the tests start their own.
+apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# tools.sh builds the project's tool binaries from the Go module proxy and caches them.
+#
+# setup-envtest and release downloads cannot be reached from this network, so everything is built
+# from source modules: each tool lands in $TOOLS_DIR/<name>-<version>/ and a build is skipped when
+# that folder already holds the binary. The Go build cache makes a rebuild after `rm -rf .cache`
+# fast on the same machine.
+#
+# Usage: hack/tools.sh TOOL...   (controller-gen | envtest | kubectl | golangci-lint | all)
+#        hack/tools.sh path TOOL  prints the cached path of TOOL (envtest: the assets folder)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${TUNNELBENCH_CACHE:-$ROOT/.cache}
+TOOLS_DIR=$CACHE/tools
+
+# Versions. Kubernetes follows controller-runtime v0.25 (k8s.io/* v0.37); v1.37.2's zip is refused by
+# the proxy, so the control plane is pinned to v1.37.1.
+K8S_VERSION=${K8S_VERSION:-v1.37.1}
+ETCD_VERSION=${ETCD_VERSION:-v3.7.3}
+CONTROLLER_GEN_VERSION=${CONTROLLER_GEN_VERSION:-v0.23.0}
+GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-v2.12.2}
+
+export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
+
+log() { printf '[tools] %s\n' "$*" >&2; }
+
+# go_install MODULE@VERSION NAME: `go install` into its own versioned folder.
+go_install() {
+  local pkg=$1 name=$2 version=${1##*@}
+  local dir=$TOOLS_DIR/$name-$version
+  if [[ -x $dir/$name ]]; then echo "$dir/$name"; return; fi
+  log "building $name $version"
+  mkdir -p "$dir"
+  GOBIN=$dir go install -trimpath -ldflags '-s -w' "$pkg"
+  echo "$dir/$name"
+}
+
+# k8s_build NAME...: builds Kubernetes commands from k8s.io/kubernetes through a throwaway module.
+# k8s.io/kubernetes points its staging modules at ./staging, so every one of them is replaced by
+# the published k8s.io/<name> v0.<minor>.<patch> module.
+k8s_build() {
+  local dir=$TOOLS_DIR/kubernetes-$K8S_VERSION mod=$TOOLS_DIR/kubernetes-$K8S_VERSION/src
+  local staging=v0.${K8S_VERSION#v1.} missing=()
+  for b in "$@"; do [[ -x $dir/$b ]] || missing+=("$b"); done
+  [[ ${#missing[@]} -eq 0 ]] && return
+  mkdir -p "$mod"
+  if [[ ! -f $mod/go.sum ]]; then
+    log "resolving k8s.io/kubernetes $K8S_VERSION"
+    local proxy; proxy=$(go env GOPROXY | cut -d, -f1)
+    {
+      printf 'module tunnelbench.local/k8sbuild\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes %s\n\nreplace (\n' "$K8S_VERSION"
+      curl -fsS "$proxy/k8s.io/kubernetes/@v/$K8S_VERSION.mod" | grep '=> ./staging' | grep -v sample- \
+        | awk -v v="$staging" '{print "\t"$1" => "$1" "v}'
+      echo ')'
+    } > "$mod/go.mod"
+    {
+      echo '//go:build tools'
+      echo 'package tools'
+      echo 'import ('
+      for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
+        echo "	_ \"k8s.io/kubernetes/cmd/$c\""
+      done
+      echo ')'
+    } > "$mod/tools.go"
+    (cd "$mod" && go mod tidy)
+  fi
+  local ldf="-s -w" minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldf="$ldf -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+  done
+  for b in "${missing[@]}"; do
+    log "building $b $K8S_VERSION (the first build of kube-apiserver takes ~6 min on 2 cores)"
+    (cd "$mod" && go build -trimpath -tags selinux,notest,grpcnotrace -ldflags "$ldf" -o "$dir/$b" "k8s.io/kubernetes/cmd/$b")
+  done
+}
+
+# etcd_build: etcd's server module replaces its siblings with ../ paths, so `go install` refuses it;
+# a throwaway module pins every sibling to the same version instead.
+etcd_build() {
+  local dir=$TOOLS_DIR/etcd-$ETCD_VERSION
+  [[ -x $dir/etcd ]] && return
+  mkdir -p "$dir/src"
+  log "building etcd $ETCD_VERSION"
+  {
+    printf 'module tunnelbench.local/etcdbuild\n\ngo 1.26.0\n\nrequire go.etcd.io/etcd/server/v3 %s\n\nreplace (\n' "$ETCD_VERSION"
+    for m in api/v3 client/pkg/v3 client/v3 pkg/v3 server/v3 etcdctl/v3 etcdutl/v3; do
+      echo "	go.etcd.io/etcd/$m => go.etcd.io/etcd/$m $ETCD_VERSION"
+    done
+    echo ')'
+  } > "$dir/src/go.mod"
+  printf '//go:build tools\npackage tools\nimport _ "go.etcd.io/etcd/server/v3"\n' > "$dir/src/tools.go"
+  (cd "$dir/src" && go mod tidy && go build -trimpath -ldflags '-s -w' -o "$dir/etcd" go.etcd.io/etcd/server/v3)
+}
+
+# envtest assembles a KUBEBUILDER_ASSETS folder (kube-apiserver, etcd, kubectl).
+envtest() {
+  k8s_build kube-apiserver kubectl
+  etcd_build
+  local assets=$TOOLS_DIR/envtest-$K8S_VERSION-etcd-$ETCD_VERSION
+  mkdir -p "$assets"
+  ln -sf "$TOOLS_DIR/kubernetes-$K8S_VERSION/kube-apiserver" "$assets/kube-apiserver"
+  ln -sf "$TOOLS_DIR/kubernetes-$K8S_VERSION/kubectl" "$assets/kubectl"
+  ln -sf "$TOOLS_DIR/etcd-$ETCD_VERSION/etcd" "$assets/etcd"
+  echo "$assets"
+}
+
+path_of() {
+  case $1 in
+    controller-gen) echo "$TOOLS_DIR/controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" ;;
+    golangci-lint) echo "$TOOLS_DIR/golangci-lint-$GOLANGCI_LINT_VERSION/golangci-lint" ;;
+    envtest) echo "$TOOLS_DIR/envtest-$K8S_VERSION-etcd-$ETCD_VERSION" ;;
+    kubectl | kube-*) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION/$1" ;;
+    *) echo "unknown tool $1" >&2; return 2 ;;
+  esac
+}
+
+build() {
+  case $1 in
+    controller-gen) go_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen ;;
+    golangci-lint) go_install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION" golangci-lint ;;
+    envtest) envtest ;;
+    kubectl | kube-*) k8s_build "$1"; path_of "$1" ;;
+    all) for t in controller-gen envtest golangci-lint; do build "$t"; done ;;
+    *) echo "unknown tool $1" >&2; return 2 ;;
+  esac
+}
+
+if [[ ${1:-} == path ]]; then path_of "$2"; exit; fi
+[[ $# -gt 0 ]] || { sed -n '2,10p' "$0"; exit 2; }
+for t in "$@"; do build "$t" >/dev/null; path_of "$t"; done

@@ -1,0 +1,96 @@
+// Package metrics publishes benchmark results as Prometheus gauges in controller-runtime's
+// registry, so they are served by the operator's (authenticated) metrics endpoint.
+package metrics
+
+import (
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+)
+
+const namespace = "tunnelbench"
+
+var transportLabels = []string{"namespace", "benchmark", "transport"}
+
+// Recorder owns the TunnelBench gauges. Its methods are safe for concurrent use.
+type Recorder struct {
+	tps            *prometheus.GaugeVec
+	latencyAvg     *prometheus.GaugeVec
+	latencyStddev  *prometheus.GaugeVec
+	connectionTime *prometheus.GaugeVec
+	failed         *prometheus.GaugeVec
+	transactions   *prometheus.GaugeVec
+	benchmarks     *prometheus.GaugeVec
+
+	mu     sync.Mutex
+	phases map[string]benchv1.Phase // namespace/name → phase
+}
+
+// NewRecorder creates the gauges and registers them with reg.
+func NewRecorder(reg prometheus.Registerer) *Recorder {
+	gauge := func(name, help string, labels []string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, labels)
+	}
+	r := &Recorder{
+		tps:            gauge("transport_tps", "Transactions per second measured through a transport.", transportLabels),
+		latencyAvg:     gauge("transport_latency_average_seconds", "Average transaction latency through a transport.", transportLabels),
+		latencyStddev:  gauge("transport_latency_stddev_seconds", "Standard deviation of the transaction latency through a transport.", transportLabels),
+		connectionTime: gauge("transport_connection_time_seconds", "Initial connection time, or with reconnect the average connection time, through a transport.", transportLabels),
+		failed:         gauge("transport_failed_transactions", "Transactions that ended in an error through a transport.", transportLabels),
+		transactions:   gauge("transport_transactions", "Transactions processed through a transport.", transportLabels),
+		benchmarks:     gauge("benchmarks", "TunnelBenchmarks by phase.", []string{"phase"}),
+		phases:         map[string]benchv1.Phase{},
+	}
+	reg.MustRegister(r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions, r.benchmarks)
+	return r
+}
+
+// Default is the recorder registered with controller-runtime's registry.
+var Default = NewRecorder(metrics.Registry)
+
+// Observe publishes a benchmark's phase and every result it holds.
+func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
+	for _, res := range tb.Status.Results {
+		labels := prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "transport": res.Transport}
+		r.tps.With(labels).Set(res.TPS)
+		r.latencyAvg.With(labels).Set(res.LatencyAvgMs / 1000)
+		if res.LatencyStddevMs != nil {
+			r.latencyStddev.With(labels).Set(*res.LatencyStddevMs / 1000)
+		}
+		r.connectionTime.With(labels).Set(res.ConnectionTimeMs / 1000)
+		r.failed.With(labels).Set(float64(res.FailedTransactions))
+		r.transactions.With(labels).Set(float64(res.Transactions))
+	}
+	r.setPhase(tb.Namespace+"/"+tb.Name, tb.Status.Phase)
+}
+
+// Forget removes every series of a deleted benchmark.
+func (r *Recorder) Forget(namespace, name string) {
+	match := prometheus.Labels{"namespace": namespace, "benchmark": name}
+	for _, g := range []*prometheus.GaugeVec{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions} {
+		g.DeletePartialMatch(match)
+	}
+	r.setPhase(namespace+"/"+name, "")
+}
+
+// setPhase records a benchmark's phase ("" to drop it) and recounts the phase gauge.
+func (r *Recorder) setPhase(key string, phase benchv1.Phase) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if phase == "" {
+		delete(r.phases, key)
+	} else {
+		r.phases[key] = phase
+	}
+	counts := map[benchv1.Phase]float64{}
+	for _, p := range r.phases {
+		counts[p]++
+	}
+	for _, p := range []benchv1.Phase{benchv1.PhasePending, benchv1.PhaseInitializing, benchv1.PhaseRunning,
+		benchv1.PhaseCompleted, benchv1.PhaseFailed} {
+		r.benchmarks.WithLabelValues(string(p)).Set(counts[p])
+	}
+}

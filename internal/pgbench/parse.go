@@ -1,0 +1,229 @@
+package pgbench
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Result is pgbench's summary of one run. Its JSON form is the runner's output contract
+// (`runner parse` prints it); absent figures are null rather than zero.
+type Result struct {
+	TPS                     float64         `json:"tps"`
+	TPSIncludingConnections *float64        `json:"tpsIncludingConnections"`
+	LatencyAvgMs            float64         `json:"latencyAvgMs"`
+	LatencyStddevMs         *float64        `json:"latencyStddevMs"`
+	ConnectionTimeMs        float64         `json:"connectionTimeMs"`
+	Reconnect               bool            `json:"reconnect"`
+	Transactions            int64           `json:"transactions"`
+	FailedTransactions      int64           `json:"failedTransactions"`
+	Clients                 int32           `json:"clients"`
+	Threads                 int32           `json:"threads"`
+	DurationSeconds         *float64        `json:"durationSeconds"`
+	Progress                []ProgressPoint `json:"progress"`
+}
+
+// ProgressPoint is one -P progress report.
+type ProgressPoint struct {
+	T         float64 `json:"t"`
+	TPS       float64 `json:"tps"`
+	LatencyMs float64 `json:"latencyMs"`
+}
+
+// ErrNoSummary is returned when pgbench's output has no final tps line: pgbench could not connect
+// or died before it finished.
+var ErrNoSummary = errors.New("pgbench printed no summary")
+
+// ErrAborted is returned when pgbench printed a summary but said the run was aborted, so its
+// figures are incomplete.
+var ErrAborted = errors.New("pgbench run was aborted")
+
+// RunError is a failed run with pgbench's own last meaningful error line.
+type RunError struct {
+	Err       error
+	LastError string
+}
+
+func (e *RunError) Error() string {
+	if e.LastError == "" {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("%v: %s", e.Err, e.LastError)
+}
+
+func (e *RunError) Unwrap() error { return e.Err }
+
+var (
+	reProgress = regexp.MustCompile(`^progress: ([0-9.]+) s, ([0-9.]+) tps, lat ([0-9.]+) ms`)
+	reTPS      = regexp.MustCompile(`^tps = ([0-9.]+) \((.+)\)$`)
+	reMs       = regexp.MustCompile(`^([0-9.]+) ms`)
+	reCount    = regexp.MustCompile(`^([0-9]+)`)
+)
+
+// Parse reads pgbench's combined stdout and stderr.
+func Parse(r io.Reader) (*Result, error) {
+	res := &Result{Progress: []ProgressPoint{}}
+	var haveTPS, aborted bool
+	var errs errorLines
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		errs.observe(line)
+		if line == "pgbench: error: Run was aborted; the above results are incomplete." {
+			aborted = true
+		}
+		if m := reProgress.FindStringSubmatch(line); m != nil {
+			res.Progress = append(res.Progress, ProgressPoint{T: atof(m[1]), TPS: atof(m[2]), LatencyMs: atof(m[3])})
+			continue
+		}
+		if m := reTPS.FindStringSubmatch(line); m != nil {
+			haveTPS = true
+			parseTPS(res, atof(m[1]), m[2])
+			continue
+		}
+		key, value, ok := strings.Cut(line, ": ")
+		if !ok {
+			key, value, ok = strings.Cut(line, " = ")
+		}
+		if ok {
+			parseField(res, key, value)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("while reading pgbench output: %w", err)
+	}
+	switch {
+	case aborted:
+		return nil, &RunError{Err: ErrAborted, LastError: errs.last()}
+	case !haveTPS:
+		return nil, &RunError{Err: ErrNoSummary, LastError: errs.last()}
+	}
+	return res, nil
+}
+
+func parseTPS(res *Result, tps float64, qualifier string) {
+	switch qualifier {
+	case "without initial connection time", "excluding connections establishing":
+		res.TPS = tps
+	case "including reconnection times":
+		// pgbench -C reports only this figure: it is both the run's tps and its tps including
+		// connection time.
+		res.TPS = tps
+		res.TPSIncludingConnections = ptr(tps)
+	case "including connections establishing":
+		res.TPSIncludingConnections = ptr(tps)
+	}
+}
+
+func parseField(res *Result, key, value string) {
+	switch key {
+	case "number of clients":
+		res.Clients = int32(atoi(value))
+	case "number of threads":
+		res.Threads = int32(atoi(value))
+	case "duration":
+		if m := reCount.FindStringSubmatch(value); m != nil {
+			res.DurationSeconds = ptr(atof(m[1]))
+		}
+	case "number of transactions actually processed":
+		// "N" for -T runs, "N/M" for -t runs.
+		res.Transactions = atoi(value)
+	case "number of failed transactions":
+		res.FailedTransactions = atoi(value)
+	case "latency average":
+		res.LatencyAvgMs = atofMs(value)
+	case "latency stddev":
+		res.LatencyStddevMs = ptr(atofMs(value))
+	case "initial connection time":
+		res.ConnectionTimeMs = atofMs(value)
+	case "average connection time":
+		res.ConnectionTimeMs = atofMs(value)
+		res.Reconnect = true
+	}
+}
+
+// errorLines keeps pgbench's "pgbench: error:" lines with their tab-indented continuations
+// (libpq's HINT-like second lines), so the most useful one can be reported.
+type errorLines struct {
+	lines []string
+	open  bool
+}
+
+// genericErrors are follow-up lines that say less than the line before them.
+var genericErrors = []string{
+	"Run was aborted",
+	"could not create connection for setup",
+	"could not create connection for client",
+	"could not create connection for initialization",
+}
+
+func (e *errorLines) observe(line string) {
+	if msg, ok := strings.CutPrefix(line, "pgbench: error: "); ok {
+		e.lines = append(e.lines, msg)
+		e.open = true
+		return
+	}
+	if e.open && strings.HasPrefix(line, "\t") {
+		e.lines[len(e.lines)-1] += " " + strings.TrimSpace(line)
+		return
+	}
+	e.open = false
+}
+
+// last returns the last specific error line, or the last line when all are generic.
+func (e *errorLines) last() string {
+	for i := len(e.lines) - 1; i >= 0; i-- {
+		if !isGeneric(e.lines[i]) {
+			return e.lines[i]
+		}
+	}
+	if len(e.lines) > 0 {
+		return e.lines[len(e.lines)-1]
+	}
+	return ""
+}
+
+func isGeneric(line string) bool {
+	for _, g := range genericErrors {
+		if strings.HasPrefix(line, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// LastError returns pgbench's last meaningful error line in output, or "".
+func LastError(output string) string {
+	var e errorLines
+	for _, line := range strings.Split(output, "\n") {
+		e.observe(line)
+	}
+	return e.last()
+}
+
+func atofMs(s string) float64 {
+	if m := reMs.FindStringSubmatch(s); m != nil {
+		return atof(m[1])
+	}
+	return 0
+}
+
+func atof(s string) float64 {
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
+}
+
+func atoi(s string) int64 {
+	if m := reCount.FindStringSubmatch(s); m != nil {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		return n
+	}
+	return 0
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,168 @@
+package pgbench
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func f64(v float64) *float64 { return &v }
+
+// The pg15-* files are real pgbench 15.18 outputs recorded on this project's machines (stdout and
+// stderr together, as the runner captures them). pg14-* and pg13-* are written from those
+// versions' printResults() formats, since Debian bookworm ships only pgbench 15.
+func TestParseRecordedOutputs(t *testing.T) {
+	tests := []struct {
+		file string
+		want Result
+	}{
+		{
+			file: "pg15-select-only-progress.txt",
+			want: Result{
+				TPS: 43345.472587, LatencyAvgMs: 0.089, LatencyStddevMs: f64(0.570), ConnectionTimeMs: 53.348,
+				Transactions: 127902, Clients: 4, Threads: 2, DurationSeconds: f64(3),
+				Progress: []ProgressPoint{{1, 41029.5, 0.090}, {2, 41346.0, 0.095}, {3, 45380.0, 0.084}},
+			},
+		},
+		{
+			file: "pg15-tpcb-transactions.txt",
+			want: Result{
+				TPS: 462.959748, LatencyAvgMs: 4.320, ConnectionTimeMs: 15.037,
+				Transactions: 400, Clients: 2, Threads: 1, Progress: []ProgressPoint{},
+			},
+		},
+		{
+			file: "pg15-reconnect.txt",
+			want: Result{
+				TPS: 178.679824, TPSIncludingConnections: f64(178.679824), LatencyAvgMs: 11.318,
+				LatencyStddevMs: f64(11.086), ConnectionTimeMs: 10.673, Reconnect: true,
+				Transactions: 360, Clients: 4, Threads: 2, DurationSeconds: f64(2),
+				Progress: []ProgressPoint{{1, 181.7, 10.806}, {2, 174.6, 11.909}},
+			},
+		},
+		{
+			file: "pg15-script-r.txt",
+			want: Result{
+				TPS: 42165.275065, LatencyAvgMs: 0.047, ConnectionTimeMs: 17.676,
+				Transactions: 83981, Clients: 2, Threads: 2, DurationSeconds: f64(2), Progress: []ProgressPoint{},
+			},
+		},
+		{
+			file: "pg15-failures.txt",
+			want: Result{
+				TPS: 1111.108315, LatencyAvgMs: 1.432, LatencyStddevMs: f64(2.185), ConnectionTimeMs: 25.210,
+				Transactions: 2208, FailedTransactions: 5628, Clients: 8, Threads: 2, DurationSeconds: f64(2),
+				Progress: []ProgressPoint{{1, 1131.0, 1.369}, {2, 1074.6, 1.488}},
+			},
+		},
+		{
+			file: "pg15-retries-detailed.txt",
+			want: Result{
+				TPS: 987.478234, LatencyAvgMs: 4.762, ConnectionTimeMs: 33.944,
+				Transactions: 1969, FailedTransactions: 1381, Clients: 8, Threads: 2, DurationSeconds: f64(2),
+				Progress: []ProgressPoint{},
+			},
+		},
+		{
+			file: "pg14-synthesized.txt",
+			want: Result{
+				TPS: 1516.944911, LatencyAvgMs: 2.629, LatencyStddevMs: f64(0.777), ConnectionTimeMs: 12.410,
+				Transactions: 3034, Clients: 4, Threads: 2, DurationSeconds: f64(2),
+				Progress: []ProgressPoint{{1, 1502.0, 2.651}, {2, 1531.9, 2.607}},
+			},
+		},
+		{
+			file: "pg13-synthesized.txt",
+			want: Result{
+				TPS: 20001, TPSIncludingConnections: f64(19876.543210), LatencyAvgMs: 0.1,
+				Transactions: 40000, Clients: 2, Threads: 1, DurationSeconds: f64(2), Progress: []ProgressPoint{},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			got, err := Parse(openTestdata(t, tt.file))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			gotJSON, _ := json.Marshal(got)
+			wantJSON, _ := json.Marshal(tt.want)
+			if string(gotJSON) != string(wantJSON) {
+				t.Errorf("Parse mismatch\n got: %s\nwant: %s", gotJSON, wantJSON)
+			}
+		})
+	}
+}
+
+func TestParseFailedRuns(t *testing.T) {
+	tests := []struct {
+		file    string
+		wantErr error
+		wantMsg string
+	}{
+		{"pg15-error.txt", ErrAborted, "client 0 script 0 aborted in command 0 query 0: ERROR:  division by zero"},
+		{"pg15-unreachable.txt", ErrNoSummary,
+			`connection to server at "127.0.0.1", port 25499 failed: Connection refused ` +
+				"Is the server running on that host and accepting TCP/IP connections?"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			_, err := Parse(openTestdata(t, tt.file))
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Parse error = %v, want %v", err, tt.wantErr)
+			}
+			var runErr *RunError
+			if !errors.As(err, &runErr) || runErr.LastError != tt.wantMsg {
+				t.Errorf("last error = %q, want %q", runErr.LastError, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestParseEmptyOutput(t *testing.T) {
+	_, err := Parse(strings.NewReader(""))
+	if !errors.Is(err, ErrNoSummary) {
+		t.Fatalf("Parse(\"\") error = %v, want ErrNoSummary", err)
+	}
+}
+
+func openTestdata(t *testing.T, name string) *os.File {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return f
+}
+
+// FuzzParse checks that no input makes the parser panic and that a parsed result is coherent.
+func FuzzParse(f *testing.F) {
+	entries, _ := os.ReadDir("testdata")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("testdata", e.Name()))
+		if err == nil {
+			f.Add(string(b))
+		}
+	}
+	f.Add("tps = 1.5 (without initial connection time)\n")
+	f.Add("progress: 1.0 s, 1e309 tps, lat 0.1 ms\ntps = 9 (including reconnection times)")
+	f.Fuzz(func(t *testing.T, out string) {
+		res, err := Parse(strings.NewReader(out))
+		if err != nil {
+			if !errors.Is(err, ErrNoSummary) && !errors.Is(err, ErrAborted) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		if res.TPS < 0 || res.LatencyAvgMs < 0 || res.Transactions < 0 {
+			t.Fatalf("negative figure in %+v", res)
+		}
+		if _, err := json.Marshal(res); err != nil {
+			t.Fatalf("result does not marshal: %v", err)
+		}
+	})
+}

@@ -1,0 +1,80 @@
+// Package report is the contract between the runner and the operator: the runner writes a Report
+// as its container's termination message, and the operator reads it from the pod's status. Nothing
+// else crosses from the pod to the operator, so the runner needs no Kubernetes API access.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+)
+
+// MaxSize is the kubelet's limit on a termination message.
+const MaxSize = 4096
+
+// Report is one runner's outcome: a result or a failure.
+type Report struct {
+	// Result is pgbench's summary; its per-interval progress stays in the pod log.
+	Result *pgbench.Result `json:"result,omitempty"`
+	// TLS is the TLS session the server reported for the runner's preflight connection.
+	TLS *TLS `json:"tls,omitempty"`
+	// Command is the pgbench command line that ran.
+	Command string `json:"command,omitempty"`
+	// StartTime and EndTime bound the pgbench run.
+	StartTime time.Time `json:"startTime,omitzero"`
+	EndTime   time.Time `json:"endTime,omitzero"`
+	// Failure explains a failed run.
+	Failure *Failure `json:"failure,omitempty"`
+}
+
+// TLS is a negotiated TLS session as pg_stat_ssl reports it.
+type TLS struct {
+	Version string `json:"version"`
+	Cipher  string `json:"cipher"`
+}
+
+// Failure is a classified error. Reason is one of the API's failure reasons.
+type Failure struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// Encode renders the report within MaxSize: progress points are dropped and an over-long failure
+// message is shortened, so the summary always fits.
+func Encode(r Report) ([]byte, error) {
+	if r.Result != nil {
+		trimmed := *r.Result
+		trimmed.Progress = nil
+		r.Result = &trimmed
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("while encoding the report: %w", err)
+	}
+	if len(b) <= MaxSize || r.Failure == nil {
+		return b, nil
+	}
+	f := *r.Failure
+	overflow := len(b) - MaxSize + len("…") + 16
+	if overflow < len(f.Message) {
+		f.Message = f.Message[:len(f.Message)-overflow] + "…"
+	} else {
+		f.Message = ""
+	}
+	r.Failure = &f
+	return json.Marshal(r)
+}
+
+// Decode parses a termination message.
+func Decode(message string) (*Report, error) {
+	var r Report
+	if err := json.Unmarshal([]byte(message), &r); err != nil {
+		return nil, fmt.Errorf("the runner's termination message is not a report: %w", err)
+	}
+	if r.Result == nil && r.Failure == nil {
+		return nil, fmt.Errorf("the runner's termination message holds neither a result nor a failure")
+	}
+	return &r, nil
+}

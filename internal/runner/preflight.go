@@ -1,0 +1,125 @@
+package runner
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+)
+
+// FailureError carries a classified failure to the report.
+type FailureError struct {
+	Reason  string
+	Message string
+}
+
+func (e *FailureError) Error() string { return e.Reason + ": " + e.Message }
+
+// preflight connects with the environment's libpq settings until the server answers or the wait
+// times out, and returns the TLS session the server reports for that connection. Errors that
+// waiting cannot fix (authentication, pg_hba, TLS verification) fail at once.
+func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration) (*report.TLS, error) {
+	cfg, err := pgx.ParseConfig("")
+	if err != nil {
+		return nil, &FailureError{Reason: benchv1.ReasonPgbenchError,
+			Message: fmt.Sprintf("invalid libpq settings: %v", err)}
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		conn, err := connect(ctx, cfg)
+		if err == nil {
+			defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
+			return negotiatedTLS(ctx, conn)
+		}
+		failure := classify(err)
+		if failure.Reason != benchv1.ReasonServerUnreachable || time.Now().Add(retryEvery).After(deadline) {
+			if failure.Reason == benchv1.ReasonServerUnreachable {
+				failure.Message = fmt.Sprintf("server %s:%d did not answer within %s: %s; "+
+					"check that the Service exists and the server accepts connections",
+					cfg.Host, cfg.Port, wait, failure.Message)
+			}
+			return nil, failure
+		}
+		select {
+		case <-ctx.Done():
+			return nil, &FailureError{Reason: benchv1.ReasonServerUnreachable, Message: ctx.Err().Error()}
+		case <-time.After(retryEvery):
+		}
+	}
+}
+
+func connect(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	timeout := cfg.ConnectTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return pgx.ConnectConfig(cctx, cfg)
+}
+
+func negotiatedTLS(ctx context.Context, conn *pgx.Conn) (*report.TLS, error) {
+	var ssl bool
+	var version, cipher string
+	err := conn.QueryRow(ctx, `SELECT ssl, coalesce(version, ''), coalesce(cipher, '')
+		FROM pg_stat_ssl WHERE pid = pg_backend_pid()`).Scan(&ssl, &version, &cipher)
+	if err != nil {
+		return nil, &FailureError{Reason: benchv1.ReasonPgbenchError,
+			Message: fmt.Sprintf("cannot read pg_stat_ssl: %v", err)}
+	}
+	if !ssl {
+		return nil, nil
+	}
+	return &report.TLS{Version: version, Cipher: cipher}, nil
+}
+
+// classify maps a connection error to a failure reason with a message that says what to do.
+func classify(err error) *FailureError {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "28P01":
+			return &FailureError{Reason: benchv1.ReasonAuthenticationFailed,
+				Message: pgErr.Message + ": check the user name and password in the credentials Secret"}
+		case pgErr.Code == "28000" || strings.HasPrefix(pgErr.Code, "28"):
+			return &FailureError{Reason: benchv1.ReasonConnectionRejected,
+				Message: pgErr.Message + ": the server's pg_hba.conf rejects this client, user or TLS mode"}
+		case pgErr.Code == "3D000":
+			return &FailureError{Reason: benchv1.ReasonConnectionRejected,
+				Message: pgErr.Message + ": check the database name in spec.server"}
+		case pgErr.Code == "57P03" || pgErr.Code == "53300":
+			// The server is starting up or full: waiting may help.
+			return &FailureError{Reason: benchv1.ReasonServerUnreachable, Message: pgErr.Message}
+		default:
+			return &FailureError{Reason: benchv1.ReasonConnectionRejected, Message: pgErr.Message}
+		}
+	}
+	if isTLSError(err) {
+		return &FailureError{Reason: benchv1.ReasonTLSError,
+			Message: err.Error() + ": check the server certificate, the CA Secret and the sslMode"}
+	}
+	return &FailureError{Reason: benchv1.ReasonServerUnreachable, Message: err.Error()}
+}
+
+func isTLSError(err error) bool {
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	var record tls.RecordHeaderError
+	if errors.As(err, &unknownAuthority) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		errors.As(err, &verify) || errors.As(err, &record) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "server refused TLS connection") || strings.Contains(msg, "tls: ")
+}
