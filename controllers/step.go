@@ -72,7 +72,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 		}
 		logger.Info("Created Job", "job", key.Name)
 		r.event(tb, corev1.EventTypeNormal, "JobCreated", "Run", "Started %s in Job %s", s.description, key.Name)
-		return stepOutcome{state: stepRunning, requeue: ctrl.Result{RequeueAfter: podCheckInterval}}, nil
+		return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
 	}
 	if err != nil {
 		return stepOutcome{}, fmt.Errorf("cannot get Job %s: %w", key.Name, err)
@@ -99,7 +99,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	if stuck := r.stuckPod(ctx, job); stuck != "" {
 		return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: stuck}, nil
 	}
-	return stepOutcome{state: stepRunning, requeue: ctrl.Result{RequeueAfter: podCheckInterval}}, nil
+	return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
 }
 
 // failedStep explains a failed Job: the runner's own classified failure when it wrote one, and the

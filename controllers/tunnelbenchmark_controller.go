@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -25,15 +26,14 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
+// Intervals, overridable in the reconciler (tests shorten them).
 const (
-	// serverWait bounds how long a benchmark waits for its Secrets to appear (a CloudNativePG
-	// cluster may still be bootstrapping) before it fails.
-	serverWait = 2 * time.Minute
-	// serverRetry is the pause between two looks at missing Secrets.
-	serverRetry = 5 * time.Second
-	// podCheckInterval is how often a running Job's pod is inspected for states that never end by
-	// themselves (image pull errors, unschedulable pods).
-	podCheckInterval = 10 * time.Second
+	// DefaultServerWait bounds how long a benchmark waits for its Secrets to appear (a
+	// CloudNativePG cluster may still be bootstrapping) before it fails.
+	DefaultServerWait = 2 * time.Minute
+	// DefaultPollInterval is how often a waiting benchmark looks again: at missing Secrets, and at
+	// a running Job's pod for states that never end by themselves (image pull errors).
+	DefaultPollInterval = 10 * time.Second
 )
 
 // TunnelBenchmarkReconciler runs TunnelBenchmarks.
@@ -48,6 +48,9 @@ type TunnelBenchmarkReconciler struct {
 	Defaults  specs.RunnerDefaults
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ServerWait and PollInterval default to DefaultServerWait and DefaultPollInterval.
+	ServerWait   time.Duration
+	PollInterval time.Duration
 }
 
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch;update;patch
@@ -166,16 +169,16 @@ func (r *TunnelBenchmarkReconciler) waitForServer(tb *benchv1.TunnelBenchmark, n
 	if !ok {
 		return ctrl.Result{}, err
 	}
-	if now.Sub(tb.Status.StartTime.Time) >= serverWait {
+	if wait := orDefault(r.ServerWait, DefaultServerWait); now.Sub(tb.Status.StartTime.Time) >= wait {
 		r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
-		r.fail(tb, se.Reason, fmt.Sprintf("%s (waited %s)", se.Message, serverWait))
+		r.fail(tb, se.Reason, fmt.Sprintf("%s (waited %s)", se.Message, wait))
 		return ctrl.Result{}, nil
 	}
 	if !r.hasCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason) {
 		r.event(tb, corev1.EventTypeWarning, se.Reason, "ResolveServer", "%s", se.Message)
 	}
 	r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
-	return ctrl.Result{RequeueAfter: serverRetry}, nil
+	return r.poll(tb), nil
 }
 
 // initialize runs `pgbench -i` once when asked. done is false while it runs or after it failed.
@@ -251,6 +254,24 @@ func (r *TunnelBenchmarkReconciler) event(tb *benchv1.TunnelBenchmark, eventType
 	}
 }
 
+// poll is the requeue of a benchmark that waits: the poll interval, or sooner when the deadline
+// comes first, so that a timeout is noticed when it happens.
+func (r *TunnelBenchmarkReconciler) poll(tb *benchv1.TunnelBenchmark) ctrl.Result {
+	after := orDefault(r.PollInterval, DefaultPollInterval)
+	if tb.Status.StartTime != nil {
+		untilDeadline := tb.Status.StartTime.Add(tb.TimeoutDuration()).Sub(r.now())
+		after = max(min(after, untilDeadline+100*time.Millisecond), 100*time.Millisecond)
+	}
+	return ctrl.Result{RequeueAfter: after}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
 func (r *TunnelBenchmarkReconciler) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
@@ -260,8 +281,9 @@ func (r *TunnelBenchmarkReconciler) now() time.Time {
 
 // SetupWithManager registers the controller. It watches the Jobs it owns, so a finished Job
 // wakes its benchmark at once.
-func (r *TunnelBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *TunnelBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	return ctrl.NewControllerManagedBy(mgr).
+		WithOptions(opts).
 		For(&benchv1.TunnelBenchmark{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
 		Named("tunnelbenchmark").

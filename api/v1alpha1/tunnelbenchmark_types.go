@@ -28,7 +28,7 @@ type TunnelBenchmarkSpec struct {
 
 	// Runner configures the pods that run pgbench.
 	// +optional
-	Runner RunnerSpec `json:"runner,omitempty"`
+	Runner *RunnerSpec `json:"runner,omitempty"`
 
 	// Timeout bounds the whole benchmark, from creation to the last transport. When it expires the
 	// running Job is stopped and the benchmark fails with reason Timeout.
@@ -180,6 +180,7 @@ type Protocol string
 // +kubebuilder:validation:XValidation:rule="has(self.builtin) != has(self.script)",message="spec.load: exactly one of builtin or script must be set"
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="self.threads <= self.clients",message="spec.load.threads must not exceed spec.load.clients"
+// +kubebuilder:validation:XValidation:rule="(has(self.builtin) ? self.builtin : '') == (has(oldSelf.builtin) ? oldSelf.builtin : '') && (has(self.script) ? self.script : '') == (has(oldSelf.script) ? oldSelf.script : '') && self.clients == oldSelf.clients && self.threads == oldSelf.threads && (has(self.transactions) ? self.transactions : 0) == (has(oldSelf.transactions) ? oldSelf.transactions : 0) && (has(self.duration) ? duration(self.duration) : duration('0s')) == (has(oldSelf.duration) ? duration(oldSelf.duration) : duration('0s')) && (has(self.protocol) ? self.protocol : '') == (has(oldSelf.protocol) ? oldSelf.protocol : '') && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && (has(self.scale) ? self.scale : 0) == (has(oldSelf.scale) ? oldSelf.scale : 0) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && (has(self.progressInterval) ? duration(self.progressInterval) : duration('0s')) == (has(oldSelf.progressInterval) ? duration(oldSelf.progressInterval) : duration('0s'))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 type LoadSpec struct {
 	// Builtin is one of pgbench's builtin scripts.
 	// +optional
@@ -448,7 +449,8 @@ type TunnelBenchmark struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
+	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
 	Spec TunnelBenchmarkSpec `json:"spec"`
 

@@ -355,7 +355,11 @@ func (in *TunnelBenchmarkSpec) DeepCopyInto(out *TunnelBenchmarkSpec) {
 		}
 	}
 	in.Load.DeepCopyInto(&out.Load)
-	in.Runner.DeepCopyInto(&out.Runner)
+	if in.Runner != nil {
+		in, out := &in.Runner, &out.Runner
+		*out = new(RunnerSpec)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.Timeout != nil {
 		in, out := &in.Timeout, &out.Timeout
 		*out = new(v1.Duration)

@@ -12,6 +12,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -80,7 +81,7 @@ func main() {
 			Image: runnerImage, PullPolicy: corev1.PullPolicy(pullPolicy), WaitTimeout: waitTimeout,
 		},
 	}
-	if err := reconciler.SetupWithManager(mgr); err != nil {
+	if err := reconciler.SetupWithManager(mgr, controller.Options{}); err != nil {
 		setupLog.Error(err, "Cannot set up the controller")
 		os.Exit(1)
 	}

@@ -73,8 +73,8 @@ func Decode(message string) (*Report, error) {
 	if err := json.Unmarshal([]byte(message), &r); err != nil {
 		return nil, fmt.Errorf("the runner's termination message is not a report: %w", err)
 	}
-	if r.Result == nil && r.Failure == nil {
-		return nil, fmt.Errorf("the runner's termination message holds neither a result nor a failure")
+	if r.Result == nil && r.Failure == nil && r.Command == "" {
+		return nil, fmt.Errorf("the runner's termination message holds no report")
 	}
 	return &r, nil
 }

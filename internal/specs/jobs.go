@@ -61,7 +61,10 @@ func Labels(tb *benchv1.TunnelBenchmark, transportName string) map[string]string
 func Job(req JobRequest) *batchv1.Job {
 	tb := req.Benchmark
 	labels := Labels(tb, req.Transport)
-	runnerSpec := tb.Spec.Runner
+	runnerSpec := benchv1.RunnerSpec{}
+	if tb.Spec.Runner != nil {
+		runnerSpec = *tb.Spec.Runner
+	}
 
 	image := req.Defaults.Image
 	if runnerSpec.Image != "" {

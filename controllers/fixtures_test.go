@@ -1,0 +1,180 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+)
+
+// newBenchmark is a valid benchmark against the CloudNativePG cluster "pg".
+func newBenchmark(ns, name string, transports ...benchv1.TransportSpec) *benchv1.TunnelBenchmark {
+	if len(transports) == 0 {
+		transports = []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
+	}
+	return &benchv1.TunnelBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: benchv1.TunnelBenchmarkSpec{
+			Server:     benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "pg"}},
+			Transports: transports,
+			Load: benchv1.LoadSpec{
+				Builtin: "select-only", Clients: 4, Threads: 2, Protocol: "prepared",
+				Duration: &metav1.Duration{Duration: 10 * time.Second},
+			},
+		},
+	}
+}
+
+// createCNPGSecrets creates the Secrets CloudNativePG makes for cluster "pg".
+func createCNPGSecrets(t *testing.T, ns string) {
+	t.Helper()
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pg-app"}, Type: corev1.SecretTypeBasicAuth,
+			Data: map[string][]byte{"username": []byte("app"), "password": []byte("s3cret-password")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pg-ca"},
+			Data: map[string][]byte{"ca.crt": []byte("-----BEGIN CERTIFICATE-----"), "ca.key": []byte("key")}},
+	} {
+		if err := testClient.Create(context.Background(), s); err != nil {
+			t.Fatalf("cannot create Secret %s: %v", s.Name, err)
+		}
+	}
+}
+
+func getBenchmark(t *testing.T, ns, name string) *benchv1.TunnelBenchmark {
+	t.Helper()
+	tb := &benchv1.TunnelBenchmark{}
+	if err := testClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, tb); err != nil {
+		t.Fatalf("cannot get benchmark %s: %v", name, err)
+	}
+	return tb
+}
+
+// waitForJob waits for the Job of a transport to exist.
+func waitForJob(t *testing.T, ns, name string) *batchv1.Job {
+	t.Helper()
+	job := &batchv1.Job{}
+	eventually(t, 15*time.Second, "Job "+name, func() error {
+		return testClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, job)
+	})
+	return job
+}
+
+func waitForPhase(t *testing.T, ns, name string, phase benchv1.Phase) *benchv1.TunnelBenchmark {
+	t.Helper()
+	var tb *benchv1.TunnelBenchmark
+	eventually(t, 20*time.Second, fmt.Sprintf("benchmark %s in phase %s", name, phase), func() error {
+		tb = getBenchmark(t, ns, name)
+		if tb.Status.Phase != phase {
+			return fmt.Errorf("phase is %q", tb.Status.Phase)
+		}
+		return nil
+	})
+	return tb
+}
+
+func listJobs(t *testing.T, ns string) []batchv1.Job {
+	t.Helper()
+	jobs := &batchv1.JobList{}
+	if err := testClient.List(context.Background(), jobs, client.InNamespace(ns)); err != nil {
+		t.Fatalf("cannot list Jobs: %v", err)
+	}
+	return jobs.Items
+}
+
+// resultReport is the report a runner writes after a successful pgbench run.
+func resultReport(tps float64, tls *report.TLS) string {
+	stddev := 0.2
+	b, _ := json.Marshal(report.Report{
+		Result: &pgbench.Result{
+			TPS: tps, LatencyAvgMs: 4000 / tps, LatencyStddevMs: &stddev, ConnectionTimeMs: 12.5,
+			Transactions: int64(tps * 10), Clients: 4, Threads: 2,
+		},
+		TLS:       tls,
+		Command:   "pgbench -b select-only -M prepared -c 4 -j 2 -T 10 -P 5",
+		StartTime: time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second),
+		EndTime:   time.Now().UTC().Truncate(time.Second),
+	})
+	return string(b)
+}
+
+func failureReport(reason, message string) string {
+	b, _ := json.Marshal(report.Report{Command: "pgbench", Failure: &report.Failure{Reason: reason, Message: message}})
+	return string(b)
+}
+
+// finishJob plays the kubelet and the Job controller: it creates the Job's pod with the runner's
+// terminated state and termination message, then marks the Job Complete (exit code 0) or Failed.
+func finishJob(t *testing.T, job *batchv1.Job, exitCode int32, terminationMessage string) {
+	t.Helper()
+	ctx := context.Background()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: job.Namespace, Name: job.Name + "-pod", Labels: job.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name,
+				UID: job.UID, Controller: ptr.To(true)}},
+		},
+		Spec: job.Spec.Template.Spec,
+	}
+	if err := testClient.Create(ctx, pod); err != nil {
+		t.Fatalf("cannot create pod: %v", err)
+	}
+	now := metav1.Now()
+	phase, reason := corev1.PodSucceeded, "Completed"
+	if exitCode != 0 {
+		phase, reason = corev1.PodFailed, "Error"
+	}
+	pod.Status = corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "runner", Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: exitCode, Reason: reason, Message: terminationMessage, StartedAt: now, FinishedAt: now,
+		}},
+	}}}
+	if err := testClient.Status().Update(ctx, pod); err != nil {
+		t.Fatalf("cannot update pod status: %v", err)
+	}
+	setJobFinished(t, job, exitCode == 0, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+}
+
+// setJobFinished writes a finished Job status the way the Job controller does.
+func setJobFinished(t *testing.T, job *batchv1.Job, succeeded bool, failReason, failMessage string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := testClient.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+		t.Fatalf("cannot get Job: %v", err)
+	}
+	now := metav1.Now()
+	start := metav1.NewTime(now.Add(-time.Second))
+	job.Status.StartTime = &start
+	if succeeded {
+		job.Status.Succeeded = 1
+		job.Status.CompletionTime = &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: "CompletionsReached", LastTransitionTime: now},
+		}
+	} else {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: failReason, Message: failMessage, LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: failReason, Message: failMessage, LastTransitionTime: now},
+		}
+	}
+	if err := testClient.Status().Update(ctx, job); err != nil {
+		t.Fatalf("cannot mark Job %s finished: %v", job.Name, err)
+	}
+}
+
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

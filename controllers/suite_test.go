@@ -1,0 +1,168 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+)
+
+// The envtest suite runs a real kube-apiserver and etcd (built by hack/tools.sh) with the
+// generated CRD installed. There is no kubelet and no Job controller: tests play their part by
+// creating the Job's pod with a termination message and marking the Job finished.
+var (
+	testCfg    *rest.Config
+	testClient client.Client
+	testScheme = runtime.NewScheme()
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test` (hack/test.sh builds the envtest assets)")
+		os.Exit(1)
+	}
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
+	utilruntime.Must(benchv1.AddToScheme(testScheme))
+
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cannot start envtest: %v\n", err)
+		os.Exit(1)
+	}
+	testCfg = cfg
+	testClient, err = client.New(cfg, client.Options{Scheme: testScheme})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cannot create a client: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "cannot stop envtest: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+// zapLevel keeps the operator's info logs quiet unless TEST_VERBOSE_OPERATOR is set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("TEST_VERBOSE_OPERATOR") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
+
+// operator is a running manager with the TunnelBenchmark controller, as the real operator runs it.
+type operator struct {
+	metrics *metrics.Recorder
+	reg     *prometheus.Registry
+	stop    context.CancelFunc
+	done    chan error
+}
+
+// startOperator starts a manager; stopping it (or the test ending) plays an operator crash.
+func startOperator(t *testing.T) *operator {
+	t.Helper()
+	mgr, err := ctrl.NewManager(testCfg, ctrl.Options{
+		Scheme:  testScheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+	})
+	if err != nil {
+		t.Fatalf("cannot create the manager: %v", err)
+	}
+	reg := prometheus.NewRegistry()
+	op := &operator{metrics: metrics.NewRecorder(reg), reg: reg, done: make(chan error, 1)}
+	r := &TunnelBenchmarkReconciler{
+		Client:       mgr.GetClient(),
+		APIReader:    mgr.GetAPIReader(),
+		Scheme:       mgr.GetScheme(),
+		Recorder:     mgr.GetEventRecorder("tunnelbench-controller"),
+		Metrics:      op.metrics,
+		Defaults:     specs.RunnerDefaults{Image: "tunnelbench/runner:test", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute},
+		ServerWait:   3 * time.Second,
+		PollInterval: 500 * time.Millisecond,
+	}
+	// Each test starts its own manager, so the controller name is reused on purpose.
+	if err := r.SetupWithManager(mgr, controller.Options{SkipNameValidation: ptr.To(true)}); err != nil {
+		t.Fatalf("cannot set up the controller: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	op.stop = cancel
+	go func() { op.done <- mgr.Start(ctx) }()
+	t.Cleanup(op.Stop)
+	return op
+}
+
+// Stop stops the manager and waits for it.
+func (o *operator) Stop() {
+	if o.stop == nil {
+		return
+	}
+	o.stop()
+	<-o.done
+	o.stop = nil
+}
+
+// newNamespace creates a namespace for one test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tb-test-"}}
+	if err := testClient.Create(context.Background(), ns); err != nil {
+		t.Fatalf("cannot create a namespace: %v", err)
+	}
+	return ns.Name
+}
+
+// eventually polls check until it returns nil or the timeout expires.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// consistently checks that check keeps returning nil for the whole duration.
+func consistently(t *testing.T, duration time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(duration)
+	for time.Now().Before(deadline) {
+		if err := check(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,455 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+)
+
+// TestBenchmarkLifecycle walks a benchmark through initialization and two transports, playing
+// the kubelet for each Job, and checks status, events, metrics and ownership on the way.
+func TestBenchmarkLifecycle(t *testing.T) {
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	op := startOperator(t)
+	ctx := context.Background()
+
+	tb := newBenchmark(ns, "lifecycle",
+		benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect},
+		benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS})
+	tb.Spec.Load.Initialize = true
+	tb.Spec.Load.Scale = 10
+	if err := testClient.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+
+	// Initialization runs first, alone, over a direct connection that may use TLS.
+	initJob := waitForJob(t, ns, "lifecycle-init")
+	assertOwnedBy(t, initJob, tb)
+	assertArgs(t, initJob, "--init", "-- -i -s 10")
+	assertEnv(t, initJob, "PGSSLMODE", "prefer")
+	assertEnv(t, initJob, "PGHOST", "pg-rw")
+	assertEnv(t, initJob, "PGDATABASE", "app")
+	waitForPhase(t, ns, "lifecycle", benchv1.PhaseInitializing)
+	consistently(t, time.Second, "no transport Job during initialization", func() error {
+		if n := len(listJobs(t, ns)); n != 1 {
+			return fmt.Errorf("%d Jobs exist", n)
+		}
+		return nil
+	})
+	finishJob(t, initJob, 0, `{"command":"pgbench -i -s 10"}`)
+
+	// Then the transports, one at a time, in spec order.
+	direct := waitForJob(t, ns, "lifecycle-direct")
+	assertOwnedBy(t, direct, tb)
+	assertEnv(t, direct, "PGSSLMODE", "disable")
+	assertArgs(t, direct, "-- -b select-only -M prepared -c 4 -j 2 -T 10 -P 5")
+	running := waitForPhase(t, ns, "lifecycle", benchv1.PhaseRunning)
+	assertCondition(t, running, benchv1.ConditionInitialized, metav1.ConditionTrue, "Initialized")
+	assertCondition(t, running, benchv1.ConditionServerResolved, metav1.ConditionTrue, "Resolved")
+	consistently(t, time.Second, "the tls transport waits for direct", func() error {
+		if n := len(listJobs(t, ns)); n != 2 {
+			return fmt.Errorf("%d Jobs exist", n)
+		}
+		return nil
+	})
+	finishJob(t, direct, 0, resultReport(1000, nil))
+
+	tlsJob := waitForJob(t, ns, "lifecycle-tls")
+	assertEnv(t, tlsJob, "PGSSLMODE", "verify-full")
+	assertEnv(t, tlsJob, "PGSSLROOTCERT", "/etc/tunnelbench/server-ca/ca.crt")
+	finishJob(t, tlsJob, 0, resultReport(400, &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"}))
+
+	done := waitForPhase(t, ns, "lifecycle", benchv1.PhaseCompleted)
+	assertCondition(t, done, benchv1.ConditionCompleted, metav1.ConditionTrue, "Completed")
+	assertCondition(t, done, benchv1.ConditionProgressing, metav1.ConditionFalse, "Completed")
+	if done.Status.Progress != "2/2" || done.Status.CompletionTime == nil || done.Status.ObservedGeneration != done.Generation {
+		t.Errorf("status progress=%q completionTime=%v observedGeneration=%d", done.Status.Progress,
+			done.Status.CompletionTime, done.Status.ObservedGeneration)
+	}
+	if done.Status.Server != "pg-rw:5432/app" {
+		t.Errorf("status.server = %q", done.Status.Server)
+	}
+	if len(done.Status.Results) != 2 {
+		t.Fatalf("got %d results, want 2", len(done.Status.Results))
+	}
+	directRes, tlsRes := done.Status.Results[0], done.Status.Results[1]
+	if directRes.Transport != "direct" || directRes.TPS != 1000 || *directRes.RatioToBaseline != 1 {
+		t.Errorf("direct result = %+v", directRes)
+	}
+	if tlsRes.Transport != "tls" || tlsRes.TPS != 400 || math.Abs(*tlsRes.RatioToBaseline-0.4) > 1e-9 {
+		t.Errorf("tls result = %+v", tlsRes)
+	}
+	if tlsRes.TLS == nil || tlsRes.TLS.Version != "TLSv1.3" || directRes.TLS != nil {
+		t.Errorf("negotiated TLS: direct %+v, tls %+v", directRes.TLS, tlsRes.TLS)
+	}
+	if !strings.Contains(tlsRes.Connection, "sslmode=verify-full") || strings.Contains(tlsRes.Connection, "s3cret") {
+		t.Errorf("tls connection string = %q", tlsRes.Connection)
+	}
+	if done.Status.Best == nil || done.Status.Best.Transport != "direct" || done.Status.Best.TPS != 1000 {
+		t.Errorf("best = %+v", done.Status.Best)
+	}
+
+	// Nothing secret reaches status.
+	if strings.Contains(fmt.Sprintf("%+v", done.Status), "s3cret-password") {
+		t.Error("the password appears in status")
+	}
+
+	assertEvents(t, ns, "lifecycle", "Accepted", "JobCreated", "Initialized", "TransportCompleted", "Completed")
+
+	if got := gaugeValue(t, op, "tunnelbench_transport_tps", ns, "lifecycle", "tls"); got != 400 {
+		t.Errorf("tps gauge for tls = %v, want 400", got)
+	}
+	if got := gaugeValue(t, op, "tunnelbench_transport_latency_average_seconds", ns, "lifecycle", "direct"); math.Abs(got-0.004) > 1e-9 {
+		t.Errorf("latency gauge for direct = %v, want 0.004", got)
+	}
+	if got := phaseGauge(t, op, benchv1.PhaseCompleted); got < 1 {
+		t.Errorf("benchmarks{phase=Completed} = %v", got)
+	}
+
+	// Deleting the benchmark removes its series (its Jobs go through their owner references).
+	if err := testClient.Delete(ctx, done); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "metric series removed", func() error {
+		if n := seriesCount(t, op, "tunnelbench_transport_tps", ns, "lifecycle"); n != 0 {
+			return fmt.Errorf("%d series left", n)
+		}
+		return nil
+	})
+}
+
+// TestFailuresAreExplained: a failed runner ends the benchmark in Failed with the runner's own
+// classified reason and message, and later transports never start.
+func TestFailuresAreExplained(t *testing.T) {
+	tests := []struct {
+		name        string
+		exitCode    int32
+		message     string
+		wantReason  string
+		wantMessage string
+	}{
+		{"authentication", 1, failureReport(benchv1.ReasonAuthenticationFailed,
+			`password authentication failed for user "app": check the user name and password in the credentials Secret`),
+			benchv1.ReasonAuthenticationFailed, "password authentication failed"},
+		{"unreachable", 1, failureReport(benchv1.ReasonServerUnreachable, "server pg-rw:5432 did not answer within 2m0s"),
+			benchv1.ReasonServerUnreachable, "did not answer"},
+		{"pgbench error", 1, failureReport(benchv1.ReasonPgbenchError,
+			"pgbench run was aborted: client 0 script 0 aborted in command 0 query 0: ERROR:  division by zero"),
+			benchv1.ReasonPgbenchError, "division by zero"},
+		{"no report", 137, "", benchv1.ReasonJobFailed, "runner container: Error (exit code 137)"},
+		{"success without result", 0, `{"command":"pgbench"}`, benchv1.ReasonJobFailed, "left no result"},
+	}
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := fmt.Sprintf("fail-%d", i)
+			tb := newBenchmark(ns, name,
+				benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect},
+				benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS})
+			if err := testClient.Create(context.Background(), tb); err != nil {
+				t.Fatal(err)
+			}
+			finishJob(t, waitForJob(t, ns, name+"-direct"), tt.exitCode, tt.message)
+			failed := waitForPhase(t, ns, name, benchv1.PhaseFailed)
+			c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, tt.wantReason)
+			if !strings.Contains(c.Message, tt.wantMessage) || !strings.Contains(c.Message, "transport direct") {
+				t.Errorf("Failed condition message %q does not name the transport and %q", c.Message, tt.wantMessage)
+			}
+			assertEvents(t, ns, name, tt.wantReason)
+			consistently(t, time.Second, "no Job for the next transport", func() error {
+				for _, j := range listJobs(t, ns) {
+					if j.Name == name+"-tls" {
+						return fmt.Errorf("Job %s was created after a failure", j.Name)
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// TestOperatorRestartResumes stops the operator while a transport runs and starts a new one: it
+// must adopt the running Job, keep the finished result and never create a second Job.
+func TestOperatorRestartResumes(t *testing.T) {
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	ctx := context.Background()
+	tb := newBenchmark(ns, "restart",
+		benchv1.TransportSpec{Name: "a", Type: benchv1.TransportDirect},
+		benchv1.TransportSpec{Name: "b", Type: benchv1.TransportDirect},
+		benchv1.TransportSpec{Name: "c", Type: benchv1.TransportTLS})
+	if err := testClient.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+
+	first := startOperator(t)
+	finishJob(t, waitForJob(t, ns, "restart-a"), 0, resultReport(900, nil))
+	jobB := waitForJob(t, ns, "restart-b")
+	first.Stop() // crash while b runs
+
+	// b finishes while no operator runs.
+	finishJob(t, jobB, 0, resultReport(800, nil))
+
+	second := startOperator(t)
+	jobC := waitForJob(t, ns, "restart-c")
+	second.Stop() // crash again, right after c was created
+
+	startOperator(t)
+	consistently(t, 2*time.Second, "exactly one Job per step", func() error {
+		names := map[string]int{}
+		for _, j := range listJobs(t, ns) {
+			names[j.Name]++
+		}
+		if len(names) != 3 || names["restart-a"] != 1 || names["restart-b"] != 1 || names["restart-c"] != 1 {
+			return fmt.Errorf("Jobs: %v", names)
+		}
+		return nil
+	})
+	finishJob(t, jobC, 0, resultReport(300, nil))
+	done := waitForPhase(t, ns, "restart", benchv1.PhaseCompleted)
+	var got []string
+	for _, r := range done.Status.Results {
+		got = append(got, fmt.Sprintf("%s=%.0f", r.Transport, r.TPS))
+	}
+	if strings.Join(got, ",") != "a=900,b=800,c=300" {
+		t.Errorf("results after restarts = %v", got)
+	}
+}
+
+// TestMissingSecretWaitsThenFails: a missing Secret is reported at once, resolved when it appears,
+// and fails the benchmark when it never does.
+func TestMissingSecretWaitsThenFails(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t)
+	ctx := context.Background()
+
+	if err := testClient.Create(ctx, newBenchmark(ns, "late-secret")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "ServerResolved=False", func() error {
+		tb := getBenchmark(t, ns, "late-secret")
+		c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionServerResolved)
+		if tb.Status.Phase != benchv1.PhasePending || c == nil || c.Reason != benchv1.ReasonSecretNotFound ||
+			!strings.Contains(c.Message, "pg-app") {
+			return fmt.Errorf("phase %s, condition %+v", tb.Status.Phase, c)
+		}
+		return nil
+	})
+	createCNPGSecrets(t, ns)
+	waitForJob(t, ns, "late-secret-direct")
+
+	// The test operator waits 3s for Secrets; "other-app" never comes.
+	never := newBenchmark(ns, "never")
+	never.Spec.Server.CNPG.ClusterName = "other"
+	if err := testClient.Create(ctx, never); err != nil {
+		t.Fatal(err)
+	}
+	failed := waitForPhase(t, ns, "never", benchv1.PhaseFailed)
+	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonSecretNotFound)
+	if !strings.Contains(c.Message, "other-app") || !strings.Contains(c.Message, "waited") {
+		t.Errorf("message %q", c.Message)
+	}
+}
+
+// TestStuckPodFailsFast: a runner image that cannot be pulled fails the benchmark with the
+// kubelet's reason instead of waiting for the timeout.
+func TestStuckPodFailsFast(t *testing.T) {
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+	if err := testClient.Create(ctx, newBenchmark(ns, "stuck")); err != nil {
+		t.Fatal(err)
+	}
+	job := waitForJob(t, ns, "stuck-direct")
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck-direct-x", Labels: job.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}},
+		Spec: job.Spec.Template.Spec,
+	}
+	if err := testClient.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "runner", State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "tunnelbench/runner:test"`}}}}
+	if err := testClient.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	failed := waitForPhase(t, ns, "stuck", benchv1.PhaseFailed)
+	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonJobFailed)
+	if !strings.Contains(c.Message, "ImagePullBackOff") {
+		t.Errorf("message %q", c.Message)
+	}
+}
+
+// TestTimeout: a benchmark that outlives spec.timeout fails with reason Timeout, and its Job
+// carries the same deadline so that pgbench stops too.
+func TestTimeout(t *testing.T) {
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	tb := newBenchmark(ns, "slow")
+	tb.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Second}
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	job := waitForJob(t, ns, "slow-direct")
+	if d := job.Spec.ActiveDeadlineSeconds; d == nil || *d > 10 || *d < 5 {
+		t.Errorf("activeDeadlineSeconds = %v, want the rest of the 10s timeout", d)
+	}
+	var failed *benchv1.TunnelBenchmark
+	eventually(t, 20*time.Second, "timeout", func() error {
+		failed = getBenchmark(t, ns, "slow")
+		if failed.Status.Phase != benchv1.PhaseFailed {
+			return fmt.Errorf("phase %s", failed.Status.Phase)
+		}
+		return nil
+	})
+	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonTimeout)
+	if !strings.Contains(c.Message, "spec.timeout (10s)") || !strings.Contains(c.Message, "0/1") {
+		t.Errorf("message %q", c.Message)
+	}
+}
+
+func assertOwnedBy(t *testing.T, job *batchv1.Job, tb *benchv1.TunnelBenchmark) {
+	t.Helper()
+	owner := metav1.GetControllerOf(job)
+	if owner == nil || owner.Kind != "TunnelBenchmark" || owner.Name != tb.Name ||
+		owner.BlockOwnerDeletion == nil || !*owner.BlockOwnerDeletion {
+		t.Errorf("Job %s controller = %+v, want the benchmark", job.Name, owner)
+	}
+}
+
+func assertArgs(t *testing.T, job *batchv1.Job, wantParts ...string) {
+	t.Helper()
+	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	for _, w := range wantParts {
+		if !strings.Contains(args, w) {
+			t.Errorf("Job %s args %q lack %q", job.Name, args, w)
+		}
+	}
+}
+
+func assertEnv(t *testing.T, job *batchv1.Job, name, want string) {
+	t.Helper()
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == name {
+			if e.Value != want {
+				t.Errorf("Job %s env %s = %q, want %q", job.Name, name, e.Value, want)
+			}
+			return
+		}
+	}
+	t.Errorf("Job %s has no env %s", job.Name, name)
+}
+
+func assertCondition(t *testing.T, tb *benchv1.TunnelBenchmark, typ string, status metav1.ConditionStatus,
+	reason string) metav1.Condition {
+	t.Helper()
+	c := meta.FindStatusCondition(tb.Status.Conditions, typ)
+	if c == nil {
+		t.Fatalf("no %s condition in %+v", typ, tb.Status.Conditions)
+	}
+	if c.Status != status || c.Reason != reason {
+		t.Errorf("condition %s = %s/%s (%s), want %s/%s", typ, c.Status, c.Reason, c.Message, status, reason)
+	}
+	return *c
+}
+
+// assertEvents waits for events of the given reasons about a benchmark.
+func assertEvents(t *testing.T, ns, name string, reasons ...string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "events "+strings.Join(reasons, ","), func() error {
+		events := &eventsv1.EventList{}
+		if err := testClient.List(context.Background(), events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, e := range events.Items {
+			if e.Regarding.Name == name {
+				seen[e.Reason] = true
+				if strings.Contains(e.Note, "s3cret-password") {
+					return fmt.Errorf("event %s carries the password", e.Reason)
+				}
+			}
+		}
+		for _, r := range reasons {
+			if !seen[r] {
+				return fmt.Errorf("no %s event (seen %v)", r, seen)
+			}
+		}
+		return nil
+	})
+}
+
+func gatherGauges(t *testing.T, op *operator, metric string) []*dto.Metric {
+	t.Helper()
+	families, err := op.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == metric {
+			return f.GetMetric()
+		}
+	}
+	return nil
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	out := map[string]string{}
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+func gaugeValue(t *testing.T, op *operator, metric, ns, benchmark, transport string) float64 {
+	t.Helper()
+	for _, m := range gatherGauges(t, op, metric) {
+		l := labelsOf(m)
+		if l["namespace"] == ns && l["benchmark"] == benchmark && l["transport"] == transport {
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no %s series for %s/%s/%s", metric, ns, benchmark, transport)
+	return 0
+}
+
+func seriesCount(t *testing.T, op *operator, metric, ns, benchmark string) int {
+	t.Helper()
+	n := 0
+	for _, m := range gatherGauges(t, op, metric) {
+		if l := labelsOf(m); l["namespace"] == ns && l["benchmark"] == benchmark {
+			n++
+		}
+	}
+	return n
+}
+
+func phaseGauge(t *testing.T, op *operator, phase benchv1.Phase) float64 {
+	t.Helper()
+	for _, m := range gatherGauges(t, op, "tunnelbench_benchmarks") {
+		if labelsOf(m)["phase"] == string(phase) {
+			return m.GetGauge().GetValue()
+		}
+	}
+	return 0
+}

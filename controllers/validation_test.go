@@ -1,0 +1,243 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+)
+
+// TestCRDRejectsInvalidManifests applies invalid benchmarks to the real API server: the CRD's
+// schema and CEL rules must reject each one with a message naming the field.
+func TestCRDRejectsInvalidManifests(t *testing.T) {
+	ns := newNamespace(t)
+	tx := int32(100)
+	tests := []struct {
+		name   string
+		mutate func(tb *benchv1.TunnelBenchmark)
+		want   []string
+	}{
+		{
+			name: "two server sources",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server.External = &benchv1.ExternalServer{Host: "db", Database: "app",
+					CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}
+			},
+			want: []string{"spec.server", "exactly one of cnpg or external"},
+		},
+		{
+			name:   "no server source",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Server.CNPG = nil },
+			want:   []string{"spec.server", "exactly one of cnpg or external"},
+		},
+		{
+			name: "duplicate transport names",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "a", Type: "direct"}, {Name: "a", Type: "tls"}}
+			},
+			want: []string{"spec.transports[1]", "Duplicate value"},
+		},
+		{
+			name:   "no transports",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Transports = []benchv1.TransportSpec{} },
+			want:   []string{"spec.transports", "at least 1"},
+		},
+		{
+			name: "transport name is not a DNS label",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "Direct_1", Type: "direct"}}
+			},
+			want: []string{"spec.transports[0].name"},
+		},
+		{
+			name: "reserved transport name",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "init", Type: "direct"}}
+			},
+			want: []string{"spec.transports[0]", "reserved"},
+		},
+		{
+			name: "unknown transport type",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "x", Type: "carrier-pigeon"}}
+			},
+			want: []string{"spec.transports[0].type", "Unsupported value"},
+		},
+		{
+			name: "tls settings on a direct transport",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "d", Type: "direct",
+					TLS: &benchv1.TLSTransport{SSLMode: "require"}}}
+			},
+			want: []string{"spec.transports[0]", "only allowed for a transport of type tls"},
+		},
+		{
+			name: "sslmode that may fall back to plain TCP",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "t", Type: "tls",
+					TLS: &benchv1.TLSTransport{SSLMode: "prefer"}}}
+			},
+			want: []string{"spec.transports[0].tls.sslMode", "Unsupported value"},
+		},
+		{
+			name: "verify-full against an external server without CA",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",
+					CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "t", Type: "tls"}}
+			},
+			want: []string{"spec.transports", "need spec.server.external.caSecret"},
+		},
+		{
+			name:   "threads exceed clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients, tb.Spec.Load.Threads = 2, 4 },
+			want:   []string{"spec.load.threads must not exceed spec.load.clients"},
+		},
+		{
+			name:   "duration and transactions",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Transactions = &tx },
+			want:   []string{"spec.load", "duration and transactions are mutually exclusive"},
+		},
+		{
+			name:   "neither builtin nor script",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Builtin = "" },
+			want:   []string{"spec.load", "exactly one of builtin or script"},
+		},
+		{
+			name:   "builtin and script",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Script = "select 1;" },
+			want:   []string{"spec.load", "exactly one of builtin or script"},
+		},
+		{
+			name:   "unknown builtin",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Builtin = "tpcc" },
+			want:   []string{"spec.load.builtin", "Unsupported value"},
+		},
+		{
+			name:   "unknown protocol",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Protocol = "binary" },
+			want:   []string{"spec.load.protocol", "Unsupported value"},
+		},
+		{
+			name:   "zero clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients = -1 },
+			want:   []string{"spec.load.clients"},
+		},
+		{
+			name: "sub-second duration",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Duration = &metav1.Duration{Duration: 500 * time.Millisecond}
+			},
+			want: []string{"spec.load.duration", "between 1s and 24h"},
+		},
+		{
+			name:   "timeout too short",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Timeout = &metav1.Duration{Duration: time.Second} },
+			want:   []string{"spec.timeout", "at least 10s"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := newBenchmark(ns, "invalid")
+			tt.mutate(tb)
+			err := testClient.Create(context.Background(), tb)
+			if err == nil {
+				_ = testClient.Delete(context.Background(), tb)
+				t.Fatalf("the API server accepted an invalid benchmark")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestCRDAcceptsValidManifests guards against rules that reject what they should not.
+func TestCRDAcceptsValidManifests(t *testing.T) {
+	ns := newNamespace(t)
+	tx := int32(1000)
+	tests := []struct {
+		name   string
+		mutate func(tb *benchv1.TunnelBenchmark)
+	}{
+		{"cnpg with direct and tls", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "tls", Type: "tls"}}
+		}},
+		{"external with require and an inline script", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db.example", Database: "app",
+				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "tls", Type: "tls", TLS: &benchv1.TLSTransport{SSLMode: "require"}}}
+			tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "select 1;"
+			tb.Spec.Load.Duration, tb.Spec.Load.Transactions = nil, &tx
+		}},
+		{"external verify-full with a CA", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",
+				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"},
+				CASecret:          &benchv1.LocalObjectReference{Name: "ca"}}}
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "tls", Type: "tls"}}
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := newBenchmark(ns, "valid-"+string(rune('a'+i)))
+			tt.mutate(tb)
+			if err := testClient.Create(context.Background(), tb); err != nil {
+				t.Fatalf("the API server rejected a valid benchmark: %v", err)
+			}
+			got := getBenchmark(t, ns, tb.Name)
+			if got.Spec.Timeout == nil || got.Spec.Timeout.Duration != 30*time.Minute {
+				t.Errorf("spec.timeout default = %v, want 30m", got.Spec.Timeout)
+			}
+			if got.Spec.Load.ProgressInterval == nil || got.Spec.Load.ProgressInterval.Duration != 5*time.Second {
+				t.Errorf("spec.load.progressInterval default = %v, want 5s", got.Spec.Load.ProgressInterval)
+			}
+		})
+	}
+}
+
+// TestSpecIsImmutable: a started benchmark's results must not be reported under another spec.
+// Each edit is tried on a fresh copy; re-sending the stored spec (Go clients write "30m" back as
+// "30m0s") and editing metadata must stay possible.
+func TestSpecIsImmutable(t *testing.T) {
+	ns := newNamespace(t)
+	if err := testClient.Create(context.Background(), newBenchmark(ns, "frozen")); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		mutate    func(tb *benchv1.TunnelBenchmark)
+		wantError bool
+	}{
+		{"no change", func(tb *benchv1.TunnelBenchmark) {}, false},
+		{"labels", func(tb *benchv1.TunnelBenchmark) { tb.Labels = map[string]string{"team": "db"} }, false},
+		{"clients", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients = 8 }, true},
+		{"reconnect", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Reconnect = true }, true},
+		{"load duration", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Duration.Duration = time.Minute }, true},
+		{"timeout", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Timeout.Duration = time.Hour }, true},
+		{"transports", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: "tls", Type: "tls"})
+		}, true},
+		{"runner", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Runner = &benchv1.RunnerSpec{NodeSelector: map[string]string{"zone": "b"}}
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := getBenchmark(t, ns, "frozen")
+			tt.mutate(tb)
+			err := testClient.Update(context.Background(), tb)
+			switch {
+			case tt.wantError && (err == nil || !strings.Contains(err.Error(), "spec is immutable")):
+				t.Fatalf("update error = %v, want the immutability message", err)
+			case !tt.wantError && err != nil:
+				t.Fatalf("update rejected: %v", err)
+			}
+		})
+	}
+}
