@@ -27,8 +27,8 @@ import (
 func main() {
 	var (
 		metricsAddr, probeAddr, runnerImage, pullPolicy string
-		metricsSecure, leaderElect, enableHTTP2          bool
-		waitTimeout                                      time.Duration
+		metricsSecure, leaderElect, enableHTTP2         bool
+		waitTimeout                                     time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
