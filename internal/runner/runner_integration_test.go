@@ -1,0 +1,214 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+)
+
+// These tests run the runner against a real PostgreSQL started for them (initdb in a temporary
+// folder, TLS with certificates made by the test) and real pgbench.
+
+func startServer(t *testing.T, opts pgtest.Options) *pgtest.Server {
+	t.Helper()
+	s, err := pgtest.StartTemp(opts)
+	if err != nil {
+		t.Fatalf("cannot start PostgreSQL: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// setEnv sets libpq's variables for the runner and the pgbench it starts.
+func setEnv(t *testing.T, env map[string]string) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+}
+
+func runOnce(t *testing.T, opts Options) (*report.Report, string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	opts.Pgbench = "pgbench"
+	opts.Stdout, opts.Stderr = &out, &out
+	opts.TerminationLog = filepath.Join(t.TempDir(), "termination-log")
+	if opts.WaitTimeout == 0 {
+		opts.WaitTimeout = 10 * time.Second
+	}
+	opts.RetryEvery = 200 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, opts)
+	msg, readErr := os.ReadFile(opts.TerminationLog)
+	if readErr != nil {
+		t.Fatalf("no termination message written: %v", readErr)
+	}
+	if decoded, derr := report.Decode(string(msg)); derr != nil || (decoded.Failure == nil) != (rep.Failure == nil) {
+		t.Fatalf("termination message %q does not match the report (%v)", msg, derr)
+	}
+	return rep, out.String(), err
+}
+
+// sslSessions counts, from the server's side, the sessions of an application by TLS use.
+func sslSessions(ctx context.Context, s *pgtest.Server, app string) (withTLS, without int, err error) {
+	conn, err := pgx.Connect(ctx, s.ConnString("require"))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	err = conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE s.ssl), count(*) FILTER (WHERE NOT s.ssl)
+		FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = $1 AND a.pid <> pg_backend_pid()`, app).Scan(&withTLS, &without)
+	return withTLS, without, err
+}
+
+// watchSessions samples the server's view of an application's sessions while a run lasts and
+// returns the largest counts seen.
+func watchSessions(t *testing.T, s *pgtest.Server, app string) (stop func() (maxTLS, maxPlain int)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var maxTLS, maxPlain int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			w, wo, err := sslSessions(ctx, s, app)
+			if err == nil {
+				maxTLS, maxPlain = max(maxTLS, w), max(maxPlain, wo)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return func() (int, int) { cancel(); wg.Wait(); return maxTLS, maxPlain }
+}
+
+func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
+	s := startServer(t, pgtest.Options{})
+
+	setEnv(t, s.Env("disable"))
+	if rep, out, err := runOnce(t, Options{Init: true, Args: []string{"-i", "-s", "1"}}); err != nil {
+		t.Fatalf("pgbench -i through the runner failed: %v\n%s", err, out)
+	} else if rep.Result != nil || !strings.Contains(out, "done in") {
+		t.Fatalf("init report %+v, output %q", rep, out)
+	}
+
+	tests := []struct {
+		sslmode string
+		wantTLS bool
+	}{
+		{"disable", false},
+		{"require", true},
+		{"verify-ca", true},
+		{"verify-full", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sslmode, func(t *testing.T) {
+			app := "tb-it-" + tt.sslmode
+			setEnv(t, s.Env(tt.sslmode))
+			t.Setenv("PGAPPNAME", app)
+			stop := watchSessions(t, s, app)
+			rep, out, err := runOnce(t, Options{Args: []string{"-b", "select-only", "-M", "prepared", "-c", "2", "-j", "1", "-T", "3", "-P", "1"}})
+			maxTLS, maxPlain := stop()
+			if err != nil {
+				t.Fatalf("run failed: %v\n%s", err, out)
+			}
+			res := rep.Result
+			if res == nil || res.TPS <= 0 || res.Transactions <= 0 || res.Clients != 2 || res.LatencyStddevMs == nil {
+				t.Fatalf("result %+v", res)
+			}
+			if len(res.Progress) < 2 || !strings.Contains(out, "progress: ") {
+				t.Errorf("progress not streamed or parsed: %d points", len(res.Progress))
+			}
+			if rep.StartTime.IsZero() || !rep.EndTime.After(rep.StartTime) {
+				t.Errorf("run bounds %v..%v", rep.StartTime, rep.EndTime)
+			}
+			// The server saw the pgbench sessions, with TLS exactly when asked for.
+			if tt.wantTLS && (maxTLS == 0 || maxPlain != 0) || !tt.wantTLS && (maxPlain == 0 || maxTLS != 0) {
+				t.Errorf("server-side sessions of %s: %d with TLS, %d without", app, maxTLS, maxPlain)
+			}
+			// The runner's own evidence agrees.
+			if tt.wantTLS != (rep.TLS != nil) || tt.wantTLS && !strings.HasPrefix(rep.TLS.Version, "TLSv1.") {
+				t.Errorf("runner's TLS evidence = %+v", rep.TLS)
+			}
+			if strings.Contains(out, s.Password) || strings.Contains(rep.Command, s.Password) {
+				t.Error("the password leaked into the output or the command")
+			}
+		})
+	}
+
+	t.Run("inline script and reconnect", func(t *testing.T) {
+		setEnv(t, s.Env("require"))
+		t.Setenv(ScriptEnv, "select 1;\n")
+		rep, out, err := runOnce(t, Options{Args: []string{"-n", "-f", "/tmp/tunnelbench/script.sql", "-C", "-c", "2", "-j", "1", "-t", "50"}})
+		if err != nil {
+			t.Fatalf("run failed: %v\n%s", err, out)
+		}
+		if r := rep.Result; r.Transactions != 100 || !r.Reconnect || r.TPSIncludingConnections == nil || r.ConnectionTimeMs <= 0 {
+			t.Errorf("result %+v", r)
+		}
+	})
+}
+
+// TestRunFailuresAreClassified checks that each way of failing reaches the report with its reason
+// and pgbench's or the server's own words.
+func TestRunFailuresAreClassified(t *testing.T) {
+	s := startServer(t, pgtest.Options{})
+	tlsOnly := startServer(t, pgtest.Options{RequireTLS: true})
+	tests := []struct {
+		name       string
+		server     *pgtest.Server
+		sslmode    string
+		override   map[string]string
+		args       []string
+		wait       time.Duration
+		wantReason string
+		wantText   string
+	}{
+		{name: "wrong password", server: s, sslmode: "disable", override: map[string]string{"PGPASSWORD": "nope"},
+			wantReason: benchv1.ReasonAuthenticationFailed, wantText: "password authentication failed"},
+		{name: "unknown database", server: s, sslmode: "disable", override: map[string]string{"PGDATABASE": "missing"},
+			wantReason: benchv1.ReasonConnectionRejected, wantText: `database "missing" does not exist`},
+		{name: "pg_hba requires TLS", server: tlsOnly, sslmode: "disable",
+			wantReason: benchv1.ReasonConnectionRejected, wantText: "no pg_hba.conf entry"},
+		{name: "untrusted server certificate", server: s, sslmode: "verify-full", override: map[string]string{"PGSSLROOTCERT": s.OtherCAFile},
+			wantReason: benchv1.ReasonTLSError, wantText: "certificate"},
+		{name: "nothing listens", server: s, sslmode: "disable", override: map[string]string{"PGPORT": "1"}, wait: time.Second,
+			wantReason: benchv1.ReasonServerUnreachable, wantText: "did not answer within 1s"},
+		{name: "pgbench error", server: s, sslmode: "disable", override: map[string]string{ScriptEnv: "select 1/0;"},
+			args:       []string{"-n", "-f", "/tmp/tunnelbench/script.sql", "-T", "1"},
+			wantReason: benchv1.ReasonPgbenchError, wantText: "division by zero"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			setEnv(t, tt.server.Env(tt.sslmode))
+			setEnv(t, tt.override)
+			args := tt.args
+			if args == nil {
+				args = []string{"-S", "-T", "1"}
+			}
+			rep, out, err := runOnce(t, Options{Args: args, WaitTimeout: tt.wait})
+			var fe *FailureError
+			if !errors.As(err, &fe) || rep.Failure == nil {
+				t.Fatalf("run error = %v (output %q), want a classified failure", err, out)
+			}
+			if rep.Failure.Reason != tt.wantReason || !strings.Contains(rep.Failure.Message, tt.wantText) {
+				t.Errorf("failure = %s: %s, want %s containing %q", rep.Failure.Reason, rep.Failure.Message, tt.wantReason, tt.wantText)
+			}
+			if strings.Contains(rep.Failure.Message, tt.server.Password) {
+				t.Error("the password leaked into the failure message")
+			}
+		})
+	}
+}
