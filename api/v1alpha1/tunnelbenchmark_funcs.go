@@ -46,16 +46,6 @@ func (tb *TunnelBenchmark) TimeoutDuration() time.Duration {
 	return tb.Spec.Timeout.Duration
 }
 
-// TransportIndex returns the position of a transport in the spec, or -1.
-func (tb *TunnelBenchmark) TransportIndex(name string) int {
-	for i, t := range tb.Spec.Transports {
-		if t.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // Result returns the recorded result of a transport, or nil.
 func (s *TunnelBenchmarkStatus) Result(transport string) *TransportResult {
 	for i := range s.Results {

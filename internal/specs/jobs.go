@@ -1,7 +1,6 @@
 package specs
 
 import (
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -11,7 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/runner"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -159,14 +157,4 @@ func runnerResources(custom *corev1.ResourceRequirements) corev1.ResourceRequire
 		},
 		Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
 	}
-}
-
-// Command renders the pgbench command a Job runs, for status.
-func Command(pgbenchArgs []string) string {
-	return pgbench.CommandLine("pgbench", pgbenchArgs)
-}
-
-// IsInit reports whether a Job's transport label marks the initialization Job.
-func IsInit(job *batchv1.Job) bool {
-	return strings.EqualFold(job.Labels[benchv1.LabelTransport], benchv1.InitTransportLabel)
 }

@@ -1,0 +1,174 @@
+package specs
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+)
+
+var server = transport.Server{Host: "pg-rw", Port: 5432, Database: "app", CredentialsSecret: "pg-app",
+	UsernameKey: "username", PasswordKey: "password", CASecret: "pg-ca", CAKey: "ca.crt"}
+
+func benchmark(mutate func(*benchv1.TunnelBenchmark)) *benchv1.TunnelBenchmark {
+	tb := &benchv1.TunnelBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench", Namespace: "db", UID: "uid-1"},
+		Spec: benchv1.TunnelBenchmarkSpec{
+			Server:     benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "pg"}},
+			Transports: []benchv1.TransportSpec{{Name: "direct", Type: "direct"}},
+			Load:       benchv1.LoadSpec{Builtin: "select-only", Clients: 4, Threads: 2},
+		},
+	}
+	if mutate != nil {
+		mutate(tb)
+	}
+	return tb
+}
+
+func build(t *testing.T, tb *benchv1.TunnelBenchmark, tr benchv1.TransportSpec) *corev1.PodSpec {
+	t.Helper()
+	conn, err := transport.For(server, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := Job(JobRequest{Benchmark: tb, Transport: tr.Name, Connection: conn, PgbenchArgs: pgbench.RunArgs(tb.Spec.Load),
+		ActiveDeadline: 90 * time.Second, Defaults: RunnerDefaults{Image: "runner:1", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute}})
+	if job.Name != "bench-"+tr.Name || job.Namespace != "db" || *job.Spec.BackoffLimit != 0 || *job.Spec.ActiveDeadlineSeconds != 90 {
+		t.Errorf("job meta/spec: %s/%s backoff %d deadline %d", job.Namespace, job.Name, *job.Spec.BackoffLimit, *job.Spec.ActiveDeadlineSeconds)
+	}
+	if ref := metav1.GetControllerOf(job); ref == nil || ref.UID != "uid-1" || ref.Kind != "TunnelBenchmark" {
+		t.Errorf("controller reference %+v", ref)
+	}
+	if job.Spec.Template.Labels[benchv1.LabelTransport] != tr.Name || job.Spec.Template.Labels[benchv1.LabelBenchmark] != "bench" {
+		t.Errorf("pod labels %v", job.Spec.Template.Labels)
+	}
+	return &job.Spec.Template.Spec
+}
+
+func env(pod *corev1.PodSpec) map[string]corev1.EnvVar {
+	out := map[string]corev1.EnvVar{}
+	for _, e := range pod.Containers[0].Env {
+		out[e.Name] = e
+	}
+	return out
+}
+
+func TestJobSecurityAndDefaults(t *testing.T) {
+	pod := build(t, benchmark(nil), benchv1.TransportSpec{Name: "direct", Type: "direct"})
+	c := pod.Containers[0]
+	if *pod.AutomountServiceAccountToken || pod.RestartPolicy != corev1.RestartPolicyNever {
+		t.Error("the runner must not get an API token and must not restart")
+	}
+	psc, sc := pod.SecurityContext, c.SecurityContext
+	if !*psc.RunAsNonRoot || *psc.RunAsUser == 0 || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault ||
+		*sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem || sc.Capabilities.Drop[0] != "ALL" {
+		t.Errorf("security context is not restricted: pod %+v container %+v", psc, sc)
+	}
+	if cpu := c.Resources.Requests[corev1.ResourceCPU]; cpu.Cmp(resource.MustParse("500m")) != 0 {
+		t.Errorf("default CPU request = %v, want 500m (a BestEffort runner measures the scheduler)", cpu.String())
+	}
+	if _, limited := c.Resources.Limits[corev1.ResourceCPU]; limited {
+		t.Error("no CPU limit by default: throttling distorts latency")
+	}
+	if c.Image != "runner:1" || strings.Join(c.Args, " ") != "run --wait-timeout=1m0s -- -b select-only -M simple -c 4 -j 2 -T 60 -P 5" {
+		t.Errorf("image %q args %q", c.Image, c.Args)
+	}
+	e := env(pod)
+	if e["PGSSLMODE"].Value != "disable" || e["PGHOST"].Value != "pg-rw" || e["PGPORT"].Value != "5432" {
+		t.Errorf("connection env %v", e)
+	}
+	if ref := e["PGPASSWORD"].ValueFrom; ref == nil || ref.SecretKeyRef.Name != "pg-app" || ref.SecretKeyRef.Key != "password" || e["PGPASSWORD"].Value != "" {
+		t.Errorf("the password must come from the Secret by reference: %+v", e["PGPASSWORD"])
+	}
+	if _, ok := e["PGSSLROOTCERT"]; ok || len(pod.Volumes) != 1 {
+		t.Errorf("direct mounts nothing but /tmp: volumes %v", pod.Volumes)
+	}
+}
+
+func TestJobTransportsAndRunnerOverrides(t *testing.T) {
+	tests := []struct {
+		name      string
+		tb        *benchv1.TunnelBenchmark
+		transport benchv1.TransportSpec
+		check     func(t *testing.T, pod *corev1.PodSpec)
+	}{
+		{
+			name:      "tls verify-full mounts the server CA",
+			tb:        benchmark(nil),
+			transport: benchv1.TransportSpec{Name: "tls", Type: "tls"},
+			check: func(t *testing.T, pod *corev1.PodSpec) {
+				e := env(pod)
+				if e["PGSSLMODE"].Value != "verify-full" || e["PGSSLROOTCERT"].Value != transport.CADir+"/ca.crt" {
+					t.Errorf("env %v", e)
+				}
+				if len(pod.Volumes) != 2 || pod.Volumes[1].Secret.SecretName != "pg-ca" {
+					t.Errorf("volumes %+v", pod.Volumes)
+				}
+			},
+		},
+		{
+			name:      "tls require does not mount the CA (libpq would verify it)",
+			tb:        benchmark(nil),
+			transport: benchv1.TransportSpec{Name: "tls", Type: "tls", TLS: &benchv1.TLSTransport{SSLMode: "require"}},
+			check: func(t *testing.T, pod *corev1.PodSpec) {
+				if _, ok := env(pod)["PGSSLROOTCERT"]; ok || len(pod.Volumes) != 1 {
+					t.Errorf("require must not mount a CA: %v", pod.Volumes)
+				}
+			},
+		},
+		{
+			name: "tls with a client certificate",
+			tb:   benchmark(nil),
+			transport: benchv1.TransportSpec{Name: "mtls", Type: "tls", TLS: &benchv1.TLSTransport{
+				SSLMode: "verify-ca", ClientCertSecret: &benchv1.LocalObjectReference{Name: "client-tls"}}},
+			check: func(t *testing.T, pod *corev1.PodSpec) {
+				e := env(pod)
+				if e["PGSSLCERT"].Value != transport.ClientCertDir+"/tls.crt" || e["PGSSLKEY"].Value != transport.ClientCertDir+"/tls.key" {
+					t.Errorf("env %v", e)
+				}
+				v := pod.Volumes[len(pod.Volumes)-1]
+				if v.Secret.SecretName != "client-tls" || *v.Secret.DefaultMode&0o007 != 0 {
+					t.Errorf("client key volume %+v must not be world-readable", v)
+				}
+			},
+		},
+		{
+			name: "inline script and runner placement",
+			tb: benchmark(func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "select 1;"
+				tb.Spec.Runner = &benchv1.RunnerSpec{Image: "custom:2", NodeSelector: map[string]string{"zone": "a"},
+					Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
+			}),
+			transport: benchv1.TransportSpec{Name: "direct", Type: "direct"},
+			check: func(t *testing.T, pod *corev1.PodSpec) {
+				c := pod.Containers[0]
+				if env(pod)["TUNNELBENCH_SCRIPT"].Value != "select 1;" || !strings.Contains(strings.Join(c.Args, " "), "-f "+pgbench.ScriptPath) {
+					t.Errorf("script not passed: args %v", c.Args)
+				}
+				if c.Image != "custom:2" || pod.NodeSelector["zone"] != "a" || c.Resources.Requests.Cpu().String() != "2" {
+					t.Errorf("runner overrides ignored: image %s nodeSelector %v resources %v", c.Image, pod.NodeSelector, c.Resources)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.check(t, build(t, tt.tb, tt.transport))
+		})
+	}
+}
+
+func TestJobNameStaysAValidLabel(t *testing.T) {
+	tb := benchmark(func(tb *benchv1.TunnelBenchmark) { tb.Name = strings.Repeat("b", 60) })
+	a, b := tb.JobName("direct"), tb.JobName("direct-2")
+	if len(a) > 63 || len(b) > 63 || a == b || a != tb.JobName("direct") {
+		t.Errorf("job names %q %q", a, b)
+	}
+}
