@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -24,6 +26,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
@@ -63,6 +66,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "cannot create a client: %v\n", err)
 		os.Exit(1)
 	}
+	if err := grantOperatorRole(); err != nil {
+		fmt.Fprintf(os.Stderr, "cannot install the operator's RBAC: %v\n", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	if err := env.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "cannot stop envtest: %v\n", err)
@@ -89,7 +96,12 @@ type operator struct {
 // startOperator starts a manager; stopping it (or the test ending) plays an operator crash.
 func startOperator(t *testing.T) *operator {
 	t.Helper()
-	mgr, err := ctrl.NewManager(testCfg, ctrl.Options{
+	// The operator runs as its ServiceAccount, holding only the generated ClusterRole: every
+	// controller test doubles as a least-privilege check of config/rbac/role.yaml.
+	operatorCfg := rest.CopyConfig(testCfg)
+	operatorCfg.Impersonate = rest.ImpersonationConfig{UserName: operatorUser,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:tunnelbench-system", "system:authenticated"}}
+	mgr, err := ctrl.NewManager(operatorCfg, ctrl.Options{
 		Scheme:  testScheme,
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
@@ -129,6 +141,30 @@ func (o *operator) Stop() {
 	o.stop = nil
 }
 
+const operatorUser = "system:serviceaccount:tunnelbench-system:tunnelbench-controller-manager"
+
+// grantOperatorRole installs the generated ClusterRole and binds it to the operator's user.
+func grantOperatorRole() error {
+	b, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		return err
+	}
+	role := &rbacv1.ClusterRole{}
+	if err := yaml.Unmarshal(b, role); err != nil {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "tunnelbench-manager"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser}},
+	}
+	ctx := context.Background()
+	if err := testClient.Create(ctx, role); err != nil {
+		return err
+	}
+	return testClient.Create(ctx, binding)
+}
+
 // newNamespace creates a namespace for one test.
 func newNamespace(t *testing.T) string {
 	t.Helper()
@@ -164,5 +200,24 @@ func consistently(t *testing.T, duration time.Duration, what string, check func(
 			t.Fatalf("%s: %v", what, err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestOperatorIdentityIsRestricted proves the impersonation above is effective: the operator may
+// get a Secret by name but not list Secrets, and may not write a benchmark's spec.
+func TestOperatorIdentityIsRestricted(t *testing.T) {
+	cfg := rest.CopyConfig(testCfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: operatorUser}
+	c, err := client.New(cfg, client.Options{Scheme: testScheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t)
+	if err := c.List(context.Background(), &corev1.SecretList{}, client.InNamespace(ns)); !apierrors.IsForbidden(err) {
+		t.Errorf("listing Secrets as the operator: %v, want Forbidden", err)
+	}
+	tb := newBenchmark(ns, "rbac")
+	if err := c.Create(context.Background(), tb); !apierrors.IsForbidden(err) {
+		t.Errorf("creating a benchmark as the operator: %v, want Forbidden", err)
 	}
 }

@@ -53,9 +53,13 @@ type TunnelBenchmarkReconciler struct {
 	PollInterval time.Duration
 }
 
-// +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch;update;patch
+// The operator never writes a benchmark's spec and never deletes a Job (garbage collection does,
+// through owner references). Updating tunnelbenchmarks/finalizers lets it set blockOwnerDeletion
+// on the Jobs it owns where the OwnerReferencesPermissionEnforcement admission plugin is on.
+// +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/finalizers,verbs=update
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
