@@ -1,0 +1,155 @@
+// Command harness measures the runner's overhead: it runs bare pgbench and pgbench through the
+// tunnelbench-runner binary with the same flags against the same local PostgreSQL, interleaved
+// (A B B A ...) so that drift and warm-up hit both alike, and prints the ratio of their tps.
+//
+//	go run ./hack/bench/harness [-rounds 6] [-duration 10s] [-clients 4] [-threads 2]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+)
+
+// target is the lowest acceptable runner/bare tps ratio.
+const target = 0.97
+
+func main() {
+	rounds := flag.Int("rounds", 6, "runs of each kind")
+	duration := flag.Duration("duration", 10*time.Second, "duration of each run")
+	clients := flag.Int("clients", 4, "pgbench clients")
+	threads := flag.Int("threads", 2, "pgbench threads")
+	builtin := flag.String("builtin", "select-only", "pgbench builtin script")
+	protocol := flag.String("protocol", "prepared", "pgbench query mode")
+	sslmode := flag.String("sslmode", "disable", "libpq sslmode of both kinds of run")
+	flag.Parse()
+	if err := run(*rounds, *duration, *clients, *threads, *builtin, *protocol, *sslmode); err != nil {
+		fmt.Fprintln(os.Stderr, "harness:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rounds int, duration time.Duration, clients, threads int, builtin, protocol, sslmode string) error {
+	work, err := os.MkdirTemp("", "tunnelbench-harness-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(work) }()
+	runnerBin := filepath.Join(work, "tunnelbench-runner")
+	if out, err := exec.Command("go", "build", "-o", runnerBin, "./cmd/runner").CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot build the runner: %v: %s", err, out)
+	}
+
+	srv, err := pgtest.StartTemp(pgtest.Options{})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	env := os.Environ()
+	for k, v := range srv.Env(sslmode) {
+		env = append(env, k+"="+v)
+	}
+	if out, err := command(env, "pgbench", "-i", "-s", "10", "-q").CombinedOutput(); err != nil {
+		return fmt.Errorf("pgbench -i: %v: %s", err, out)
+	}
+
+	args := []string{"-b", builtin, "-M", protocol, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(threads),
+		"-T", strconv.Itoa(int(duration.Seconds())), "-P", "5"}
+	fmt.Printf("pgbench %s, sslmode=%s, %d rounds, PostgreSQL %s on 127.0.0.1\n\n",
+		strings.Join(args, " "), sslmode, rounds, filepath.Base(filepath.Dir(srv.BinDir)))
+	fmt.Println("| round | order | bare pgbench tps | through runner tps | ratio |")
+	fmt.Println("|---|---|---|---|---|")
+
+	var bare, viaRunner []float64
+	for i := 0; i < rounds; i++ {
+		order := []string{"bare", "runner"}
+		if i%2 == 1 {
+			order = []string{"runner", "bare"}
+		}
+		got := map[string]float64{}
+		for _, kind := range order {
+			var tps float64
+			if kind == "bare" {
+				tps, err = bareRun(env, args)
+			} else {
+				tps, err = runnerRun(env, runnerBin, work, args)
+			}
+			if err != nil {
+				return fmt.Errorf("round %d, %s: %w", i+1, kind, err)
+			}
+			got[kind] = tps
+		}
+		bare, viaRunner = append(bare, got["bare"]), append(viaRunner, got["runner"])
+		fmt.Printf("| %d | %s | %.0f | %.0f | %.3f |\n", i+1, strings.Join(order, "→"), got["bare"], got["runner"], got["runner"]/got["bare"])
+	}
+	ratio := median(viaRunner) / median(bare)
+	verdict := "meets"
+	if ratio < target {
+		verdict = "BELOW"
+	}
+	fmt.Printf("\nmedian tps: bare %.0f, runner %.0f; runner/bare = %.3f (%s the target %.2f)\n",
+		median(bare), median(viaRunner), ratio, verdict, target)
+	if ratio < target {
+		return fmt.Errorf("runner/bare ratio %.3f is below %.2f", ratio, target)
+	}
+	return nil
+}
+
+func command(env []string, name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	return cmd
+}
+
+func bareRun(env, args []string) (float64, error) {
+	out, err := command(env, "pgbench", args...).CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("%v: %s", err, pgbench.LastError(string(out)))
+	}
+	res, err := pgbench.Parse(bytes.NewReader(out))
+	if err != nil {
+		return 0, err
+	}
+	return res.TPS, nil
+}
+
+func runnerRun(env []string, runnerBin, work string, args []string) (float64, error) {
+	termLog := filepath.Join(work, "termination-log")
+	cmdArgs := append([]string{"run", "--termination-log", termLog, "--"}, args...)
+	if out, err := command(env, runnerBin, cmdArgs...).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("%v: %s", err, out)
+	}
+	msg, err := os.ReadFile(termLog)
+	if err != nil {
+		return 0, err
+	}
+	rep, err := report.Decode(string(msg))
+	if err != nil {
+		return 0, err
+	}
+	if rep.Result == nil {
+		return 0, fmt.Errorf("the runner reported no result: %s", msg)
+	}
+	return rep.Result.TPS, nil
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
