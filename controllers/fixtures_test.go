@@ -9,7 +9,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -176,5 +175,3 @@ func setJobFinished(t *testing.T, job *batchv1.Job, succeeded bool, failReason, 
 		t.Fatalf("cannot mark Job %s finished: %v", job.Name, err)
 	}
 }
-
-func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

@@ -84,17 +84,14 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 
 	switch {
 	case jobCondition(job, batchv1.JobComplete):
-		rep, err := r.jobReport(ctx, job)
-		if err != nil {
-			return stepOutcome{}, err
-		}
+		rep := r.jobReport(ctx, job)
 		if rep == nil || (rep.Result == nil && !s.init) {
 			return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
 				"Job %s succeeded but its runner left no result in its termination message", key.Name)}, nil
 		}
 		return stepOutcome{state: stepSucceeded, report: rep}, nil
 	case jobCondition(job, batchv1.JobFailed):
-		return r.failedStep(ctx, job)
+		return r.failedStep(ctx, job), nil
 	}
 	if stuck := r.stuckPod(ctx, job); stuck != "" {
 		return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: stuck}, nil
@@ -104,13 +101,9 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 
 // failedStep explains a failed Job: the runner's own classified failure when it wrote one, and the
 // Job controller's reason otherwise (deadline exceeded, pod killed, out of memory).
-func (r *TunnelBenchmarkReconciler) failedStep(ctx context.Context, job *batchv1.Job) (stepOutcome, error) {
-	rep, err := r.jobReport(ctx, job)
-	if err != nil {
-		return stepOutcome{}, err
-	}
-	if rep != nil && rep.Failure != nil {
-		return stepOutcome{state: stepFailed, reason: rep.Failure.Reason, message: rep.Failure.Message}, nil
+func (r *TunnelBenchmarkReconciler) failedStep(ctx context.Context, job *batchv1.Job) stepOutcome {
+	if rep := r.jobReport(ctx, job); rep != nil && rep.Failure != nil {
+		return stepOutcome{state: stepFailed, reason: rep.Failure.Reason, message: rep.Failure.Message}
 	}
 	reason, message := benchv1.ReasonJobFailed, "the runner pod failed without a report"
 	for _, c := range job.Status.Conditions {
@@ -125,21 +118,21 @@ func (r *TunnelBenchmarkReconciler) failedStep(ctx context.Context, job *batchv1
 	if terminated := r.runnerTermination(ctx, job); terminated != nil && terminated.Reason != "" {
 		message += fmt.Sprintf("; runner container: %s (exit code %d)", terminated.Reason, terminated.ExitCode)
 	}
-	return stepOutcome{state: stepFailed, reason: reason, message: message}, nil
+	return stepOutcome{state: stepFailed, reason: reason, message: message}
 }
 
 // jobReport reads the runner's report from the termination message of the Job's pod.
-func (r *TunnelBenchmarkReconciler) jobReport(ctx context.Context, job *batchv1.Job) (*report.Report, error) {
+func (r *TunnelBenchmarkReconciler) jobReport(ctx context.Context, job *batchv1.Job) *report.Report {
 	terminated := r.runnerTermination(ctx, job)
 	if terminated == nil || strings.TrimSpace(terminated.Message) == "" {
-		return nil, nil
+		return nil
 	}
 	rep, err := report.Decode(terminated.Message)
 	if err != nil {
 		log.FromContext(ctx).Info("Ignored an unreadable termination message", "job", job.Name, "err", err)
-		return nil, nil
+		return nil
 	}
-	return rep, nil
+	return rep
 }
 
 // jobPods lists the pods of a Job, newest first not guaranteed. Pods are listed with the uncached

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -169,8 +170,8 @@ func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time
 
 // waitForServer reports a server that does not resolve yet, and fails once serverWait is over.
 func (r *TunnelBenchmarkReconciler) waitForServer(tb *benchv1.TunnelBenchmark, now time.Time, err error) (ctrl.Result, error) {
-	se, ok := err.(*serverError)
-	if !ok {
+	var se *serverError
+	if !errors.As(err, &se) {
 		return ctrl.Result{}, err
 	}
 	if wait := orDefault(r.ServerWait, DefaultServerWait); now.Sub(tb.Status.StartTime.Time) >= wait {

@@ -6,7 +6,8 @@ set -euo pipefail
 need=()
 bindir=$(pg_config --bindir 2>/dev/null || true)
 [[ -x /usr/lib/postgresql/15/bin/postgres || -x ${bindir:-/nonexistent}/postgres ]] || need+=(postgresql-15)
-command -v pgbench >/dev/null || [[ -x /usr/lib/postgresql/15/bin/pgbench ]] || need+=(postgresql-client-15)
+# pgbench ships in postgresql-15 on Debian, with the server.
+command -v pgbench >/dev/null || need+=(postgresql-15)
 [[ ${#need[@]} -eq 0 ]] && exit 0
 
 echo "[deps] installing ${need[*]}" >&2

@@ -13,4 +13,5 @@ export KUBEBUILDER_ASSETS
 make --no-print-directory verify
 
 go vet ./...
+make --no-print-directory lint
 go test -count=1 -timeout 20m "$@" $(go list ./... | grep -v /test/e2e)

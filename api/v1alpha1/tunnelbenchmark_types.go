@@ -465,7 +465,3 @@ type TunnelBenchmarkList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []TunnelBenchmark `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&TunnelBenchmark{}, &TunnelBenchmarkList{})
-}

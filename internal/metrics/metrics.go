@@ -35,14 +35,16 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help}, labels)
 	}
 	r := &Recorder{
-		tps:            gauge("transport_tps", "Transactions per second measured through a transport.", transportLabels),
-		latencyAvg:     gauge("transport_latency_average_seconds", "Average transaction latency through a transport.", transportLabels),
-		latencyStddev:  gauge("transport_latency_stddev_seconds", "Standard deviation of the transaction latency through a transport.", transportLabels),
-		connectionTime: gauge("transport_connection_time_seconds", "Initial connection time, or with reconnect the average connection time, through a transport.", transportLabels),
-		failed:         gauge("transport_failed_transactions", "Transactions that ended in an error through a transport.", transportLabels),
-		transactions:   gauge("transport_transactions", "Transactions processed through a transport.", transportLabels),
-		benchmarks:     gauge("benchmarks", "TunnelBenchmarks by phase.", []string{"phase"}),
-		phases:         map[string]benchv1.Phase{},
+		tps:        gauge("transport_tps", "Transactions per second measured through a transport.", transportLabels),
+		latencyAvg: gauge("transport_latency_average_seconds", "Average transaction latency through a transport.", transportLabels),
+		latencyStddev: gauge("transport_latency_stddev_seconds",
+			"Standard deviation of the transaction latency through a transport.", transportLabels),
+		connectionTime: gauge("transport_connection_time_seconds",
+			"Initial connection time, or with reconnect the average connection time, through a transport.", transportLabels),
+		failed:       gauge("transport_failed_transactions", "Transactions that ended in an error through a transport.", transportLabels),
+		transactions: gauge("transport_transactions", "Transactions processed through a transport.", transportLabels),
+		benchmarks:   gauge("benchmarks", "TunnelBenchmarks by phase.", []string{"phase"}),
+		phases:       map[string]benchv1.Phase{},
 	}
 	reg.MustRegister(r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions, r.benchmarks)
 	return r

@@ -113,7 +113,7 @@ func Start(dir string, opts Options) (*Server, error) {
 		"--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync", "-E", "UTF8", "--locale=C")
 	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	if out, err := initdb.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("initdb failed: %v: %s", err, out)
+		return nil, fmt.Errorf("initdb failed: %w: %s", err, out)
 	}
 	hba := "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n"
 	if !opts.RequireTLS {
@@ -208,7 +208,7 @@ func (s *Server) waitReady(timeout time.Duration) error {
 		lastErr = err
 		time.Sleep(100 * time.Millisecond)
 	}
-	return fmt.Errorf("postgres did not accept connections within %s: %v", timeout, lastErr)
+	return fmt.Errorf("postgres did not accept connections within %s: %w", timeout, lastErr)
 }
 
 // credential is who runs initdb and postgres: the caller, or "postgres" when the caller is root.

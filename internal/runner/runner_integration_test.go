@@ -70,13 +70,14 @@ func sslSessions(ctx context.Context, s *pgtest.Server, app string) (withTLS, wi
 	}
 	defer func() { _ = conn.Close(ctx) }()
 	err = conn.QueryRow(ctx, `SELECT count(*) FILTER (WHERE s.ssl), count(*) FILTER (WHERE NOT s.ssl)
-		FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = $1 AND a.pid <> pg_backend_pid()`, app).Scan(&withTLS, &without)
+		FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+		WHERE a.application_name = $1 AND a.pid <> pg_backend_pid()`, app).Scan(&withTLS, &without)
 	return withTLS, without, err
 }
 
 // watchSessions samples the server's view of an application's sessions while a run lasts and
 // returns the largest counts seen.
-func watchSessions(t *testing.T, s *pgtest.Server, app string) (stop func() (maxTLS, maxPlain int)) {
+func watchSessions(s *pgtest.Server, app string) (stop func() (maxTLS, maxPlain int)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var maxTLS, maxPlain int
@@ -118,7 +119,7 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 			app := "tb-it-" + tt.sslmode
 			setEnv(t, s.Env(tt.sslmode))
 			t.Setenv("PGAPPNAME", app)
-			stop := watchSessions(t, s, app)
+			stop := watchSessions(s, app)
 			rep, out, err := runOnce(t, Options{Args: []string{"-b", "select-only", "-M", "prepared", "-c", "2", "-j", "1", "-T", "3", "-P", "1"}})
 			maxTLS, maxPlain := stop()
 			if err != nil {

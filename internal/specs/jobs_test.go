@@ -39,7 +39,8 @@ func build(t *testing.T, tb *benchv1.TunnelBenchmark, tr benchv1.TransportSpec) 
 		t.Fatal(err)
 	}
 	job := Job(JobRequest{Benchmark: tb, Transport: tr.Name, Connection: conn, PgbenchArgs: pgbench.RunArgs(tb.Spec.Load),
-		ActiveDeadline: 90 * time.Second, Defaults: RunnerDefaults{Image: "runner:1", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute}})
+		ActiveDeadline: 90 * time.Second,
+		Defaults:       RunnerDefaults{Image: "runner:1", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute}})
 	if job.Name != "bench-"+tr.Name || job.Namespace != "db" || *job.Spec.BackoffLimit != 0 || *job.Spec.ActiveDeadlineSeconds != 90 {
 		t.Errorf("job meta/spec: %s/%s backoff %d deadline %d", job.Namespace, job.Name, *job.Spec.BackoffLimit, *job.Spec.ActiveDeadlineSeconds)
 	}
@@ -84,7 +85,8 @@ func TestJobSecurityAndDefaults(t *testing.T) {
 	if e["PGSSLMODE"].Value != "disable" || e["PGHOST"].Value != "pg-rw" || e["PGPORT"].Value != "5432" {
 		t.Errorf("connection env %v", e)
 	}
-	if ref := e["PGPASSWORD"].ValueFrom; ref == nil || ref.SecretKeyRef.Name != "pg-app" || ref.SecretKeyRef.Key != "password" || e["PGPASSWORD"].Value != "" {
+	ref := e["PGPASSWORD"].ValueFrom
+	if ref == nil || ref.SecretKeyRef.Name != "pg-app" || ref.SecretKeyRef.Key != "password" || e["PGPASSWORD"].Value != "" {
 		t.Errorf("the password must come from the Secret by reference: %+v", e["PGPASSWORD"])
 	}
 	if _, ok := e["PGSSLROOTCERT"]; ok || len(pod.Volumes) != 1 {

@@ -48,7 +48,7 @@ func run(rounds int, duration time.Duration, clients, threads int, builtin, prot
 	defer func() { _ = os.RemoveAll(work) }()
 	runnerBin := filepath.Join(work, "tunnelbench-runner")
 	if out, err := exec.Command("go", "build", "-o", runnerBin, "./cmd/runner").CombinedOutput(); err != nil {
-		return fmt.Errorf("cannot build the runner: %v: %s", err, out)
+		return fmt.Errorf("cannot build the runner: %w: %s", err, out)
 	}
 
 	srv, err := pgtest.StartTemp(pgtest.Options{})
@@ -61,7 +61,7 @@ func run(rounds int, duration time.Duration, clients, threads int, builtin, prot
 		env = append(env, k+"="+v)
 	}
 	if out, err := command(env, "pgbench", "-i", "-s", "10", "-q").CombinedOutput(); err != nil {
-		return fmt.Errorf("pgbench -i: %v: %s", err, out)
+		return fmt.Errorf("pgbench -i: %w: %s", err, out)
 	}
 
 	args := []string{"-b", builtin, "-M", protocol, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(threads),
@@ -115,7 +115,7 @@ func command(env []string, name string, args ...string) *exec.Cmd {
 func bareRun(env, args []string) (float64, error) {
 	out, err := command(env, "pgbench", args...).CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("%v: %s", err, pgbench.LastError(string(out)))
+		return 0, fmt.Errorf("%w: %s", err, pgbench.LastError(string(out)))
 	}
 	res, err := pgbench.Parse(bytes.NewReader(out))
 	if err != nil {
@@ -128,7 +128,7 @@ func runnerRun(env []string, runnerBin, work string, args []string) (float64, er
 	termLog := filepath.Join(work, "termination-log")
 	cmdArgs := append([]string{"run", "--termination-log", termLog, "--"}, args...)
 	if out, err := command(env, runnerBin, cmdArgs...).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("%v: %s", err, out)
+		return 0, fmt.Errorf("%w: %s", err, out)
 	}
 	msg, err := os.ReadFile(termLog)
 	if err != nil {
