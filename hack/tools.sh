@@ -6,7 +6,8 @@
 # that folder already holds the binary. The Go build cache makes a rebuild after `rm -rf .cache`
 # fast on the same machine.
 #
-# Usage: hack/tools.sh TOOL...   (controller-gen | envtest | kubectl | golangci-lint | all)
+# Usage: hack/tools.sh TOOL...   (controller-gen | envtest | golangci-lint | cluster | helm | coredns |
+#                                etcd | kubectl | kube-apiserver | kubelet | ... | all)
 #        hack/tools.sh path TOOL  prints the cached path of TOOL (envtest: the assets folder)
 set -euo pipefail
 
@@ -20,19 +21,22 @@ K8S_VERSION=${K8S_VERSION:-v1.37.1}
 ETCD_VERSION=${ETCD_VERSION:-v3.7.3}
 CONTROLLER_GEN_VERSION=${CONTROLLER_GEN_VERSION:-v0.23.0}
 GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-v2.12.2}
+HELM_VERSION=${HELM_VERSION:-v3.22.0}
+COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
+K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
 log() { printf '[tools] %s\n' "$*" >&2; }
 
-# go_install MODULE@VERSION NAME: `go install` into its own versioned folder.
+# go_install MODULE@VERSION NAME [LDFLAGS]: `go install` into its own versioned folder.
 go_install() {
-  local pkg=$1 name=$2 version=${1##*@}
+  local pkg=$1 name=$2 version=${1##*@} ldflags="-s -w ${3:-}"
   local dir=$TOOLS_DIR/$name-$version
   if [[ -x $dir/$name ]]; then echo "$dir/$name"; return; fi
   log "building $name $version"
   mkdir -p "$dir"
-  GOBIN=$dir go install -trimpath -ldflags '-s -w' "$pkg"
+  GOBIN=$dir go install -trimpath -ldflags "$ldflags" "$pkg"
   echo "$dir/$name"
 }
 
@@ -58,7 +62,7 @@ k8s_build() {
       echo '//go:build tools'
       echo 'package tools'
       echo 'import ('
-      for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do
+      for c in "${K8S_COMMANDS[@]}"; do
         echo "	_ \"k8s.io/kubernetes/cmd/$c\""
       done
       echo ')'
@@ -109,6 +113,10 @@ path_of() {
   case $1 in
     controller-gen) echo "$TOOLS_DIR/controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" ;;
     golangci-lint) echo "$TOOLS_DIR/golangci-lint-$GOLANGCI_LINT_VERSION/golangci-lint" ;;
+    helm) echo "$TOOLS_DIR/helm-$HELM_VERSION/helm" ;;
+    coredns) echo "$TOOLS_DIR/coredns-$COREDNS_VERSION/coredns" ;;
+    etcd) echo "$TOOLS_DIR/etcd-$ETCD_VERSION/etcd" ;;
+    cluster) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION" ;;
     envtest) echo "$TOOLS_DIR/envtest-$K8S_VERSION-etcd-$ETCD_VERSION" ;;
     kubectl | kube-*) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION/$1" ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
@@ -119,9 +127,14 @@ build() {
   case $1 in
     controller-gen) go_install "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION" controller-gen ;;
     golangci-lint) go_install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION" golangci-lint ;;
+    helm) go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" ;;
+    coredns) go_install "github.com/coredns/coredns@$COREDNS_VERSION" coredns ;;
+    etcd) etcd_build ;;
     envtest) envtest ;;
+    # cluster: everything hack/local-cluster.sh runs.
+    cluster) k8s_build "${K8S_COMMANDS[@]}"; etcd_build; build coredns >/dev/null; build helm >/dev/null ;;
     kubectl | kube-*) k8s_build "$1"; path_of "$1" ;;
-    all) for t in controller-gen envtest golangci-lint; do build "$t"; done ;;
+    all) for t in controller-gen envtest golangci-lint cluster; do build "$t"; done ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
   esac
 }
