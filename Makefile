@@ -23,8 +23,9 @@ tools: ## Build the tool binaries (controller-gen, envtest assets) into .cache/.
 .PHONY: manifests
 manifests: ## Generate the CRD and RBAC manifests.
 	$(TOOLS) controller-gen >/dev/null
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." \
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./api/...;./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	hack/sync-chart.sh
 
 .PHONY: generate
 generate: ## Generate the deepcopy code.
@@ -52,11 +53,33 @@ verify: ## Fail when generated files or formatting are stale.
 	test "$$before" = "$$after" || { git diff --stat -- api config charts; echo "generated files were stale: regenerated them, commit the result"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
+##@ Run
+
+.PHONY: demo
+demo: ## The main job: local cluster if none is configured, images, Helm install, sample benchmark, results.
+	hack/demo.sh
+
+.PHONY: cluster-up
+cluster-up: ## Bring up the local single-node cluster (prints its kubeconfig).
+	hack/local-cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and restore the host.
+	hack/local-cluster.sh down --wipe
+
+.PHONY: images
+images: ## Build the image archives from Debian packages (and import them when the local cluster runs).
+	hack/images.sh build all
+
 ##@ Test
 
 .PHONY: test
 test: ## Run every test: unit, envtest and the PostgreSQL integration tests.
 	hack/test.sh
+
+.PHONY: test-e2e
+test-e2e: ## Run only the end-to-end tests (local cluster if none is configured).
+	hack/e2e.sh
 
 .PHONY: bench
 bench: ## Measure the runner's overhead against bare pgbench (see hack/bench/).
@@ -68,3 +91,8 @@ bench: ## Measure the runner's overhead against bare pgbench (see hack/bench/).
 build: ## Build the manager and runner binaries into bin/.
 	CGO_ENABLED=0 go build -trimpath -o bin/tunnelbench-manager ./cmd/manager
 	CGO_ENABLED=0 go build -trimpath -o bin/tunnelbench-runner ./cmd/runner
+
+IMG ?= docker.io/tunnelbench/tunnelbench:dev
+.PHONY: docker-build
+docker-build: ## Build the image with Docker, for a registry (IMG=...).
+	docker build -t $(IMG) .

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # deps.sh installs the Debian packages the tests use when they are missing: PostgreSQL 15 (server,
-# initdb and pgbench, for the runner's integration tests and `make bench`) and openssl.
+# initdb and pgbench, for the runner's integration tests and `make bench`); with "e2e", also
+# Prometheus (it scrapes the operator in the end-to-end tests) and debootstrap (images).
 set -euo pipefail
 
 need=()
+if [[ ${1:-} == e2e ]]; then
+  command -v prometheus >/dev/null || need+=(prometheus)
+  command -v debootstrap >/dev/null || need+=(debootstrap)
+fi
 bindir=$(pg_config --bindir 2>/dev/null || true)
 [[ -x /usr/lib/postgresql/15/bin/postgres || -x ${bindir:-/nonexistent}/postgres ]] || need+=(postgresql-15)
 # pgbench ships in postgresql-15 on Debian, with the server.

@@ -7,7 +7,8 @@ export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 
 hack/deps.sh
 KUBEBUILDER_ASSETS=$(hack/tools.sh envtest)
-export KUBEBUILDER_ASSETS
+HELM=$(hack/tools.sh helm)
+export KUBEBUILDER_ASSETS HELM
 
 # Generated files must match their sources.
 make --no-print-directory verify

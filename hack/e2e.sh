@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# e2e.sh runs the end-to-end tests (test/e2e) against a real cluster. Without a configured
+# cluster (no KUBECONFIG, no ~/.kube/config) it brings up the local one (hack/local-cluster.sh),
+# imports the locally built images, runs the tests and tears the cluster down again, whatever the
+# outcome. Against a configured cluster, E2E_IMAGE and E2E_POSTGRES_IMAGE must name images that
+# cluster can pull (make docker-build, then push).
+#
+# E2E_KEEP_CLUSTER=1 leaves the local cluster running afterwards.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
+
+"$ROOT/hack/deps.sh" e2e
+HELM=$(hack/tools.sh helm)
+hack/tools.sh kubectl >/dev/null
+BIN=$(hack/tools.sh path cluster)
+export HELM PATH=$BIN:$PATH PROMETHEUS=${PROMETHEUS:-$(command -v prometheus)}
+
+if [[ -z ${KUBECONFIG:-} && ! -f $HOME/.kube/config ]]; then
+  echo "[e2e] no cluster configured: using the local cluster" >&2
+  KUBECONFIG=$(hack/local-cluster.sh up)
+  if [[ ${E2E_KEEP_CLUSTER:-} != 1 ]]; then
+    trap 'hack/local-cluster.sh down --wipe' EXIT
+  fi
+  hack/images.sh import tunnelbench postgres
+  E2E_IMAGE=$(hack/images.sh tag tunnelbench)
+  E2E_POSTGRES_IMAGE=$(hack/images.sh tag postgres)
+fi
+export KUBECONFIG E2E_IMAGE=${E2E_IMAGE:?set E2E_IMAGE for a configured cluster} \
+  E2E_POSTGRES_IMAGE=${E2E_POSTGRES_IMAGE:?set E2E_POSTGRES_IMAGE for a configured cluster}
+
+go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@"

@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# images.sh builds the project's container images from Debian packages and Go sources, without a
+# registry: a debootstrap rootfs, apt inside a chroot, and a hand-packed docker-save archive that
+# `ctr images import` accepts. Every archive is cached under .cache/images by a hash of its inputs,
+# so a rebuild with no change takes seconds.
+#
+# Usage: hack/images.sh build NAME...   build archives, print their paths
+#        hack/images.sh import NAME...  build and import into the local cluster's containerd
+#        hack/images.sh cluster         build the images the cluster itself needs (pause, coredns)
+#        hack/images.sh tag NAME        print an image's reference
+# NAME: pause | coredns | tunnelbench | postgres | all
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${TUNNELBENCH_CACHE:-$ROOT/.cache}
+OUT=$CACHE/images
+SUITE=bookworm
+# The packages of the shared Debian layer: pgbench ships in postgresql-15; the ssh client is for
+# the ssh transport.
+PACKAGES="postgresql-15 openssh-client ca-certificates"
+# Fixed ids so pod specs can name them: postgres as CloudNativePG runs it, the runner as distroless.
+POSTGRES_UID=26
+RUNNER_UID=65532
+export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
+
+log() { printf '[images] %s\n' "$*" >&2; }
+
+tag() {
+  case $1 in
+    pause) echo "registry.k8s.io/pause:3.10" ;;
+    coredns) echo "docker.io/tunnelbench/coredns:local" ;;
+    tunnelbench) echo "docker.io/tunnelbench/tunnelbench:dev" ;;
+    postgres) echo "docker.io/tunnelbench/postgres:15" ;;
+    *) echo "unknown image $1" >&2; return 2 ;;
+  esac
+}
+
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+# pack TAG CONFIG_JSON ARCHIVE LAYER...: writes a docker-save archive with one uncompressed layer
+# per layer tar. os and architecture must be set, or containerd filters the image out.
+pack() {
+  local ref=$1 config=$2 archive=$3; shift 3
+  local work; work=$(mktemp -d)
+  local diff_ids=() layers=() i=0
+  for l in "$@"; do
+    cp "$l" "$work/layer$i.tar"
+    diff_ids+=("\"sha256:$(sha256sum "$l" | cut -d' ' -f1)\"")
+    layers+=("\"layer$i.tar\"")
+    i=$((i + 1))
+  done
+  local ids; ids=$(IFS=,; echo "${diff_ids[*]}")
+  printf '{"architecture":"amd64","os":"linux","config":%s,"rootfs":{"type":"layers","diff_ids":[%s]}}' \
+    "$config" "$ids" >"$work/config.json"
+  local cfg; cfg=$(sha256sum "$work/config.json" | cut -d' ' -f1)
+  mv "$work/config.json" "$work/$cfg.json"
+  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":[%s]}]' "$cfg" "$ref" "$(IFS=,; echo "${layers[*]}")" \
+    >"$work/manifest.json"
+  # docker-save layout: plain member names, no "./" prefix.
+  (cd "$work" && tar -cf "$archive.tmp" manifest.json "$cfg.json" layer*.tar)
+  mv "$archive.tmp" "$archive"
+  rm -rf "$work"
+}
+
+# layer_from DIR TAR: a reproducible layer (sorted, fixed mtime, numeric owners kept: postgres
+# refuses a data directory owned by root).
+layer_from() {
+  tar --numeric-owner --xattrs --sort=name --mtime=@0 -C "$1" \
+    --exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' -cf "$2" .
+}
+
+mirror() {
+  sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -1 \
+    || true
+}
+
+# debian_layer: the shared layer (Debian minbase + PACKAGES + users), cached by its recipe.
+debian_layer() {
+  local key; key=$(printf '%s|%s|%s|%s|v2' "$SUITE" "$PACKAGES" "$POSTGRES_UID" "$RUNNER_UID" | sha256sum | cut -c1-16)
+  local layer=$OUT/debian-$key.tar
+  if [[ -f $layer ]]; then echo "$layer"; return; fi
+  command -v debootstrap >/dev/null || { apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null; }
+  local m; m=$(mirror); m=${m:-http://deb.debian.org/debian}
+  local rootfs=$OUT/rootfs-$key
+  rm -rf "$rootfs"
+  mkdir -p "$OUT"
+  log "debootstrap $SUITE (about 2 minutes)"
+  debootstrap --variant=minbase "$SUITE" "$rootfs" "$m" >"$OUT/debootstrap.log" 2>&1 \
+    || { tail -20 "$OUT/debootstrap.log" >&2; return 1; }
+  local sec; sec=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep security | head -1 || true)
+  {
+    echo "deb $m $SUITE main"
+    echo "deb $m $SUITE-updates main"
+    [[ -n $sec ]] && echo "deb $sec $SUITE-security main"
+  } >"$rootfs/etc/apt/sources.list"
+  printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
+  chmod +x "$rootfs/usr/sbin/policy-rc.d"
+  # No docs, man pages or locales beyond C: images stay small where it is cheap.
+  cat >"$rootfs/etc/dpkg/dpkg.cfg.d/01-slim" <<'EOF'
+path-exclude /usr/share/doc/*
+path-exclude /usr/share/man/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/locale/*
+path-exclude /usr/share/lintian/*
+EOF
+  mkdir -p "$rootfs/etc/postgresql-common"
+  echo "create_main_cluster = false" >"$rootfs/etc/postgresql-common/createcluster.conf"
+  mount -t proc proc "$rootfs/proc"
+  trap 'umount "'"$rootfs"'/proc" 2>/dev/null || true' RETURN
+  log "apt-get install $PACKAGES"
+  chroot "$rootfs" sh -ec "
+    groupadd -g $POSTGRES_UID postgres && useradd -u $POSTGRES_UID -g postgres -d /var/lib/postgresql -s /bin/sh postgres
+    groupadd -g $RUNNER_UID tunnelbench && useradd -u $RUNNER_UID -g tunnelbench -d /tmp -s /usr/sbin/nologin tunnelbench
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $PACKAGES
+    apt-get clean
+    rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /var/cache/debconf/*-old /usr/share/doc/* /usr/share/man/* \
+      /usr/share/locale/* /usr/share/i18n/*
+    # PostgreSQL's JIT is the only user of LLVM (and z3): 130 MB that no benchmark path needs.
+    rm -rf /usr/lib/x86_64-linux-gnu/libLLVM-14.so* /usr/lib/x86_64-linux-gnu/libz3.so* \
+      /usr/lib/postgresql/15/lib/llvmjit*.so /usr/lib/postgresql/15/lib/bitcode
+    install -d -o postgres -g postgres -m 0755 /var/lib/postgresql
+  " >"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log" >&2; return 1; }
+  umount "$rootfs/proc"
+  rm -f "$rootfs/usr/sbin/policy-rc.d"
+  layer_from "$rootfs" "$layer.tmp"
+  mv "$layer.tmp" "$layer"
+  rm -rf "$rootfs"
+  echo "$layer"
+}
+
+go_binaries() { # go_binaries DIR: the static manager and runner
+  mkdir -p "$1/usr/local/bin"
+  (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$1/usr/local/bin/tunnelbench-manager" ./cmd/manager \
+    && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$1/usr/local/bin/tunnelbench-runner" ./cmd/runner)
+}
+
+build_pause() {
+  local src=$ROOT/hack/images/pause.c key; key=$(hash_of "$src" "$0")
+  local archive=$OUT/pause-$key.tar
+  [[ -f $archive ]] && { echo "$archive"; return; }
+  local work; work=$(mktemp -d)
+  mkdir -p "$work/rootfs"
+  gcc -static -Os -s -o "$work/rootfs/pause" "$src"
+  layer_from "$work/rootfs" "$work/layer.tar"
+  pack "$(tag pause)" '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$archive" "$work/layer.tar"
+  rm -rf "$work"
+  echo "$archive"
+}
+
+build_coredns() {
+  local bin; bin=$("$ROOT/hack/tools.sh" coredns)
+  local key; key=$(hash_of "$bin" "$0")
+  local archive=$OUT/coredns-$key.tar
+  [[ -f $archive ]] && { echo "$archive"; return; }
+  local work; work=$(mktemp -d)
+  mkdir -p "$work/rootfs/etc/coredns"
+  cp "$bin" "$work/rootfs/coredns"
+  layer_from "$work/rootfs" "$work/layer.tar"
+  pack "$(tag coredns)" '{"Entrypoint":["/coredns"]}' "$archive" "$work/layer.tar"
+  rm -rf "$work"
+  echo "$archive"
+}
+
+build_tunnelbench() {
+  local base; base=$(debian_layer)
+  local work; work=$(mktemp -d)
+  go_binaries "$work/rootfs"
+  layer_from "$work/rootfs" "$work/bin.tar"
+  local key; key=$(hash_of "$work/bin.tar" <(basename "$base") "$0")
+  local archive=$OUT/tunnelbench-$key.tar
+  if [[ ! -f $archive ]]; then
+    pack "$(tag tunnelbench)" \
+      "{\"Entrypoint\":[\"/usr/local/bin/tunnelbench-manager\"],\"User\":\"$RUNNER_UID:$RUNNER_UID\",\"Env\":[\"PATH=/usr/lib/postgresql/15/bin:/usr/local/bin:/usr/bin:/bin\",\"HOME=/tmp\"]}" \
+      "$archive" "$base" "$work/bin.tar"
+  fi
+  rm -rf "$work"
+  echo "$archive"
+}
+
+build_postgres() {
+  local base; base=$(debian_layer)
+  local entry=$ROOT/hack/images/pg-entrypoint.sh
+  local key; key=$(hash_of "$entry" <(basename "$base") "$0")
+  local archive=$OUT/postgres-$key.tar
+  [[ -f $archive ]] && { echo "$archive"; return; }
+  local work; work=$(mktemp -d)
+  install -D -m 0755 "$entry" "$work/rootfs/usr/local/bin/pg-entrypoint"
+  layer_from "$work/rootfs" "$work/entry.tar"
+  pack "$(tag postgres)" \
+    "{\"Entrypoint\":[\"/usr/local/bin/pg-entrypoint\"],\"User\":\"$POSTGRES_UID:$POSTGRES_UID\",\"Env\":[\"PATH=/usr/lib/postgresql/15/bin:/usr/bin:/bin\",\"PGDATA=/var/lib/postgresql/data\"]}" \
+    "$archive" "$base" "$work/entry.tar"
+  rm -rf "$work"
+  echo "$archive"
+}
+
+build() {
+  mkdir -p "$OUT"
+  for name in "$@"; do
+    case $name in
+      all) build pause coredns tunnelbench postgres ;;
+      pause | coredns | tunnelbench | postgres) "build_$name" ;;
+      *) echo "unknown image $name" >&2; return 2 ;;
+    esac
+  done
+}
+
+# import_local ARCHIVE...: into the local cluster's containerd, skipping images already there with
+# the same config digest.
+import_local() {
+  local sock=$CACHE/cluster/run/containerd.sock
+  [[ -S $sock ]] || { echo "the local cluster is not running (hack/local-cluster.sh up)" >&2; return 1; }
+  for a in "$@"; do
+    log "importing $(basename "$a")"
+    ctr -a "$sock" -n k8s.io images import "$a" >/dev/null
+  done
+}
+
+case ${1:-} in
+  build) shift; build "$@" ;;
+  import) shift; archives=$(build "$@"); import_local $archives ;;
+  cluster) build pause coredns ;;
+  tag) tag "$2" ;;
+  *) sed -n '2,14p' "$0"; exit 2 ;;
+esac

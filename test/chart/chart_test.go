@@ -1,0 +1,240 @@
+// Package chart tests the Helm chart with the real helm binary (HELM, built by hack/tools.sh):
+// lint, the rendered objects for a set of values, the schema's rejections, and that the chart's
+// operator ClusterRole is exactly the one controller-gen generated.
+package chart
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+var chartDir = filepath.Join("..", "..", "charts", "tunnelbench")
+
+func helm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	bin := os.Getenv("HELM")
+	if bin == "" {
+		t.Fatal("HELM is not set: run the tests with `make test` (hack/test.sh builds helm)")
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		return stdout.String(), errors.New(stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+func render(t *testing.T, set ...string) []*unstructured.Unstructured {
+	t.Helper()
+	args := []string{"template", "tb", chartDir, "--namespace", "tunnelbench-system"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := helm(t, args...)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(out), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs
+			}
+			t.Fatalf("rendered YAML does not parse: %v\n%s", err, out)
+		}
+		if len(u.Object) > 0 {
+			objs = append(objs, u)
+		}
+	}
+}
+
+func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && (name == "" || o.GetName() == name) {
+			return o
+		}
+	}
+	return nil
+}
+
+func convert(t *testing.T, u *unstructured.Unstructured, into any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLint(t *testing.T) {
+	for _, set := range [][]string{nil, {"--set", "metrics.serviceMonitor.enabled=true"}} {
+		out, err := helm(t, append([]string{"lint", "--strict", chartDir}, set...)...)
+		if err != nil || !strings.Contains(out, "0 chart(s) failed") {
+			t.Errorf("helm lint %v: %v\n%s", set, err, out)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	objs := render(t)
+	for _, kind := range []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
+		"Role", "RoleBinding", "Deployment", "Service"} {
+		if find(objs, kind, "") == nil {
+			t.Errorf("no %s rendered", kind)
+		}
+	}
+	if find(objs, "ServiceMonitor", "") != nil {
+		t.Error("a ServiceMonitor is rendered although metrics.serviceMonitor.enabled is false")
+	}
+	crd := find(objs, "CustomResourceDefinition", "")
+	if crd.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+		t.Error("the CRD (and every result) must survive helm uninstall by default")
+	}
+
+	dep := &appsv1.Deployment{}
+	convert(t, find(objs, "Deployment", "tb-tunnelbench"), dep)
+	pod := dep.Spec.Template.Spec
+	c := pod.Containers[0]
+	if c.Image != "docker.io/tunnelbench/tunnelbench:dev" || c.ImagePullPolicy != "IfNotPresent" {
+		t.Errorf("image %s %s", c.Image, c.ImagePullPolicy)
+	}
+	args := strings.Join(c.Args, " ")
+	for _, want := range []string{"--leader-elect=true", "--metrics-bind-address=:8443", "--metrics-secure=true",
+		"--runner-image=docker.io/tunnelbench/tunnelbench:dev", "--runner-wait-timeout=2m"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if !*pod.SecurityContext.RunAsNonRoot || pod.SecurityContext.SeccompProfile.Type != "RuntimeDefault" ||
+		*c.SecurityContext.AllowPrivilegeEscalation || !*c.SecurityContext.ReadOnlyRootFilesystem ||
+		c.SecurityContext.Capabilities.Drop[0] != "ALL" {
+		t.Error("the operator pod does not meet the restricted Pod Security Standard")
+	}
+	if pod.ServiceAccountName != "tb-tunnelbench" {
+		t.Errorf("serviceAccountName %q", pod.ServiceAccountName)
+	}
+}
+
+// TestManagerRoleMatchesGenerated: the chart's operator ClusterRole must hold exactly the rules
+// controller-gen derived from the reconciler's markers — no more, no less.
+func TestManagerRoleMatchesGenerated(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated := &rbacv1.ClusterRole{}
+	if err := yaml.Unmarshal(b, generated); err != nil {
+		t.Fatal(err)
+	}
+	chartRole := &rbacv1.ClusterRole{}
+	convert(t, find(render(t), "ClusterRole", "tb-tunnelbench-manager"), chartRole)
+	if !reflect.DeepEqual(chartRole.Rules, generated.Rules) {
+		t.Errorf("chart rules differ from config/rbac/role.yaml:\n chart: %+v\n  want: %+v", chartRole.Rules, generated.Rules)
+	}
+	for _, r := range chartRole.Rules {
+		for _, res := range r.Resources {
+			if res == "secrets" && strings.Join(r.Verbs, ",") != "get" {
+				t.Errorf("the operator may only get Secrets, has %v", r.Verbs)
+			}
+		}
+	}
+}
+
+func TestValues(t *testing.T) {
+	tests := []struct {
+		name  string
+		set   []string
+		check func(t *testing.T, objs []*unstructured.Unstructured)
+	}{
+		{
+			name: "service monitor with the kube-prometheus-stack release label",
+			set:  []string{"metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=kps"},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				sm := find(objs, "ServiceMonitor", "")
+				if sm == nil {
+					t.Fatal("no ServiceMonitor")
+				}
+				if sm.GetLabels()["release"] != "kps" {
+					t.Errorf("labels %v", sm.GetLabels())
+				}
+				eps, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+				ep := eps[0].(map[string]any)
+				if ep["scheme"] != "https" || ep["port"] != "metrics" || ep["bearerTokenFile"] == nil {
+					t.Errorf("endpoint %v", ep)
+				}
+				svc := find(objs, "Service", "tb-tunnelbench-metrics")
+				sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+				for k, v := range sel {
+					if svc.GetLabels()[k] != v {
+						t.Errorf("the ServiceMonitor selector %v does not select the metrics Service %v", sel, svc.GetLabels())
+					}
+				}
+			},
+		},
+		{
+			name: "local images, custom runner, no CRD",
+			set: []string{"image.repository=local/tb", "image.tag=x1", "image.pullPolicy=Never",
+				"runner.image=local/runner:y", "crds.install=false", "leaderElection=false"},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				if find(objs, "CustomResourceDefinition", "") != nil || find(objs, "Role", "") != nil {
+					t.Error("CRD or leader-election Role rendered although disabled")
+				}
+				dep := &appsv1.Deployment{}
+				convert(t, find(objs, "Deployment", ""), dep)
+				c := dep.Spec.Template.Spec.Containers[0]
+				args := strings.Join(c.Args, " ")
+				if c.Image != "local/tb:x1" || c.ImagePullPolicy != "Never" ||
+					!strings.Contains(args, "--runner-image=local/runner:y") || !strings.Contains(args, "--runner-image-pull-policy=Never") {
+					t.Errorf("image %s %s args %s", c.Image, c.ImagePullPolicy, args)
+				}
+			},
+		},
+		{
+			name: "metrics off",
+			set:  []string{"metrics.enabled=false"},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				if find(objs, "Service", "") != nil || find(objs, "ClusterRole", "tb-tunnelbench-metrics-reader") != nil {
+					t.Error("metrics objects rendered although metrics are off")
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.check(t, render(t, tt.set...)) })
+	}
+}
+
+func TestSchemaRejectsBadValues(t *testing.T) {
+	tests := []struct {
+		set, want string
+	}{
+		{"image.pullPolicy=Sometimes", "pullPolicy"},
+		{"runner.waitTimeout=soon", "waitTimeout"},
+		{"metrics.port=80", "port"},
+		{"unknownKey=1", "unknownKey"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.set, func(t *testing.T) {
+			_, err := helm(t, "template", "tb", chartDir, "--set", tt.set)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("helm template --set %s: %v, want an error naming %s", tt.set, err, tt.want)
+			}
+		})
+	}
+}

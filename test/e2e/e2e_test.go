@@ -1,0 +1,462 @@
+//go:build e2e
+
+// Package e2e runs TunnelBench in a real Kubernetes cluster: the operator installed with its Helm
+// chart, a PostgreSQL with TLS deployed from the project's image, real runner pods and pgbench,
+// and a real Prometheus scraping the operator's secure metrics endpoint.
+//
+// hack/e2e.sh prepares the environment (the local cluster when KUBECONFIG names none, the images,
+// helm and Prometheus) and passes it in: KUBECONFIG, HELM, E2E_IMAGE, E2E_POSTGRES_IMAGE and
+// PROMETHEUS.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/test/fixture"
+)
+
+const (
+	operatorNamespace = "tunnelbench-system"
+	release           = "tunnelbench"
+)
+
+var (
+	k8s    client.Client
+	scheme = runtime.NewScheme()
+	ctx    = context.Background()
+)
+
+func env(t *testing.T, name string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		t.Fatalf("%s is not set: run the end-to-end tests with hack/e2e.sh", name)
+	}
+	return v
+}
+
+func setup(t *testing.T) {
+	t.Helper()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(benchv1.AddToScheme(scheme))
+	cfg, err := config.GetConfig()
+	if err != nil {
+		t.Fatalf("no cluster: %v", err)
+	}
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// run runs a command and returns its combined output.
+func run(t *testing.T, name string, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command(name, args...).CombinedOutput()
+	return string(out), err
+}
+
+// TestEndToEnd is one ordered story: install, benchmark, scrape, then the bad paths.
+func TestEndToEnd(t *testing.T) {
+	setup(t)
+	image := env(t, "E2E_IMAGE")
+	repo, tag, _ := strings.Cut(image, ":")
+
+	t.Run("install with the Helm chart", func(t *testing.T) {
+		out, err := run(t, env(t, "HELM"), "upgrade", "--install", release, filepath.Join("..", "..", "charts", "tunnelbench"),
+			"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", "3m",
+			"--set", "image.repository="+repo, "--set", "image.tag="+tag, "--set", "image.pullPolicy=IfNotPresent",
+			"--set", "runner.waitTimeout=20s", "--set", "logLevel=debug")
+		if err != nil {
+			t.Fatalf("helm install: %v\n%s", err, out)
+		}
+	})
+
+	ns := newNamespace(t, "e2e")
+	pg, err := fixture.DeployPostgres(ctx, k8s, ns, env(t, "E2E_POSTGRES_IMAGE"), 3*time.Minute)
+	if err != nil {
+		t.Fatalf("cannot deploy PostgreSQL: %v", err)
+	}
+
+	var done *benchv1.TunnelBenchmark
+	t.Run("direct and TLS complete with real results", func(t *testing.T) {
+		tb := benchmark(ns, "direct-vs-tls", pg, fixture.CredentialsSecret)
+		tb.Spec.Load.Initialize = true
+		if err := k8s.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		done = waitForEnd(t, ns, tb.Name, 6*time.Minute)
+		if done.Status.Phase != benchv1.PhaseCompleted {
+			t.Fatalf("phase %s, conditions %+v", done.Status.Phase, done.Status.Conditions)
+		}
+		if len(done.Status.Results) != 3 {
+			t.Fatalf("%d results, want 3", len(done.Status.Results))
+		}
+		for _, r := range done.Status.Results {
+			if r.TPS <= 0 || r.Transactions <= 0 || r.LatencyAvgMs <= 0 || r.RatioToBaseline == nil {
+				t.Errorf("result %s: %+v", r.Transport, r)
+			}
+			wantTLS := r.Type == benchv1.TransportTLS
+			if wantTLS != (r.TLS != nil) || wantTLS && !strings.HasPrefix(r.TLS.Version, "TLSv1.") {
+				t.Errorf("result %s: negotiated TLS %+v", r.Transport, r.TLS)
+			}
+			t.Logf("%s: %.0f tps, %.3f ms, ratio %.2f, tls %+v", r.Transport, r.TPS, r.LatencyAvgMs, *r.RatioToBaseline, r.TLS)
+		}
+		if done.Status.Best == nil || done.Status.Progress != "3/3" {
+			t.Errorf("best %+v progress %q", done.Status.Best, done.Status.Progress)
+		}
+		assertEvents(t, ns, tb.Name, "Accepted", "JobCreated", "Initialized", "TransportCompleted", "Completed")
+		out, _ := run(t, "kubectl", "get", "tb", "-n", ns)
+		t.Logf("kubectl get tb:\n%s", out)
+	})
+
+	t.Run("Prometheus scrapes tps for each transport", func(t *testing.T) {
+		if done == nil || done.Status.Phase != benchv1.PhaseCompleted {
+			t.Skip("needs the completed benchmark")
+		}
+		scrapeWithPrometheus(t, ns, done)
+	})
+
+	t.Run("an invalid manifest is rejected at apply with the field named", func(t *testing.T) {
+		manifest := fmt.Sprintf(`apiVersion: bench.tunnelbench.io/v1alpha1
+kind: TunnelBenchmark
+metadata: {name: invalid, namespace: %s}
+spec:
+  server: {external: {host: %s, database: app, credentialsSecret: {name: %s}}}
+  transports: [{name: direct, type: direct}]
+  load: {builtin: select-only, clients: 2, threads: 4}
+`, ns, pg.Host, fixture.CredentialsSecret)
+		cmd := exec.Command("kubectl", "apply", "-f", "-")
+		cmd.Stdin = strings.NewReader(manifest)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "spec.load.threads must not exceed spec.load.clients") {
+			t.Errorf("kubectl apply: %v\n%s", err, out)
+		}
+	})
+
+	t.Run("a wrong password fails with AuthenticationFailed", func(t *testing.T) {
+		wrong := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wrong-password"},
+			Type: corev1.SecretTypeBasicAuth, StringData: map[string]string{"username": "app", "password": "not-" + pg.AppPassword}}
+		if err := k8s.Create(ctx, wrong); err != nil {
+			t.Fatal(err)
+		}
+		tb := benchmark(ns, "wrong-password", pg, wrong.Name)
+		if err := k8s.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), benchv1.ReasonAuthenticationFailed, "password authentication failed")
+	})
+
+	t.Run("an unreachable server fails with ServerUnreachable", func(t *testing.T) {
+		tb := benchmark(ns, "unreachable", pg, fixture.CredentialsSecret)
+		tb.Spec.Server.External.Host = "nothing-here." + ns + ".svc"
+		tb.Spec.Transports = tb.Spec.Transports[:1]
+		if err := k8s.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), benchv1.ReasonServerUnreachable, "did not answer within 20s")
+	})
+
+	t.Run("deleting a running benchmark removes its Jobs and pods", func(t *testing.T) {
+		tb := benchmark(ns, "deleted", pg, fixture.CredentialsSecret)
+		tb.Spec.Load.Duration = &metav1.Duration{Duration: 5 * time.Minute}
+		if err := k8s.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		sel := client.MatchingLabels{benchv1.LabelBenchmark: tb.Name}
+		eventually(t, 2*time.Minute, "a running runner pod", func() error {
+			pods := &corev1.PodList{}
+			if err := k8s.List(ctx, pods, client.InNamespace(ns), sel); err != nil {
+				return err
+			}
+			for _, p := range pods.Items {
+				if p.Status.Phase == corev1.PodRunning {
+					return nil
+				}
+			}
+			return fmt.Errorf("%d pods, none running", len(pods.Items))
+		})
+		if err := k8s.Delete(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 2*time.Minute, "Jobs, pods and Secrets gone", func() error {
+			jobs, pods, secrets := &batchv1.JobList{}, &corev1.PodList{}, &corev1.SecretList{}
+			for _, l := range []client.ObjectList{jobs, pods, secrets} {
+				if err := k8s.List(ctx, l, client.InNamespace(ns), sel); err != nil {
+					return err
+				}
+			}
+			if n := len(jobs.Items) + len(pods.Items) + len(secrets.Items); n > 0 {
+				return fmt.Errorf("%d Jobs, %d pods, %d Secrets left", len(jobs.Items), len(pods.Items), len(secrets.Items))
+			}
+			return nil
+		})
+	})
+}
+
+// benchmark compares direct, TLS require and TLS verify-full against the fixture server.
+func benchmark(ns, name string, pg *fixture.Postgres, credentials string) *benchv1.TunnelBenchmark {
+	return &benchv1.TunnelBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: benchv1.TunnelBenchmarkSpec{
+			Server: benchv1.ServerSpec{External: &benchv1.ExternalServer{
+				Host: pg.Host, Port: 5432, Database: "app",
+				CredentialsSecret: benchv1.LocalObjectReference{Name: credentials},
+				CASecret:          &benchv1.LocalObjectReference{Name: fixture.CASecret},
+			}},
+			Transports: []benchv1.TransportSpec{
+				{Name: "direct", Type: benchv1.TransportDirect},
+				{Name: "tls-require", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeRequire}},
+				{Name: "tls-verify-full", Type: benchv1.TransportTLS},
+			},
+			Load: benchv1.LoadSpec{
+				Builtin: "select-only", Protocol: "prepared", Clients: 2, Threads: 1, Scale: 1,
+				Duration: &metav1.Duration{Duration: 5 * time.Second},
+			},
+			Runner: &benchv1.RunnerSpec{Resources: &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: mustQuantity("200m")}}},
+			Timeout: &metav1.Duration{Duration: 10 * time.Minute},
+		},
+	}
+}
+
+func newNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-",
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dump(t, ns.Name)
+		}
+		_ = k8s.Delete(ctx, ns)
+	})
+	return ns.Name
+}
+
+// dump logs what a person would look at first when a test fails.
+func dump(t *testing.T, ns string) {
+	for _, args := range [][]string{
+		{"get", "tb,jobs,pods", "-n", ns, "-o", "wide"},
+		{"get", "tb", "-n", ns, "-o", "yaml"},
+		{"get", "events", "-n", ns, "--sort-by=.lastTimestamp"},
+		{"logs", "-n", operatorNamespace, "deploy/" + release, "--tail=80"},
+		{"logs", "-n", ns, "-l", benchv1.LabelBenchmark, "--tail=30", "--prefix"},
+	} {
+		out, _ := run(t, "kubectl", args...)
+		t.Logf("kubectl %s:\n%s", strings.Join(args, " "), out)
+	}
+}
+
+func waitForEnd(t *testing.T, ns, name string, timeout time.Duration) *benchv1.TunnelBenchmark {
+	t.Helper()
+	tb := &benchv1.TunnelBenchmark{}
+	eventually(t, timeout, "benchmark "+name+" to end", func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tb); err != nil {
+			return err
+		}
+		if !tb.Status.Phase.IsTerminal() {
+			return fmt.Errorf("phase %q, progress %q", tb.Status.Phase, tb.Status.Progress)
+		}
+		return nil
+	})
+	return tb
+}
+
+func assertFailed(t *testing.T, tb *benchv1.TunnelBenchmark, reason, text string) {
+	t.Helper()
+	c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionFailed)
+	if tb.Status.Phase != benchv1.PhaseFailed || c == nil || c.Reason != reason || !strings.Contains(c.Message, text) {
+		t.Errorf("phase %s, Failed condition %+v; want reason %s with %q", tb.Status.Phase, c, reason, text)
+	}
+	if c != nil && strings.Contains(c.Message, "password=") {
+		t.Errorf("the failure message leaks a password: %s", c.Message)
+	}
+}
+
+func assertEvents(t *testing.T, ns, name string, reasons ...string) {
+	t.Helper()
+	events := &eventsv1.EventList{}
+	if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, e := range events.Items {
+		if e.Regarding.Name == name {
+			seen[e.Reason] = true
+		}
+	}
+	for _, r := range reasons {
+		if !seen[r] {
+			t.Errorf("no %s event for %s (seen %v)", r, name, seen)
+		}
+	}
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// scrapeWithPrometheus runs Debian's Prometheus on the host and points it at the operator the way
+// kube-prometheus does: Kubernetes service discovery of the metrics Service's endpoints, HTTPS,
+// and a ServiceAccount token bound to the chart's metrics-reader ClusterRole.
+func scrapeWithPrometheus(t *testing.T, ns string, tb *benchv1.TunnelBenchmark) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "prometheus"}}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-prometheus-" + ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: release + "-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}},
+	}
+	for _, o := range []client.Object{sa, binding} {
+		if err := k8s.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, binding) })
+	token, err := run(t, "kubectl", "create", "token", sa.Name, "-n", ns, "--duration=1h")
+	if err != nil {
+		t.Fatalf("kubectl create token: %v: %s", err, token)
+	}
+
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte(strings.TrimSpace(token)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf(`global: {scrape_interval: 2s, scrape_timeout: 2s}
+scrape_configs:
+- job_name: tunnelbench-operator
+  scheme: https
+  tls_config: {insecure_skip_verify: true}
+  authorization: {credentials_file: %s}
+  kubernetes_sd_configs:
+  - role: endpoints
+    kubeconfig_file: %s
+    namespaces: {names: [%s]}
+  relabel_configs:
+  - {source_labels: [__meta_kubernetes_service_label_app_kubernetes_io_name], regex: tunnelbench, action: keep}
+  - {source_labels: [__meta_kubernetes_endpoint_port_name], regex: metrics, action: keep}
+`, tokenFile, env(t, "KUBECONFIG"), operatorNamespace)
+	cfgFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeLoopbackAddr(t)
+	prom := exec.Command(env(t, "PROMETHEUS"), "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr)
+	var promLog bytes.Buffer
+	prom.Stdout, prom.Stderr = &promLog, &promLog
+	if err := prom.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = prom.Process.Kill()
+		_ = prom.Wait()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", promLog.String())
+		}
+	})
+
+	query := fmt.Sprintf(`tunnelbench_transport_tps{namespace=%q,benchmark=%q}`, ns, tb.Name)
+	eventually(t, 90*time.Second, "Prometheus to scrape tps", func() error {
+		series, err := promQuery(addr, query)
+		if err != nil {
+			return err
+		}
+		got := map[string]float64{}
+		for _, s := range series {
+			var v float64
+			_, _ = fmt.Sscan(s.Value[1].(string), &v)
+			got[s.Metric["transport"]] = v
+		}
+		for _, r := range tb.Status.Results {
+			if got[r.Transport] <= 0 {
+				return fmt.Errorf("tps series %v, want one > 0 for %s", got, r.Transport)
+			}
+			if diff := got[r.Transport] - r.TPS; diff > 0.01 || diff < -0.01 {
+				return fmt.Errorf("scraped tps %v for %s, status says %v", got[r.Transport], r.Transport, r.TPS)
+			}
+		}
+		return nil
+	})
+	up, err := promQuery(addr, `up{job="tunnelbench-operator"}`)
+	if err != nil || len(up) == 0 || up[0].Value[1] != "1" {
+		t.Errorf("up = %+v (%v)", up, err)
+	}
+}
+
+type promSeries struct {
+	Metric map[string]string `json:"metric"`
+	Value  []any             `json:"value"`
+}
+
+func promQuery(addr, query string) ([]promSeries, error) {
+	resp, err := http.Get("http://" + addr + "/api/v1/query?query=" + url.QueryEscape(query))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	var out struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []promSeries `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil || out.Status != "success" {
+		return nil, fmt.Errorf("query %s: %v %s", query, err, body)
+	}
+	return out.Data.Result, nil
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }
