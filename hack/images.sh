@@ -62,10 +62,10 @@ pack() {
   rm -rf "$work"
 }
 
-# layer_from DIR TAR: a reproducible layer (sorted, fixed mtime, numeric owners kept: postgres
-# refuses a data directory owned by root).
+# layer_from DIR TAR: a reproducible layer: sorted, fixed mtime, GNU format (no pax atime/ctime
+# headers, which --xattrs would add), numeric owners kept (postgres refuses a root-owned data dir).
 layer_from() {
-  tar --numeric-owner --xattrs --sort=name --mtime=@0 -C "$1" \
+  tar --numeric-owner --sort=name --mtime=@0 -C "$1" \
     --exclude='./dev/*' --exclude='./proc/*' --exclude='./sys/*' -cf "$2" .
 }
 
@@ -76,7 +76,7 @@ mirror() {
 
 # debian_layer: the shared layer (Debian minbase + PACKAGES + users), cached by its recipe.
 debian_layer() {
-  local key; key=$(printf '%s|%s|%s|%s|v2' "$SUITE" "$PACKAGES" "$POSTGRES_UID" "$RUNNER_UID" | sha256sum | cut -c1-16)
+  local key; key=$(printf '%s|%s|%s|%s|v3' "$SUITE" "$PACKAGES" "$POSTGRES_UID" "$RUNNER_UID" | sha256sum | cut -c1-16)
   local layer=$OUT/debian-$key.tar
   if [[ -f $layer ]]; then echo "$layer"; return; fi
   command -v debootstrap >/dev/null || { apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null; }
@@ -109,8 +109,12 @@ EOF
   trap 'umount "'"$rootfs"'/proc" 2>/dev/null || true' RETURN
   log "apt-get install $PACKAGES"
   chroot "$rootfs" sh -ec "
-    groupadd -g $POSTGRES_UID postgres && useradd -u $POSTGRES_UID -g postgres -d /var/lib/postgresql -s /bin/sh postgres
-    groupadd -g $RUNNER_UID tunnelbench && useradd -u $RUNNER_UID -g tunnelbench -d /tmp -s /usr/sbin/nologin tunnelbench
+    # Debian gives gid 26 to "tape": postgres takes it, as CloudNativePG runs postgres as 26:26.
+    if getent group $POSTGRES_UID >/dev/null; then groupdel \$(getent group $POSTGRES_UID | cut -d: -f1); fi
+    groupadd -g $POSTGRES_UID postgres
+    useradd -u $POSTGRES_UID -g postgres -d /var/lib/postgresql -s /bin/sh postgres
+    groupadd -g $RUNNER_UID tunnelbench
+    useradd -u $RUNNER_UID -g tunnelbench -d /tmp -s /usr/sbin/nologin tunnelbench
     apt-get update -q
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $PACKAGES
     apt-get clean
@@ -120,6 +124,7 @@ EOF
     rm -rf /usr/lib/x86_64-linux-gnu/libLLVM-14.so* /usr/lib/x86_64-linux-gnu/libz3.so* \
       /usr/lib/postgresql/15/lib/llvmjit*.so /usr/lib/postgresql/15/lib/bitcode
     install -d -o postgres -g postgres -m 0755 /var/lib/postgresql
+    test \$(id -u postgres) = $POSTGRES_UID
   " >"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log" >&2; return 1; }
   umount "$rootfs/proc"
   rm -f "$rootfs/usr/sbin/policy-rc.d"

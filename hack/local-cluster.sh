@@ -248,7 +248,7 @@ import_images() {
 
 # --- up / down ----------------------------------------------------------------------------------
 
-apiserver_ready() { kubectl_ get --raw /readyz; }
+apiserver_ready() { kubectl_ get --raw /readyz >/dev/null 2>&1; }
 
 node_ready() {
   [[ $(kubectl_ get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}') == True ]]

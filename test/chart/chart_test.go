@@ -175,7 +175,7 @@ func TestValues(t *testing.T) {
 				}
 				eps, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
 				ep := eps[0].(map[string]any)
-				if ep["scheme"] != "https" || ep["port"] != "metrics" || ep["bearerTokenFile"] == nil {
+				if ep["scheme"] != "https" || ep["port"] != "metrics" || ep["bearerTokenFile"] == nil || ep["honorLabels"] != true {
 					t.Errorf("endpoint %v", ep)
 				}
 				svc := find(objs, "Service", "tb-tunnelbench-metrics")

@@ -27,6 +27,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -338,8 +339,13 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 }
 
 // scrapeWithPrometheus runs Debian's Prometheus on the host and points it at the operator the way
-// kube-prometheus does: Kubernetes service discovery of the metrics Service's endpoints, HTTPS,
-// and a ServiceAccount token bound to the chart's metrics-reader ClusterRole.
+// kube-prometheus does: the endpoints of the chart's metrics Service, HTTPS, and a ServiceAccount
+// token bound to the chart's metrics-reader ClusterRole, which the operator checks with a
+// TokenReview and a SubjectAccessReview. Debian builds Prometheus without Kubernetes service
+// discovery, so the test discovers the endpoints itself (from the Service's EndpointSlices) and
+// hands them to Prometheus through file_sd, with the labels kubernetes_sd would set. Like the
+// chart's ServiceMonitor, it honors the series' own labels: a benchmark's "namespace" must not be
+// overwritten by the operator's.
 func scrapeWithPrometheus(t *testing.T, ns string, tb *benchv1.TunnelBenchmark) {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "prometheus"}}
 	binding := &rbacv1.ClusterRoleBinding{
@@ -363,20 +369,19 @@ func scrapeWithPrometheus(t *testing.T, ns string, tb *benchv1.TunnelBenchmark) 
 	if err := os.WriteFile(tokenFile, []byte(strings.TrimSpace(token)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	targetsFile := filepath.Join(dir, "targets.json")
+	if err := os.WriteFile(targetsFile, metricsTargets(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cfg := fmt.Sprintf(`global: {scrape_interval: 2s, scrape_timeout: 2s}
 scrape_configs:
 - job_name: tunnelbench-operator
+  honor_labels: true
   scheme: https
   tls_config: {insecure_skip_verify: true}
   authorization: {credentials_file: %s}
-  kubernetes_sd_configs:
-  - role: endpoints
-    kubeconfig_file: %s
-    namespaces: {names: [%s]}
-  relabel_configs:
-  - {source_labels: [__meta_kubernetes_service_label_app_kubernetes_io_name], regex: tunnelbench, action: keep}
-  - {source_labels: [__meta_kubernetes_endpoint_port_name], regex: metrics, action: keep}
-`, tokenFile, env(t, "KUBECONFIG"), operatorNamespace)
+  file_sd_configs: [{files: [%s]}]
+`, tokenFile, targetsFile)
 	cfgFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -423,6 +428,45 @@ scrape_configs:
 	if err != nil || len(up) == 0 || up[0].Value[1] != "1" {
 		t.Errorf("up = %+v (%v)", up, err)
 	}
+}
+
+// metricsTargets lists the ready endpoints of the chart's metrics Service as file_sd targets.
+func metricsTargets(t *testing.T) []byte {
+	t.Helper()
+	slices := &discoveryv1.EndpointSliceList{}
+	if err := k8s.List(ctx, slices, client.InNamespace(operatorNamespace),
+		client.MatchingLabels{discoveryv1.LabelServiceName: release + "-metrics"}); err != nil {
+		t.Fatal(err)
+	}
+	type group struct {
+		Targets []string          `json:"targets"`
+		Labels  map[string]string `json:"labels"`
+	}
+	var groups []group
+	for _, s := range slices.Items {
+		for _, p := range s.Ports {
+			if p.Name == nil || *p.Name != "metrics" || p.Port == nil {
+				continue
+			}
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready == nil || !*e.Conditions.Ready {
+					continue
+				}
+				for _, a := range e.Addresses {
+					labels := map[string]string{"namespace": operatorNamespace, "service": release + "-metrics"}
+					if e.TargetRef != nil {
+						labels["pod"] = e.TargetRef.Name
+					}
+					groups = append(groups, group{Targets: []string{net.JoinHostPort(a, fmt.Sprint(*p.Port))}, Labels: labels})
+				}
+			}
+		}
+	}
+	if len(groups) == 0 {
+		t.Fatalf("the metrics Service %s-metrics has no ready endpoint", release)
+	}
+	b, _ := json.Marshal(groups)
+	return b
 }
 
 type promSeries struct {
