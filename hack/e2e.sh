@@ -5,7 +5,8 @@
 # outcome. Against a configured cluster, E2E_IMAGE and E2E_POSTGRES_IMAGE must name images that
 # cluster can pull (make docker-build, then push).
 #
-# E2E_KEEP_CLUSTER=1 leaves the local cluster running afterwards.
+# A local cluster that was already running is left running; one started here is stopped again
+# unless E2E_KEEP_CLUSTER=1.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -19,10 +20,10 @@ export HELM PATH=$BIN:$PATH PROMETHEUS=${PROMETHEUS:-$(command -v prometheus)}
 
 if [[ -z ${KUBECONFIG:-} && ! -f $HOME/.kube/config ]]; then
   echo "[e2e] no cluster configured: using the local cluster" >&2
-  KUBECONFIG=$(hack/local-cluster.sh up)
-  if [[ ${E2E_KEEP_CLUSTER:-} != 1 ]]; then
+  if ! hack/local-cluster.sh running && [[ ${E2E_KEEP_CLUSTER:-} != 1 ]]; then
     trap 'hack/local-cluster.sh down --wipe' EXIT
   fi
+  KUBECONFIG=$(hack/local-cluster.sh up)
   hack/images.sh import tunnelbench postgres
   E2E_IMAGE=$(hack/images.sh tag tunnelbench)
   E2E_POSTGRES_IMAGE=$(hack/images.sh tag postgres)

@@ -210,14 +210,18 @@ build() {
   done
 }
 
-# import_local ARCHIVE...: into the local cluster's containerd, skipping images already there with
-# the same config digest.
+# import_local ARCHIVE...: into the local cluster's containerd.
 import_local() {
   local sock=$CACHE/cluster/run/containerd.sock
   [[ -S $sock ]] || { echo "the local cluster is not running (hack/local-cluster.sh up)" >&2; return 1; }
+  # The image store survives `down`; a marker per archive skips what it already holds.
+  local markers=$CACHE/cluster/data/containerd/imported
+  mkdir -p "$markers"
   for a in "$@"; do
+    [[ -f $markers/$(basename "$a") ]] && continue
     log "importing $(basename "$a")"
     ctr -a "$sock" -n k8s.io images import "$a" >/dev/null
+    touch "$markers/$(basename "$a")"
   done
 }
 

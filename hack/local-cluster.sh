@@ -3,7 +3,7 @@
 # proxy (hack/tools.sh) and Debian packages (containerd, runc, CNI plugins), with nothing pulled
 # from a registry: images are imported into containerd from archives built by hack/images.sh.
 #
-# Usage: hack/local-cluster.sh up | down [--wipe] | status | kubeconfig
+# Usage: hack/local-cluster.sh up | down [--wipe] | status | running | kubeconfig
 #
 # Network rule: pods live on the project's own bridge (tb0, 10.88.0.0/24) with no default route
 # and no masquerade; the pod CIDR beyond the node's /24 is blackholed, the service CIDR is routed
@@ -493,5 +493,6 @@ case ${1:-} in
   down) down "${2:-}" ;;
   status) status ;;
   kubeconfig) echo "$KUBECONFIG_PATH" ;;
-  *) sed -n '2,11p' "$0"; exit 2 ;;
+  running) BIN=$("$ROOT/hack/tools.sh" path cluster); [[ -f $KUBECONFIG_PATH ]] && cluster_running ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
 esac

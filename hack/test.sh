@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test.sh runs every test of the project: unit tests, the envtest suites (a real kube-apiserver and
-# etcd built from the Go module proxy) and the integration tests against a real PostgreSQL.
+# etcd built from the Go module proxy), the integration tests against a real PostgreSQL, the Helm
+# chart tests, and the end-to-end tests in a real cluster (hack/e2e.sh: the local one, brought up
+# and down again, when none is configured).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
@@ -16,3 +18,5 @@ make --no-print-directory verify
 go vet ./...
 make --no-print-directory lint
 go test -count=1 -timeout 20m "$@" $(go list ./... | grep -v /test/e2e)
+
+hack/e2e.sh

@@ -90,7 +90,7 @@ func run(samplePath, pgImage string, timeout time.Duration) error {
 			return err
 		}
 		line := fmt.Sprintf("  %s %s", tb.Status.Phase, tb.Status.Progress)
-		if line != last {
+		if line != last && tb.Status.Phase != "" {
 			fmt.Println(line)
 			last = line
 		}
