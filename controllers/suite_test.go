@@ -31,6 +31,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/test/poll"
 )
 
 // The envtest suite runs a real kube-apiserver and etcd (built by hack/tools.sh) with the
@@ -178,17 +179,7 @@ func newNamespace(t *testing.T) string {
 // eventually polls check until it returns nil or the timeout expires.
 func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll.Until(t, timeout, 100*time.Millisecond, what, check)
 }
 
 // consistently checks that check keeps returning nil for the whole duration.

@@ -6,7 +6,6 @@ package chart
 import (
 	"bytes"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,8 +17,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tunnelbench/tunnelbench/test/yamldocs"
 )
 
 var chartDir = filepath.Join("..", "..", "charts", "tunnelbench")
@@ -50,20 +50,11 @@ func render(t *testing.T, set ...string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatalf("helm template: %v", err)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(out), 4096)
-	var objs []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return objs
-			}
-			t.Fatalf("rendered YAML does not parse: %v\n%s", err, out)
-		}
-		if len(u.Object) > 0 {
-			objs = append(objs, u)
-		}
+	objs, err := yamldocs.Decode([]byte(out))
+	if err != nil {
+		t.Fatalf("rendered YAML does not parse: %v\n%s", err, out)
 	}
+	return objs
 }
 
 func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {

@@ -41,6 +41,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
+	"github.com/tunnelbench/tunnelbench/test/poll"
 )
 
 const (
@@ -325,17 +326,7 @@ func assertEvents(t *testing.T, ns, name string, reasons ...string) {
 
 func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s: %v", timeout, what, err)
-		}
-		time.Sleep(time.Second)
-	}
+	poll.Until(t, timeout, time.Second, what, check)
 }
 
 // scrapeWithPrometheus runs Debian's Prometheus on the host and points it at the operator the way
