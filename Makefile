@@ -82,7 +82,8 @@ test-e2e: ## Run only the end-to-end tests (local cluster if none is configured)
 	hack/e2e.sh
 
 .PHONY: bench
-bench: ## Measure the runner's overhead against bare pgbench (see hack/bench/).
+bench: ## Go benchmarks, then the runner's overhead against bare pgbench (hack/bench/harness).
+	go test -run '^$$' -bench . -benchmem ./internal/...
 	go run ./hack/bench/harness
 
 ##@ Build

@@ -3,6 +3,7 @@ package pgbench
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,4 +166,25 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("result does not marshal: %v", err)
 		}
 	})
+}
+
+// BenchmarkParse measures parsing a 60 s run's output with one progress line a second.
+func BenchmarkParse(b *testing.B) {
+	var sb strings.Builder
+	for i := 1; i <= 60; i++ {
+		fmt.Fprintf(&sb, "progress: %d.0 s, 41029.5 tps, lat 0.090 ms stddev 0.563, 0 failed\n", i)
+	}
+	summary, err := os.ReadFile(filepath.Join("testdata", "pg15-select-only-progress.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sb.Write(summary)
+	out := sb.String()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(out)))
+	for b.Loop() {
+		if _, err := Parse(strings.NewReader(out)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

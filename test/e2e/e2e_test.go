@@ -12,6 +12,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -360,8 +361,10 @@ func scrapeWithPrometheus(t *testing.T, ns string, tb *benchv1.TunnelBenchmark) 
 	if err := os.WriteFile(tokenFile, []byte(strings.TrimSpace(token)), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	targets := metricsTargets(t)
+	assertMetricsRefuseAnonymous(t, targets)
 	targetsFile := filepath.Join(dir, "targets.json")
-	if err := os.WriteFile(targetsFile, metricsTargets(t), 0o600); err != nil {
+	if err := os.WriteFile(targetsFile, targets, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg := fmt.Sprintf(`global: {scrape_interval: 2s, scrape_timeout: 2s}
@@ -458,6 +461,27 @@ func metricsTargets(t *testing.T) []byte {
 	}
 	b, _ := json.Marshal(groups)
 	return b
+}
+
+// assertMetricsRefuseAnonymous checks that the endpoint Prometheus scrapes is not open to anyone.
+func assertMetricsRefuseAnonymous(t *testing.T, targets []byte) {
+	t.Helper()
+	var groups []struct {
+		Targets []string `json:"targets"`
+	}
+	if err := json.Unmarshal(targets, &groups); err != nil || len(groups) == 0 {
+		t.Fatalf("targets %s: %v", targets, err)
+	}
+	insecure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the operator's self-signed certificate
+	resp, err := insecure.Get("https://" + groups[0].Targets[0] + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics without a token: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /metrics without a token: %s, want 401 Unauthorized", resp.Status)
+	}
 }
 
 type promSeries struct {
