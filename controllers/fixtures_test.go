@@ -175,3 +175,5 @@ func setJobFinished(t *testing.T, job *batchv1.Job, succeeded bool, failReason, 
 		t.Fatalf("cannot mark Job %s finished: %v", job.Name, err)
 	}
 }
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -28,6 +28,13 @@ func transportResult(t benchv1.TransportSpec, job string, rep *report.Report, co
 	if rep.TLS != nil {
 		out.TLS = &benchv1.NegotiatedTLS{Version: rep.TLS.Version, Cipher: rep.TLS.Cipher}
 	}
+	if rep.SSH != nil {
+		out.SSH = &benchv1.NegotiatedSSH{Cipher: rep.SSH.Cipher, MAC: rep.SSH.MAC, Compression: rep.SSH.Compression}
+	}
+	for _, tn := range rep.Tunnels {
+		out.Tunnels = append(out.Tunnels, benchv1.TunnelResult{Tunnel: int32(tn.Index), TPS: tn.TPS,
+			LatencyAvgMs: tn.LatencyAvgMs, Transactions: tn.Transactions, FailedTransactions: tn.Failed})
+	}
 	if !rep.StartTime.IsZero() {
 		out.StartTime = &metav1.Time{Time: rep.StartTime}
 	}

@@ -149,10 +149,8 @@ func (r *TunnelBenchmarkReconciler) jobPods(ctx context.Context, job *batchv1.Jo
 	}
 	var owned []corev1.Pod
 	for _, p := range pods.Items {
-		for _, ref := range p.OwnerReferences {
-			if ref.UID == job.UID {
-				owned = append(owned, p)
-			}
+		if ownedBy(p, job.UID) {
+			owned = append(owned, p)
 		}
 	}
 	return owned
@@ -177,14 +175,46 @@ func (r *TunnelBenchmarkReconciler) runnerTermination(ctx context.Context, job *
 
 // stuckPod describes a pod of the Job that cannot start by itself, or returns "".
 func (r *TunnelBenchmarkReconciler) stuckPod(ctx context.Context, job *batchv1.Job) string {
-	for _, p := range r.jobPods(ctx, job) {
-		for _, cs := range p.Status.ContainerStatuses {
+	return r.stuckPods(ctx, job.Namespace, map[string]string{
+		benchv1.LabelBenchmark: job.Labels[benchv1.LabelBenchmark],
+		benchv1.LabelTransport: job.Labels[benchv1.LabelTransport],
+	}, job.UID, "")
+}
+
+// stuckPods describes the first pod with the labels (and, when owner is set, that owner) whose
+// containers, sidecars included, wait for something that never comes by itself.
+func (r *TunnelBenchmarkReconciler) stuckPods(ctx context.Context, namespace string, labels map[string]string,
+	owner types.UID, what string) string {
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(labels)); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list pods", "labels", labels)
+		return ""
+	}
+	for _, p := range pods.Items {
+		if owner != "" && !ownedBy(p, owner) {
+			continue
+		}
+		statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+		for _, cs := range statuses {
 			if w := cs.State.Waiting; w != nil && stuckWaitingReasons[w.Reason] {
-				return fmt.Sprintf("pod %s cannot start its %s container: %s: %s", p.Name, cs.Name, w.Reason, w.Message)
+				prefix := fmt.Sprintf("pod %s", p.Name)
+				if what != "" {
+					prefix = what + " " + prefix
+				}
+				return fmt.Sprintf("%s cannot start its %s container: %s: %s", prefix, cs.Name, w.Reason, w.Message)
 			}
 		}
 	}
 	return ""
+}
+
+func ownedBy(p corev1.Pod, uid types.UID) bool {
+	for _, ref := range p.OwnerReferences {
+		if ref.UID == uid {
+			return true
+		}
+	}
+	return false
 }
 
 func jobCondition(job *batchv1.Job, typ batchv1.JobConditionType) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -55,14 +56,18 @@ type TunnelBenchmarkReconciler struct {
 }
 
 // The operator never writes a benchmark's spec and never deletes a Job (garbage collection does,
-// through owner references). Updating tunnelbenchmarks/finalizers lets it set blockOwnerDeletion
-// on the Jobs it owns where the OwnerReferencesPermissionEnforcement admission plugin is on.
+// through owner references); it deletes only an ended benchmark's SSH gateway (Deployment,
+// Service, key Secret), which it created. Secrets are read by name, never listed. Updating
+// tunnelbenchmarks/finalizers lets it set blockOwnerDeletion on the Jobs it owns where the
+// OwnerReferencesPermissionEnforcement admission plugin is on.
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=create;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile moves one benchmark forward and records what it observed.
@@ -82,6 +87,9 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 
 	original := tb.DeepCopy()
 	result, err := r.reconcile(ctx, tb)
+	if tb.Status.Phase.IsTerminal() && !original.Status.Phase.IsTerminal() {
+		r.removeGateway(ctx, tb)
+	}
 	tb.Status.ObservedGeneration = tb.Generation
 	if !equality.Semantic.DeepEqual(original.Status, tb.Status) {
 		patch := client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})
@@ -100,6 +108,9 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 // reconcile is the ordered list of steps; each returns early while it waits.
 func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.TunnelBenchmark) (ctrl.Result, error) {
 	if tb.Status.Phase.IsTerminal() {
+		// A pass that read a stale benchmark from the cache right after it ended may have
+		// started the gateway again: an ended benchmark keeps none.
+		r.removeLeftoverGateway(ctx, tb)
 		return ctrl.Result{}, nil
 	}
 	now := r.now()
@@ -131,7 +142,19 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		if tb.Status.Result(t.Name) != nil {
 			continue
 		}
-		conn, err := transport.For(server, t)
+		if t.Type == benchv1.TransportSSH {
+			ready, stuck, err := r.ensureGateway(ctx, tb, server)
+			switch {
+			case err != nil:
+				return ctrl.Result{}, err
+			case stuck != "":
+				r.fail(tb, benchv1.ReasonJobFailed, fmt.Sprintf("transport %s: %s", t.Name, stuck))
+				return ctrl.Result{}, nil
+			case !ready:
+				return r.poll(tb), nil
+			}
+		}
+		conn, err := transport.For(server, t, specs.GatewayFor(tb))
 		if err != nil {
 			r.fail(tb, benchv1.ReasonJobFailed, err.Error())
 			return ctrl.Result{}, nil
@@ -291,6 +314,7 @@ func (r *TunnelBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager, opts cont
 		WithOptions(opts).
 		For(&benchv1.TunnelBenchmark{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
+		Owns(&appsv1.Deployment{}).
 		Named("tunnelbenchmark").
 		Complete(r)
 }

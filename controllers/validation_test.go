@@ -93,6 +93,70 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.transports", "need spec.server.external.caSecret"},
 		},
 		{
+			name: "a cipher OpenSSH removed",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Cipher: "blowfish-cbc"})
+			},
+			want: []string{"spec.transports[0].ssh.cipher", "removed from OpenSSH 7", "use aes128-gcm@openssh.com"},
+		},
+		{
+			name: "arcfour",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Cipher: "arcfour256"})
+			},
+			want: []string{"spec.transports[0].ssh.cipher", "removed from OpenSSH 7"},
+		},
+		{
+			name: "an unknown cipher",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Cipher: "aes128-cbc"})
+			},
+			want: []string{"spec.transports[0].ssh.cipher", "must be one of"},
+		},
+		{
+			name: "CompressionLevel",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				level := int32(9)
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Compression: true, CompressionLevel: &level})
+			},
+			want: []string{"spec.transports[0].ssh", "only ever applied to SSH protocol 1", "use compression: true"},
+		},
+		{
+			name: "a MAC with an AEAD cipher",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Cipher: "aes128-gcm@openssh.com", MAC: "hmac-sha2-256"})
+			},
+			want: []string{"spec.transports[0].ssh", "applies only to the non-AEAD ciphers"},
+		},
+		{
+			name: "too many tunnels",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Tunnels: 33})
+			},
+			want: []string{"spec.transports[0].ssh.tunnels"},
+		},
+		{
+			name: "more tunnels than clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Tunnels: 8})
+			},
+			want: []string{"ssh.tunnels must not exceed spec.load.clients"},
+		},
+		{
+			name: "verify-full inside a tunnel",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{SSLMode: "verify-full"})
+			},
+			want: []string{"spec.transports[0].ssh.sslMode", "Unsupported value"},
+		},
+		{
+			name: "ssh settings on a tls transport",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "t", Type: "tls", SSH: &benchv1.SSHTransport{}}}
+			},
+			want: []string{"spec.transports[0]", "ssh settings are only allowed for a transport of type ssh"},
+		},
+		{
 			name:   "threads exceed clients",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients, tb.Spec.Load.Threads = 2, 4 },
 			want:   []string{"spec.load.threads must not exceed spec.load.clients"},
@@ -176,6 +240,13 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 			tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "select 1;"
 			tb.Spec.Load.Duration, tb.Spec.Load.Transactions = nil, &tx
 		}},
+		{"ssh: four compressed aes256-ctr tunnels with a MAC", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Compression: true, Cipher: "aes256-ctr",
+				MAC: "hmac-sha2-256-etm@openssh.com", Tunnels: 4, SSLMode: "require"})
+		}},
+		{"ssh with defaults", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "ssh", Type: "ssh"}}
+		}},
 		{"external verify-full with a CA", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",
 				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"},
@@ -240,4 +311,8 @@ func TestSpecIsImmutable(t *testing.T) {
 			}
 		})
 	}
+}
+
+func sshTransport(ssh *benchv1.SSHTransport) []benchv1.TransportSpec {
+	return []benchv1.TransportSpec{{Name: "ssh", Type: benchv1.TransportSSH, SSH: ssh}}
 }

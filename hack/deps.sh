@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh installs the Debian packages the tests use when they are missing: PostgreSQL 15 (server,
-# initdb and pgbench, for the runner's integration tests and `make bench`); with "e2e", also
+# initdb and pgbench, for the runner's integration tests and `make bench`), OpenSSH (the ssh
+# transport's integration tests); with "e2e", also
 # Prometheus (it scrapes the operator in the end-to-end tests) and debootstrap (images).
 set -euo pipefail
 
@@ -13,6 +14,9 @@ bindir=$(pg_config --bindir 2>/dev/null || true)
 [[ -x /usr/lib/postgresql/15/bin/postgres || -x ${bindir:-/nonexistent}/postgres ]] || need+=(postgresql-15)
 # pgbench ships in postgresql-15 on Debian, with the server.
 command -v pgbench >/dev/null || need+=(postgresql-15)
+# The ssh transport's integration tests run the real sshd and ssh.
+[[ -x /usr/sbin/sshd ]] || need+=(openssh-server)
+command -v ssh >/dev/null || need+=(openssh-client)
 [[ ${#need[@]} -eq 0 ]] && exit 0
 
 echo "[deps] installing ${need[*]}" >&2

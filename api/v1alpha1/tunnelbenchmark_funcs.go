@@ -58,3 +58,18 @@ func (s *TunnelBenchmarkStatus) Result(transport string) *TransportResult {
 
 // ProgressString renders "done/total".
 func ProgressString(done, total int) string { return fmt.Sprintf("%d/%d", done, total) }
+
+// GatewayName is the name of the SSH gateway's Deployment, Service and key Secret.
+func (tb *TunnelBenchmark) GatewayName() string {
+	return tb.JobName("ssh-gateway")
+}
+
+// HasSSH reports whether any transport is an SSH tunnel.
+func (tb *TunnelBenchmark) HasSSH() bool {
+	for _, t := range tb.Spec.Transports {
+		if t.Type == TransportSSH {
+			return true
+		}
+	}
+	return false
+}

@@ -104,7 +104,7 @@ type LocalObjectReference struct {
 }
 
 // TransportType names a kind of path between the client and the server.
-// +kubebuilder:validation:Enum=direct;tls
+// +kubebuilder:validation:Enum=direct;tls;ssh
 type TransportType string
 
 const (
@@ -112,11 +112,14 @@ const (
 	TransportDirect TransportType = "direct"
 	// TransportTLS is TCP with TLS negotiated by libpq.
 	TransportTLS TransportType = "tls"
+	// TransportSSH is one or more SSH tunnels (ssh -L) through a gateway next to the server.
+	TransportSSH TransportType = "ssh"
 )
 
 // TransportSpec is one path to benchmark.
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || self.type == 'tls'",message="tls settings are only allowed for a transport of type tls"
 // +kubebuilder:validation:XValidation:rule="self.name != 'init'",message="transport name 'init' is reserved for the initialization Job"
+// +kubebuilder:validation:XValidation:rule="!has(self.ssh) || self.type == 'ssh'",message="ssh settings are only allowed for a transport of type ssh"
 type TransportSpec struct {
 	// Name identifies the transport in results and metrics. It must be a DNS label.
 	// +kubebuilder:validation:MinLength=1
@@ -130,6 +133,70 @@ type TransportSpec struct {
 	// TLS configures a transport of type tls. When omitted, sslMode is verify-full.
 	// +optional
 	TLS *TLSTransport `json:"tls,omitempty"`
+
+	// SSH configures a transport of type ssh. When omitted: one tunnel, no compression, OpenSSH's
+	// default cipher.
+	// +optional
+	SSH *SSHTransport `json:"ssh,omitempty"`
+}
+
+// SSHTransport configures SSH tunnels: the operator runs an sshd gateway next to the server and
+// one `ssh -N -L` sidecar per tunnel next to pgbench.
+// +kubebuilder:validation:XValidation:rule="!has(self.mac) || (has(self.cipher) && self.cipher.endsWith('-ctr'))",message="ssh.mac applies only to the non-AEAD ciphers aes128-ctr, aes192-ctr and aes256-ctr: the gcm and chacha20-poly1305 ciphers carry their own integrity"
+// +kubebuilder:validation:XValidation:rule="!has(self.compressionLevel)",message="ssh.compressionLevel only ever applied to SSH protocol 1, which OpenSSH removed; use compression: true"
+type SSHTransport struct {
+	// Compression turns on zlib compression (ssh -C).
+	// +optional
+	Compression bool `json:"compression,omitempty"`
+
+	// Cipher is the cipher the tunnels ask for (ssh -c); empty means OpenSSH's default choice.
+	// The result records what was really negotiated.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('blowfish') && !self.startsWith('arcfour') && !self.startsWith('3des') && !self.startsWith('cast128')",message="blowfish, arcfour, 3des and cast128 were removed from OpenSSH 7: use aes128-gcm@openssh.com, aes256-gcm@openssh.com, chacha20-poly1305@openssh.com or aes128-ctr/aes192-ctr/aes256-ctr"
+	// +kubebuilder:validation:XValidation:rule="self in ['chacha20-poly1305@openssh.com', 'aes128-gcm@openssh.com', 'aes256-gcm@openssh.com', 'aes128-ctr', 'aes192-ctr', 'aes256-ctr']",message="ssh.cipher must be one of chacha20-poly1305@openssh.com, aes128-gcm@openssh.com, aes256-gcm@openssh.com, aes128-ctr, aes192-ctr, aes256-ctr"
+	// +optional
+	Cipher string `json:"cipher,omitempty"`
+
+	// MAC is the message authentication code (ssh -m), only for the -ctr ciphers.
+	// +kubebuilder:validation:Enum=hmac-sha2-256-etm@openssh.com;hmac-sha2-512-etm@openssh.com;umac-128-etm@openssh.com;hmac-sha2-256;hmac-sha2-512;umac-128@openssh.com
+	// +optional
+	MAC string `json:"mac,omitempty"`
+
+	// Tunnels is the number of parallel tunnels. With N tunnels, N pgbench processes start at the
+	// same moment, one per tunnel, with clients and threads split evenly; their figures are summed
+	// (tps, transactions, failures) or weighted (latency) and kept per tunnel too.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32
+	// +optional
+	Tunnels int32 `json:"tunnels,omitempty"`
+
+	// KeepAliveInterval is ssh's ServerAliveInterval: a dead tunnel is noticed after three
+	// missed replies. Default 10s.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="ssh.keepAliveInterval must be at least 1s"
+	// +optional
+	KeepAliveInterval *metav1.Duration `json:"keepAliveInterval,omitempty"`
+
+	// SSLMode is libpq's sslmode inside the tunnel: disable (default: the tunnel alone encrypts),
+	// require or verify-ca (TLS on top of SSH, end to end to the server). verify-full cannot apply:
+	// the client connects to the tunnel's loopback end, not to the server's name.
+	// +kubebuilder:validation:Enum=disable;require;verify-ca
+	// +kubebuilder:default=disable
+	// +optional
+	SSLMode string `json:"sslMode,omitempty"`
+
+	// CompressionLevel is not supported: it only ever applied to SSH protocol 1. It is declared
+	// so that a manifest carrying it is rejected with that explanation instead of silently pruned.
+	// +optional
+	CompressionLevel *int32 `json:"compressionLevel,omitempty"`
+}
+
+// EffectiveTunnels is the number of tunnels with the default applied.
+func (s *SSHTransport) EffectiveTunnels() int {
+	if s == nil || s.Tunnels < 1 {
+		return 1
+	}
+	return int(s.Tunnels)
 }
 
 // SSLMode is libpq's sslmode for a TLS transport. Modes that may fall back to plain TCP (allow,
@@ -322,6 +389,7 @@ const (
 	ReasonTLSError             = "TLSError"
 	ReasonPgbenchError         = "PgbenchError"
 	ReasonJobFailed            = "JobFailed"
+	ReasonTunnelDown           = "TunnelDown"
 	ReasonTimeout              = "Timeout"
 	ReasonSecretNotFound       = "SecretNotFound"
 	ReasonInvalidSecret        = "InvalidSecret"
@@ -415,6 +483,14 @@ type TransportResult struct {
 	// +optional
 	TLS *NegotiatedTLS `json:"tls,omitempty"`
 
+	// SSH is what the tunnels negotiated with the gateway, read from ssh's own verbose log.
+	// +optional
+	SSH *NegotiatedSSH `json:"ssh,omitempty"`
+
+	// Tunnels holds each tunnel's own figures when the transport ran several.
+	// +optional
+	Tunnels []TunnelResult `json:"tunnels,omitempty"`
+
 	// Command is the pgbench command line that ran. Connection settings come from libpq
 	// environment variables; the password never appears here.
 	Command string `json:"command"`
@@ -436,6 +512,22 @@ type NegotiatedTLS struct {
 	Cipher string `json:"cipher"`
 }
 
+// NegotiatedSSH is the SSH session ssh reports ("kex: client->server ...").
+type NegotiatedSSH struct {
+	Cipher      string `json:"cipher"`
+	MAC         string `json:"mac"`
+	Compression string `json:"compression"`
+}
+
+// TunnelResult is one tunnel's pgbench figures.
+type TunnelResult struct {
+	Tunnel             int32   `json:"tunnel"`
+	TPS                float64 `json:"tps"`
+	LatencyAvgMs       float64 `json:"latencyAvgMs"`
+	Transactions       int64   `json:"transactions"`
+	FailedTransactions int64   `json:"failedTransactions"`
+}
+
 // TunnelBenchmark compares what each network path between a client and PostgreSQL costs.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -452,6 +544,7 @@ type TunnelBenchmark struct {
 	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
 	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= self.load.clients)",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (each tunnel runs its own pgbench with at least one client)"
 	Spec TunnelBenchmarkSpec `json:"spec"`
 
 	// +optional

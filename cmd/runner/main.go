@@ -4,6 +4,8 @@
 //	    waits for the server, runs pgbench ARGS, streams its output and writes the report
 //	tunnelbench-runner parse
 //	    reads pgbench's stdout+stderr on stdin and prints the parsed result as JSON
+//	tunnelbench-runner probe HOST:PORT
+//	    exits 0 when HOST:PORT accepts a TCP connection (the tunnel sidecars' startup probe)
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -28,7 +31,7 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse [flags]")
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -36,8 +39,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runPgbench(args[1:], stdout, stderr)
 	case "parse":
 		return parse(stdin, stdout, stderr)
+	case "probe":
+		return probe(args[1:], stderr)
 	default:
-		fmt.Fprintf(stderr, "unknown command %q: use run or parse\n", args[0])
+		fmt.Fprintf(stderr, "unknown command %q: use run, parse or probe\n", args[0])
 		return 2
 	}
 }
@@ -50,6 +55,9 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&opts.Init, "init", false, "the arguments initialize (pgbench -i): expect no summary")
 	fs.DurationVar(&opts.WaitTimeout, "wait-timeout", 2*time.Minute, "how long to wait for the server")
 	fs.StringVar(&opts.TerminationLog, "termination-log", "/dev/termination-log", "where to write the report")
+	fs.IntVar(&opts.Tunnels, "tunnels", 1, "SSH tunnels: run one pgbench per tunnel, on ports tunnel-port+i")
+	fs.IntVar(&opts.TunnelPort, "tunnel-port", 0, "loopback port of the first tunnel")
+	fs.StringVar(&opts.SSHLogDir, "ssh-log-dir", "", "folder of the tunnels' ssh -v logs")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -65,6 +73,20 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "tunnelbench-runner: tps=%.3f latency=%.3fms transactions=%d failed=%d\n",
 			rep.Result.TPS, rep.Result.LatencyAvgMs, rep.Result.Transactions, rep.Result.FailedTransactions)
 	}
+	return 0
+}
+
+func probe(args []string, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner probe HOST:PORT")
+		return 2
+	}
+	c, err := net.DialTimeout("tcp", args[0], time.Second)
+	if err != nil {
+		fmt.Fprintf(stderr, "tunnelbench-runner probe: %v\n", err)
+		return 1
+	}
+	_ = c.Close()
 	return 0
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
 
 // MaxSize is the kubelet's limit on a termination message.
@@ -20,6 +21,10 @@ type Report struct {
 	Result *pgbench.Result `json:"result,omitempty"`
 	// TLS is the TLS session the server reported for the runner's preflight connection.
 	TLS *TLS `json:"tls,omitempty"`
+	// SSH is what the tunnels negotiated, from ssh's own log.
+	SSH *sshtunnel.Negotiated `json:"ssh,omitempty"`
+	// Tunnels are the per-tunnel figures when several pgbench processes ran, one per tunnel.
+	Tunnels []Tunnel `json:"tunnels,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
 	// StartTime and EndTime bound the pgbench run.
@@ -35,14 +40,25 @@ type TLS struct {
 	Cipher  string `json:"cipher"`
 }
 
+// Tunnel is one tunnel's pgbench figures, with short keys: 32 of them must fit in the
+// termination message.
+type Tunnel struct {
+	Index        int     `json:"i"`
+	TPS          float64 `json:"tps"`
+	LatencyAvgMs float64 `json:"lat"`
+	Transactions int64   `json:"tx"`
+	Failed       int64   `json:"f"`
+}
+
 // Failure is a classified error. Reason is one of the API's failure reasons.
 type Failure struct {
 	Reason  string `json:"reason"`
 	Message string `json:"message"`
 }
 
-// Encode renders the report within MaxSize: progress points are dropped and an over-long failure
-// message is shortened, so the summary always fits.
+// Encode renders the report within MaxSize: progress points are dropped, then per-tunnel figures
+// if they still do not fit, and an over-long failure message is shortened, so the summary always
+// fits.
 func Encode(r Report) ([]byte, error) {
 	if r.Result != nil {
 		trimmed := *r.Result
@@ -52,6 +68,12 @@ func Encode(r Report) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("while encoding the report: %w", err)
+	}
+	if len(b) > MaxSize && len(r.Tunnels) > 0 {
+		r.Tunnels = nil
+		if b, err = json.Marshal(r); err != nil {
+			return nil, err
+		}
 	}
 	if len(b) <= MaxSize || r.Failure == nil {
 		return b, nil

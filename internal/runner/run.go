@@ -9,6 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -35,6 +38,13 @@ type Options struct {
 	TerminationLog string
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
+	// Tunnels > 1 runs one pgbench per SSH tunnel at the same moment, tunnel i on loopback port
+	// TunnelPort+i, with clients and threads split evenly, and aggregates their results.
+	Tunnels    int
+	TunnelPort int
+	// SSHLogDir holds the tunnels' ssh -v logs (tunnel-<i>.log): what they negotiated and why one
+	// died.
+	SSHLogDir string
 }
 
 // Run runs pgbench once and returns its report. The report is also written to the termination log,
@@ -57,6 +67,9 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 }
 
 func execute(ctx context.Context, opts Options) *report.Report {
+	r := tunnelLogs{dir: opts.SSHLogDir, count: max(opts.Tunnels, 1)}
+	// Parallel pgbench processes share the container's output.
+	stream := &lockedWriter{w: orDiscard(opts.Stdout)}
 	rep := &report.Report{Command: pgbench.CommandLine("pgbench", opts.Args)}
 	fail := func(err error) *report.Report {
 		var fe *FailureError
@@ -78,40 +91,73 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	}
 	tlsInfo, err := preflight(ctx, wait, retry)
 	if err != nil {
+		var fe *FailureError
+		if errors.As(err, &fe) && fe.Reason == benchv1.ReasonServerUnreachable {
+			// Through a tunnel, "unreachable" is usually the tunnel: say what ssh said.
+			return fail(r.explain(0, 1, err))
+		}
 		return fail(err)
 	}
 	rep.TLS = tlsInfo
 
-	var output bytes.Buffer
-	cmd := exec.CommandContext(ctx, opts.Pgbench, opts.Args...)
-	cmd.Stdout = io.MultiWriter(orDiscard(opts.Stdout), &output)
-	// pgbench writes progress and errors to stderr: keep both streams in one buffer, in order.
-	cmd.Stderr = io.MultiWriter(orDiscard(opts.Stderr), &output)
-	rep.StartTime = time.Now().UTC()
-	runErr := cmd.Run()
-	rep.EndTime = time.Now().UTC()
-
 	if opts.Init {
+		rep.StartTime = time.Now().UTC()
+		out, runErr := runProcess(ctx, opts, stream, nil, opts.Args, "")
+		rep.EndTime = time.Now().UTC()
 		if runErr != nil {
 			return fail(&FailureError{Reason: benchv1.ReasonPgbenchError,
-				Message: fmt.Sprintf("pgbench -i failed (%v): %s", runErr, pgbench.LastError(output.String()))})
+				Message: fmt.Sprintf("pgbench -i failed (%v): %s", runErr, pgbench.LastError(out))})
 		}
 		return rep
 	}
-	result, parseErr := pgbench.Parse(&output)
-	if parseErr != nil {
-		msg := parseErr.Error()
-		if runErr != nil {
-			msg = fmt.Sprintf("pgbench failed (%v): %s", runErr, msg)
+
+	n := max(opts.Tunnels, 1)
+	type outcome struct {
+		result *pgbench.Result
+		output string
+		err    error
+	}
+	outcomes := make([]outcome, n)
+	var wg sync.WaitGroup
+	rep.StartTime = time.Now().UTC()
+	for i, args := range splitArgs(opts.Args, n) {
+		var env []string
+		prefix := ""
+		if n > 1 {
+			env = []string{fmt.Sprintf("PGPORT=%d", opts.TunnelPort+i)}
+			prefix = fmt.Sprintf("[tunnel %d] ", i)
 		}
-		return fail(&FailureError{Reason: benchv1.ReasonPgbenchError, Message: msg})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, runErr := runProcess(ctx, opts, stream, env, args, prefix)
+			res, parseErr := pgbench.Parse(strings.NewReader(out))
+			switch {
+			case parseErr != nil && runErr != nil:
+				parseErr = fmt.Errorf("pgbench failed (%w): %w", runErr, parseErr)
+			case parseErr == nil && runErr != nil:
+				// A summary and a non-zero exit: pgbench counted errors it considers fatal.
+				parseErr = fmt.Errorf("pgbench exited with %w: %s", runErr, pgbench.LastError(out))
+			}
+			outcomes[i] = outcome{result: res, output: out, err: parseErr}
+		}()
 	}
-	if runErr != nil {
-		// A summary and a non-zero exit: pgbench counted errors it considers fatal.
-		return fail(&FailureError{Reason: benchv1.ReasonPgbenchError,
-			Message: fmt.Sprintf("pgbench exited with %v: %s", runErr, pgbench.LastError(output.String()))})
+	wg.Wait()
+	rep.EndTime = time.Now().UTC()
+
+	var results []*pgbench.Result
+	for i, o := range outcomes {
+		if o.err != nil {
+			return fail(r.explain(i, n, o.err))
+		}
+		results = append(results, o.result)
+		if n > 1 {
+			rep.Tunnels = append(rep.Tunnels, report.Tunnel{Index: i, TPS: o.result.TPS, LatencyAvgMs: o.result.LatencyAvgMs,
+				Transactions: o.result.Transactions, Failed: o.result.FailedTransactions})
+		}
 	}
-	rep.Result = result
+	rep.Result = pgbench.Aggregate(results)
+	rep.SSH = r.negotiated()
 	return rep
 }
 
@@ -128,6 +174,51 @@ func writeScript() error {
 		return fmt.Errorf("cannot write the pgbench script: %w", err)
 	}
 	return nil
+}
+
+// runProcess runs one pgbench with extra environment, streaming its output (each line prefixed) and
+// returning all of it.
+func runProcess(ctx context.Context, opts Options, stream io.Writer, env, args []string, prefix string) (string, error) {
+	var output bytes.Buffer
+	cmd := exec.CommandContext(ctx, opts.Pgbench, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	// pgbench writes progress and errors to stderr: one writer for both keeps them in order.
+	out := io.MultiWriter(&prefixWriter{prefix: prefix, w: stream}, &output)
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	return output.String(), err
+}
+
+// splitArgs returns the arguments of n parallel pgbench processes: -c and -j divided evenly.
+func splitArgs(args []string, n int) [][]string {
+	if n <= 1 {
+		return [][]string{args}
+	}
+	clients, threads := 1, 1
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "-c":
+			clients, _ = strconv.Atoi(args[i+1])
+		case "-j":
+			threads, _ = strconv.Atoi(args[i+1])
+		}
+	}
+	var out [][]string
+	for _, share := range pgbench.Split(clients, threads, n) {
+		a := append([]string(nil), args...)
+		for i := 0; i+1 < len(a); i++ {
+			switch a[i] {
+			case "-c":
+				a[i+1] = strconv.Itoa(share.Clients)
+			case "-j":
+				a[i+1] = strconv.Itoa(share.Threads)
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 func orDiscard(w io.Writer) io.Writer {

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"fmt"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -64,18 +65,15 @@ func Job(req JobRequest) *batchv1.Job {
 		runnerSpec = *tb.Spec.Runner
 	}
 
-	image := req.Defaults.Image
-	if runnerSpec.Image != "" {
-		image = runnerSpec.Image
-	}
-	pullPolicy := req.Defaults.PullPolicy
-	if runnerSpec.ImagePullPolicy != "" {
-		pullPolicy = runnerSpec.ImagePullPolicy
-	}
+	image, pullPolicy := runnerImage(tb, req.Defaults)
 
 	args := []string{"run", "--wait-timeout=" + req.Defaults.WaitTimeout.String()}
 	if req.Init {
 		args = append(args, "--init")
+	}
+	if t := req.Connection.Tunnels; t != nil {
+		args = append(args, fmt.Sprintf("--tunnels=%d", t.Count), fmt.Sprintf("--tunnel-port=%d", transport.TunnelBasePort),
+			"--ssh-log-dir="+transport.SSHLogDir)
 	}
 	args = append(args, "--")
 	args = append(args, req.PgbenchArgs...)
@@ -114,13 +112,8 @@ func Job(req JobRequest) *batchv1.Job {
 					NodeSelector:                  runnerSpec.NodeSelector,
 					Tolerations:                   runnerSpec.Tolerations,
 					Affinity:                      runnerSpec.Affinity,
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:   ptr.To(true),
-						RunAsUser:      ptr.To[int64](RunnerUID),
-						RunAsGroup:     ptr.To[int64](RunnerUID),
-						FSGroup:        ptr.To[int64](RunnerUID),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
+					SecurityContext:               restrictedPodSecurity(),
+					InitContainers:                tunnelSidecars(req.Connection.Tunnels, image, pullPolicy),
 					Containers: []corev1.Container{{
 						Name:                     RunnerContainerName,
 						Image:                    image,
@@ -131,16 +124,79 @@ func Job(req JobRequest) *batchv1.Job {
 						VolumeMounts:             mounts,
 						Resources:                runnerResources(runnerSpec.Resources),
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr.To(false),
-							ReadOnlyRootFilesystem:   ptr.To(true),
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
+						SecurityContext:          restrictedContainerSecurity(),
 					}},
 					Volumes: volumes,
 				},
 			},
 		},
+	}
+}
+
+// runnerImage is the runner's image and pull policy: the benchmark's, else the operator's.
+func runnerImage(tb *benchv1.TunnelBenchmark, defaults RunnerDefaults) (string, corev1.PullPolicy) {
+	image, pullPolicy := defaults.Image, defaults.PullPolicy
+	if r := tb.Spec.Runner; r != nil {
+		if r.Image != "" {
+			image = r.Image
+		}
+		if r.ImagePullPolicy != "" {
+			pullPolicy = r.ImagePullPolicy
+		}
+	}
+	return image, pullPolicy
+}
+
+// tunnelSidecars are the native sidecars (init containers that keep running) of the ssh
+// transport, one `ssh -N -L` per tunnel. Their startup probe holds pgbench back until every
+// forward accepts connections; the kubelet stops them once pgbench has ended, so the Job still
+// completes.
+func tunnelSidecars(t *transport.Tunnels, image string, pullPolicy corev1.PullPolicy) []corev1.Container {
+	if t == nil {
+		return nil
+	}
+	var out []corev1.Container
+	for i := 0; i < t.Count; i++ {
+		tn := t.Tunnel(i)
+		out = append(out, corev1.Container{
+			Name: fmt.Sprintf("tunnel-%d", i), Image: image, ImagePullPolicy: pullPolicy,
+			RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+			Command:       []string{"ssh"},
+			Args:          tn.SSHArgs(),
+			Env:           []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
+			StartupProbe: &corev1.Probe{
+				ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
+					"tunnelbench-runner", "probe", fmt.Sprintf("127.0.0.1:%d", tn.LocalPort)}}},
+				PeriodSeconds: 1, FailureThreshold: 60,
+			},
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
+			SecurityContext: restrictedContainerSecurity(),
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "tmp", MountPath: "/tmp"},
+				{Name: "ssh-client", MountPath: transport.SSHClientDir, ReadOnly: true},
+				{Name: "ssh-logs", MountPath: transport.SSHLogDir},
+			},
+		})
+	}
+	return out
+}
+
+func restrictedPodSecurity() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](RunnerUID),
+		RunAsGroup:     ptr.To[int64](RunnerUID),
+		FSGroup:        ptr.To[int64](RunnerUID),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+func restrictedContainerSecurity() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
 }
 

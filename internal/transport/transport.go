@@ -38,6 +38,8 @@ type Connection struct {
 	Env     []corev1.EnvVar
 	Volumes []corev1.Volume
 	Mounts  []corev1.VolumeMount
+	// Tunnels, for the ssh transport, are the tunnels pgbench connects through.
+	Tunnels *Tunnels
 }
 
 // Paths inside the runner container where Secrets are mounted.
@@ -49,13 +51,16 @@ const (
 	connectTimeoutSeconds = "10"
 )
 
-// For returns the connection of a transport.
-func For(server Server, t benchv1.TransportSpec) (Connection, error) {
+// For returns the connection of a transport. gw is the benchmark's SSH gateway, used by ssh
+// transports only.
+func For(server Server, t benchv1.TransportSpec, gw SSHGateway) (Connection, error) {
 	switch t.Type {
 	case benchv1.TransportDirect:
 		return direct(server), nil
 	case benchv1.TransportTLS:
 		return tlsConnection(server, t), nil
+	case benchv1.TransportSSH:
+		return sshConnection(server, t, gw), nil
 	default:
 		return Connection{}, fmt.Errorf("transport %q: unsupported type %q", t.Name, t.Type)
 	}

@@ -21,7 +21,7 @@ func TestConnInfo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.transport.Name, func(t *testing.T) {
-			c, err := For(s, tt.transport)
+			c, err := For(s, tt.transport, SSHGateway{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -30,7 +30,7 @@ func TestConnInfo(t *testing.T) {
 			}
 		})
 	}
-	if _, err := For(s, benchv1.TransportSpec{Name: "x", Type: "ssh"}); err == nil {
+	if _, err := For(s, benchv1.TransportSpec{Name: "x", Type: "carrier-pigeon"}, SSHGateway{}); err == nil {
 		t.Error("an unsupported type must be an error")
 	}
 	if got := ForInit(s).ConnInfo(); got != "host=db.example port=6432 dbname=bench sslmode=prefer" {

@@ -502,8 +502,11 @@ func promQuery(addr, query string) ([]promSeries, error) {
 			Result []promSeries `json:"result"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(body, &out); err != nil || out.Status != "success" {
-		return nil, fmt.Errorf("query %s: %v %s", query, err, body)
+	if err := json.Unmarshal(body, &out); err != nil {
+		return nil, fmt.Errorf("query %s: %w: %s", query, err, body)
+	}
+	if out.Status != "success" {
+		return nil, fmt.Errorf("query %s: %s", query, body)
 	}
 	return out.Data.Result, nil
 }

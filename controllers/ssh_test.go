@@ -1,0 +1,136 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
+)
+
+// TestSSHTransportLifecycle: the operator generates the keys, starts the gateway, waits until it
+// is available, runs the Job with one sidecar per tunnel, records what ssh negotiated and the
+// per-tunnel figures, and removes the gateway once the benchmark has ended.
+func TestSSHTransportLifecycle(t *testing.T) {
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+	tb := newBenchmark(ns, "tunnels",
+		benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect},
+		benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH, SSH: &benchv1.SSHTransport{
+			Tunnels: 2, Cipher: "aes128-ctr", MAC: "hmac-sha2-256-etm@openssh.com", Compression: true}})
+	if err := testClient.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, waitForJob(t, ns, "tunnels-direct"), 0, resultReport(1000, nil))
+
+	gwName := "tunnels-ssh-gateway"
+	key := types.NamespacedName{Namespace: ns, Name: gwName}
+	dep, secret, svc := &appsv1.Deployment{}, &corev1.Secret{}, &corev1.Service{}
+	eventually(t, 15*time.Second, "the SSH gateway", func() error {
+		for _, o := range []client.Object{dep, secret, svc} {
+			if err := testClient.Get(ctx, key, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, o := range []metav1.Object{dep, secret, svc} {
+		if ref := metav1.GetControllerOf(o); ref == nil || ref.Name != "tunnels" {
+			t.Errorf("%s is not owned by the benchmark: %+v", o.GetName(), ref)
+		}
+	}
+	if !strings.Contains(strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " "), "PermitOpen=pg-rw:5432") {
+		t.Errorf("sshd args %v", dep.Spec.Template.Spec.Containers[0].Args)
+	}
+	if _, err := sshkeysParse(secret); err != nil {
+		t.Errorf("key Secret: %v", err)
+	}
+
+	// No Job before the gateway is available.
+	consistently(t, time.Second, "the ssh Job waits for the gateway", func() error {
+		for _, j := range listJobs(t, ns) {
+			if j.Name == "tunnels-ssh" {
+				return errorf("Job created before the gateway was available")
+			}
+		}
+		return nil
+	})
+	// Play the Deployment controller.
+	dep.Status = appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1,
+		ObservedGeneration: dep.Generation}
+	if err := testClient.Status().Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+
+	job := waitForJob(t, ns, "tunnels-ssh")
+	sidecars := job.Spec.Template.Spec.InitContainers
+	if len(sidecars) != 2 || *sidecars[0].RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Fatalf("sidecars %+v", sidecars)
+	}
+	finishJob(t, job, 0, sshReport(t))
+
+	done := waitForPhase(t, ns, "tunnels", benchv1.PhaseCompleted)
+	res := done.Status.Result("ssh")
+	if res == nil || res.SSH == nil || res.SSH.Cipher != "aes128-ctr" || res.SSH.Compression != "zlib@openssh.com" || len(res.Tunnels) != 2 {
+		t.Fatalf("ssh result %+v", res)
+	}
+	assertEvents(t, ns, "tunnels", "GatewayCreated")
+
+	// An ended benchmark keeps no sshd running, nor its keys.
+	eventually(t, 10*time.Second, "the gateway removed", func() error {
+		for _, o := range []client.Object{&appsv1.Deployment{}, &corev1.Secret{}, &corev1.Service{}} {
+			if err := testClient.Get(ctx, key, o); err == nil {
+				return errorf("%T still exists", o)
+			}
+		}
+		return nil
+	})
+	if b, _ := json.Marshal(done.Status); strings.Contains(string(b), "PRIVATE KEY") {
+		t.Error("key material in status")
+	}
+}
+
+func sshReport(t *testing.T) string {
+	t.Helper()
+	stddev := 0.3
+	b, err := json.Marshal(report.Report{
+		Result: &pgbench.Result{TPS: 300, LatencyAvgMs: 13, LatencyStddevMs: &stddev, ConnectionTimeMs: 40,
+			Transactions: 3000, Clients: 4, Threads: 2},
+		SSH: &sshtunnel.Negotiated{Cipher: "aes128-ctr", MAC: "hmac-sha2-256-etm@openssh.com", Compression: "zlib@openssh.com"},
+		Tunnels: []report.Tunnel{
+			{Index: 0, TPS: 160, LatencyAvgMs: 12, Transactions: 1600},
+			{Index: 1, TPS: 140, LatencyAvgMs: 14, Transactions: 1400},
+		},
+		Command: "pgbench -b select-only -c 4 -j 2 -T 10",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func sshkeysParse(s *corev1.Secret) (int, error) {
+	for _, k := range []string{sshkeys.HostKey, sshkeys.AuthorizedKeys, sshkeys.ClientKey, sshkeys.KnownHosts} {
+		if len(s.Data[k]) == 0 {
+			return 0, errorf("no %s", k)
+		}
+	}
+	if !strings.Contains(string(s.Data[sshkeys.KnownHosts]), "[tunnels-ssh-gateway."+s.Namespace+".svc]:2222 ssh-ed25519 ") {
+		return 0, errorf("known_hosts %s", s.Data[sshkeys.KnownHosts])
+	}
+	return len(s.Data), nil
+}

@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
+)
+
+// tunnelLogs reads the ssh -v logs the tunnel sidecars write into a shared folder.
+type tunnelLogs struct {
+	dir   string
+	count int
+}
+
+func (l tunnelLogs) read(i int) (neg *sshtunnel.Negotiated, lastError string) {
+	if l.dir == "" {
+		return nil, ""
+	}
+	b, err := os.ReadFile(filepath.Join(l.dir, fmt.Sprintf("tunnel-%d.log", i)))
+	if err != nil {
+		return nil, ""
+	}
+	return sshtunnel.ParseLog(string(b))
+}
+
+// negotiated returns what the first tunnel negotiated; every tunnel asks for the same.
+func (l tunnelLogs) negotiated() *sshtunnel.Negotiated {
+	neg, _ := l.read(0)
+	return neg
+}
+
+// explain turns a failed run into a failure: TunnelDown, naming the tunnel and ssh's last error,
+// when a tunnel logged one, so that a dead tunnel never passes for a slow or broken server.
+func (l tunnelLogs) explain(i, n int, err error) *FailureError {
+	for _, j := range append([]int{i}, allBut(i, l.count)...) {
+		if _, last := l.read(j); last != "" {
+			return &FailureError{Reason: benchv1.ReasonTunnelDown,
+				Message: fmt.Sprintf("tunnel %d of %d: %s (%v)", j, l.count, last, err)}
+		}
+	}
+	var fe *FailureError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	msg := err.Error()
+	if n > 1 {
+		msg = fmt.Sprintf("pgbench on tunnel %d of %d: %s", i, n, msg)
+	}
+	return &FailureError{Reason: benchv1.ReasonPgbenchError, Message: msg}
+}
+
+func allBut(i, n int) []int {
+	var out []int
+	for j := 0; j < n; j++ {
+		if j != i {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// lockedWriter serializes writes from processes that share one output.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// prefixWriter prefixes every line, so that interleaved pgbench outputs stay readable in the log.
+type prefixWriter struct {
+	prefix string
+	w      io.Writer
+	midway bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	if p.prefix == "" {
+		return p.w.Write(b)
+	}
+	var out bytes.Buffer
+	for _, c := range b {
+		if !p.midway {
+			out.WriteString(p.prefix)
+			p.midway = true
+		}
+		out.WriteByte(c)
+		if c == '\n' {
+			p.midway = false
+		}
+	}
+	if _, err := p.w.Write(out.Bytes()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

@@ -1,0 +1,175 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/sshtest"
+)
+
+// startTunnels runs n real ssh tunnels through a real sshd to the server, on consecutive loopback
+// ports, logging as the sidecars do (tunnel-<i>.log in logDir).
+func startTunnels(t *testing.T, s *pgtest.Server, n int, cipher string) (basePort int, logDir string, ssh []*exec.Cmd) {
+	t.Helper()
+	gw, err := sshtest.Start(fmt.Sprintf("%s:%d", s.Host, s.Port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gw.Stop)
+	logDir = t.TempDir()
+	basePort = freeRange(t, n)
+	for i := 0; i < n; i++ {
+		tn := gw.Tunnel(fmt.Sprintf("%s:%d", s.Host, s.Port), basePort+i)
+		tn.Cipher = cipher
+		tn.LogFile = filepath.Join(logDir, fmt.Sprintf("tunnel-%d.log", i))
+		cmd := exec.Command("ssh", tn.SSHArgs()...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		ssh = append(ssh, cmd)
+	}
+	for i := 0; i < n; i++ {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(basePort+i))
+			if err == nil {
+				_ = c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tunnel %d did not come up", i)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return basePort, logDir, ssh
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// freeRange finds n consecutive free loopback ports.
+func freeRange(t *testing.T, n int) int {
+	t.Helper()
+	for base := 20000 + time.Now().Nanosecond()%20000; base < 60000; base += n {
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			_ = l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free port range")
+	return 0
+}
+
+func TestRunThroughSSHTunnels(t *testing.T) {
+	s := startServer(t, pgtest.Options{})
+	setEnv(t, s.Env("disable"))
+	if _, out, err := runOnce(t, Options{Init: true, Args: []string{"-i", "-s", "1"}}); err != nil {
+		t.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	tests := []struct {
+		tunnels    int
+		cipher     string
+		wantCipher string
+	}{
+		{1, "", "chacha20-poly1305@openssh.com"},
+		{4, "aes128-gcm@openssh.com", "aes128-gcm@openssh.com"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d tunnels", tt.tunnels), func(t *testing.T) {
+			base, logDir, _ := startTunnels(t, s, tt.tunnels, tt.cipher)
+			t.Setenv("PGHOST", "127.0.0.1")
+			t.Setenv("PGPORT", strconv.Itoa(base))
+			rep, out, err := runOnce(t, Options{Tunnels: tt.tunnels, TunnelPort: base, SSHLogDir: logDir,
+				Args: []string{"-b", "select-only", "-M", "prepared", "-c", "4", "-j", "4", "-T", "3", "-P", "1"}})
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, out)
+			}
+			res := rep.Result
+			if res.TPS <= 0 || res.Clients != 4 || res.Threads != 4 {
+				t.Fatalf("aggregate %+v", res)
+			}
+			if rep.SSH == nil || rep.SSH.Cipher != tt.wantCipher {
+				t.Errorf("negotiated %+v, want cipher %s", rep.SSH, tt.wantCipher)
+			}
+			if tt.tunnels == 1 {
+				if len(rep.Tunnels) != 0 {
+					t.Errorf("one tunnel needs no per-tunnel figures: %+v", rep.Tunnels)
+				}
+				return
+			}
+			// The aggregate is computed from the per-process figures: check it against them.
+			if len(rep.Tunnels) != tt.tunnels {
+				t.Fatalf("%d per-tunnel results, want %d", len(rep.Tunnels), tt.tunnels)
+			}
+			var tps, lat float64
+			var tx int64
+			for _, p := range rep.Tunnels {
+				if p.TPS <= 0 || !strings.Contains(out, fmt.Sprintf("[tunnel %d] tps = ", p.Index)) {
+					t.Errorf("tunnel %d: %+v", p.Index, p)
+				}
+				tps += p.TPS
+				tx += p.Transactions
+				lat += p.LatencyAvgMs * float64(p.Transactions)
+			}
+			if math.Abs(tps-res.TPS) > 1e-6 || tx != res.Transactions || math.Abs(lat/float64(tx)-res.LatencyAvgMs) > 1e-9 {
+				t.Errorf("aggregate %+v does not match the tunnels %+v", res, rep.Tunnels)
+			}
+		})
+	}
+}
+
+// TestDeadTunnelFailsTheRun: a tunnel killed mid-run fails the transport with TunnelDown, naming
+// the tunnel and ssh's last words, instead of a quietly lower tps.
+func TestDeadTunnelFailsTheRun(t *testing.T) {
+	s := startServer(t, pgtest.Options{})
+	setEnv(t, s.Env("disable"))
+	if _, out, err := runOnce(t, Options{Init: true, Args: []string{"-i", "-s", "1"}}); err != nil {
+		t.Fatalf("pgbench -i: %v\n%s", err, out)
+	}
+	base, logDir, ssh := startTunnels(t, s, 2, "")
+	t.Setenv("PGHOST", "127.0.0.1")
+	t.Setenv("PGPORT", strconv.Itoa(base))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+			_ = ssh[1].Process.Signal(syscall.SIGTERM)
+		}
+	}()
+	rep, out, err := runOnce(t, Options{Tunnels: 2, TunnelPort: base, SSHLogDir: logDir,
+		Args: []string{"-b", "select-only", "-c", "2", "-j", "2", "-T", "6"}})
+	if err == nil {
+		t.Fatalf("the run succeeded although a tunnel died:\n%s", out)
+	}
+	if rep.Failure.Reason != benchv1.ReasonTunnelDown || !strings.Contains(rep.Failure.Message, "tunnel 1 of 2") ||
+		!strings.Contains(rep.Failure.Message, "the ssh session ended") {
+		b, _ := os.ReadFile(filepath.Join(logDir, "tunnel-1.log"))
+		t.Errorf("failure %s: %s\ntunnel-1.log tail: %s", rep.Failure.Reason, rep.Failure.Message, tail(string(b), 8))
+	}
+}

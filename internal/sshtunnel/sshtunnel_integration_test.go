@@ -1,0 +1,229 @@
+package sshtunnel_test
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/sshtest"
+	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
+)
+
+// These tests run the real OpenSSH sshd (as a non-root user, like the gateway pod) and ssh with
+// the arguments the operator generates, on loopback.
+
+type rig struct {
+	*sshtest.Gateway
+	allowed int // the permitted target
+	other   int // a target the gateway must refuse
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	p, err := sshtest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// greeter accepts connections on a loopback port and writes a greeting to each.
+func greeter(t *testing.T, greeting string) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte(greeting + "\n"))
+			_ = c.Close()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func startGateway(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{allowed: greeter(t, "hello from the database"), other: greeter(t, "a secret service")}
+	g, err := sshtest.Start("127.0.0.1:" + strconv.Itoa(r.allowed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Stop)
+	r.Gateway = g
+	return r
+}
+
+func (r *rig) tunnel(target int, knownHosts string) sshtunnel.Tunnel {
+	tn := r.Tunnel("127.0.0.1:"+strconv.Itoa(target), 0)
+	tn.KnownHostsFile = knownHosts
+	return tn
+}
+
+// startTunnel runs ssh and returns the local port once it accepts connections, or ssh's log.
+func startTunnel(t *testing.T, tn sshtunnel.Tunnel) (port int, logFile string, exited chan error) {
+	t.Helper()
+	tn.LocalPort = freePort(t)
+	tn.LogFile = filepath.Join(t.TempDir(), "ssh.log")
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, "ssh", tn.SSHArgs()...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited = make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(cancel)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			exited <- err
+			return 0, tn.LogFile, exited
+		default:
+		}
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(tn.LocalPort)); err == nil {
+			_ = c.Close()
+			return tn.LocalPort, tn.LogFile, exited
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the tunnel did not come up")
+	return 0, "", nil
+}
+
+func readLine(t *testing.T, port int) string {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), 5*time.Second)
+	if err != nil {
+		return ""
+	}
+	defer func() { _ = c.Close() }()
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line)
+}
+
+func readLog(t *testing.T, path string) string {
+	t.Helper()
+	b, _ := os.ReadFile(path)
+	return string(b)
+}
+
+func TestTunnelForwardsAndReportsWhatWasNegotiated(t *testing.T) {
+	r := startGateway(t)
+	tests := []struct {
+		name, cipher, mac string
+		compression       bool
+		want              sshtunnel.Negotiated
+	}{
+		{"ssh default", "", "", false, sshtunnel.Negotiated{Cipher: "chacha20-poly1305@openssh.com", MAC: "<implicit>", Compression: "none"}},
+		{"aes256-ctr with a MAC, compressed", "aes256-ctr", "hmac-sha2-512-etm@openssh.com", true,
+			sshtunnel.Negotiated{Cipher: "aes256-ctr", MAC: "hmac-sha2-512-etm@openssh.com", Compression: "zlib@openssh.com"}},
+		{"aes128-gcm", "aes128-gcm@openssh.com", "", false,
+			sshtunnel.Negotiated{Cipher: "aes128-gcm@openssh.com", MAC: "<implicit>", Compression: "none"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tn := r.tunnel(r.allowed, r.KnownHostsFile)
+			tn.Cipher, tn.MAC, tn.Compression = tt.cipher, tt.mac, tt.compression
+			port, logFile, _ := startTunnel(t, tn)
+			if port == 0 {
+				t.Fatalf("ssh exited:\n%s", readLog(t, logFile))
+			}
+			if got := readLine(t, port); got != "hello from the database" {
+				t.Fatalf("through the tunnel: %q\n%s", got, readLog(t, logFile))
+			}
+			neg, lastErr := sshtunnel.ParseLog(readLog(t, logFile))
+			if neg == nil || *neg != tt.want {
+				t.Errorf("negotiated %+v, want %+v", neg, tt.want)
+			}
+			if lastErr != "" {
+				t.Errorf("a healthy tunnel logged a failure: %s", lastErr)
+			}
+		})
+	}
+}
+
+func TestGatewayRefusesOtherDestinations(t *testing.T) {
+	r := startGateway(t)
+	port, logFile, _ := startTunnel(t, r.tunnel(r.other, r.KnownHostsFile))
+	if port == 0 {
+		t.Fatalf("ssh exited:\n%s", readLog(t, logFile))
+	}
+	if got := readLine(t, port); got != "" {
+		t.Fatalf("the gateway forwarded to a destination outside PermitOpen: %q", got)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, lastErr := sshtunnel.ParseLog(readLog(t, logFile)); !strings.Contains(lastErr, "administratively prohibited") {
+		t.Errorf("ssh's log does not show the refusal: %q", lastErr)
+	}
+}
+
+func TestClientPinsTheHostKey(t *testing.T) {
+	r := startGateway(t)
+	impostor, err := sshkeys.Generate([]string{"127.0.0.1:" + strconv.Itoa(r.Port)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrong := filepath.Join(t.TempDir(), "known_hosts")
+	if err := os.WriteFile(wrong, impostor.KnownHosts, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port, logFile, exited := startTunnel(t, r.tunnel(r.allowed, wrong))
+	if port != 0 {
+		t.Fatal("ssh connected to a gateway whose host key is not the pinned one")
+	}
+	if err := <-exited; err == nil {
+		t.Error("ssh exited 0 on a host key mismatch")
+	}
+	if _, lastErr := sshtunnel.ParseLog(readLog(t, logFile)); !strings.Contains(lastErr, "Host key verification failed") &&
+		!strings.Contains(lastErr, "REMOTE HOST IDENTIFICATION HAS CHANGED") {
+		t.Errorf("last error %q", lastErr)
+	}
+}
+
+func TestGatewayGivesNoShellAndAdmitsOnlyTheClientKey(t *testing.T) {
+	r := startGateway(t)
+	tn := r.tunnel(r.allowed, r.KnownHostsFile)
+	base := tn.SSHArgs()
+	login := base[len(base)-1]
+	noForward := make([]string, 0, len(base))
+	for i := 0; i < len(base)-1; i++ {
+		if base[i] == "-N" {
+			continue
+		}
+		noForward = append(noForward, base[i])
+	}
+	out, err := exec.Command("ssh", append(noForward, login, "id")...).CombinedOutput()
+	if err == nil || strings.Contains(string(out), "uid=") {
+		t.Errorf("a command ran on the gateway: err %v, output %q", err, out)
+	}
+
+	stranger, _ := sshkeys.Generate([]string{"x:1"})
+	key := filepath.Join(t.TempDir(), "id")
+	if err := os.WriteFile(key, stranger.ClientKeyPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tn.IdentityFile = key
+	port, logFile, _ := startTunnel(t, tn)
+	if port != 0 {
+		t.Fatal("the gateway admitted a key that is not in authorized_keys")
+	}
+	if _, lastErr := sshtunnel.ParseLog(readLog(t, logFile)); !strings.Contains(lastErr, "Permission denied") {
+		t.Errorf("last error %q", lastErr)
+	}
+}
