@@ -12,18 +12,19 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o /out/tunnelbench-manage
  && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o /out/tunnelbench-runner ./cmd/runner
 
 FROM debian:bookworm-slim
-# pgbench ships in postgresql-15; the ssh client is for the ssh transport. No default cluster,
-# no docs, no locales, and no LLVM (only PostgreSQL's JIT uses it).
+# pgbench ships in postgresql-15; the ssh client runs the tunnels and sshd the gateway of the ssh
+# transport. No default cluster, no host keys, no docs, no locales, and no LLVM (only
+# PostgreSQL's JIT uses it).
 RUN mkdir -p /etc/postgresql-common \
  && echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.conf \
  && groupdel tape && groupadd -g 26 postgres && useradd -u 26 -g postgres -d /var/lib/postgresql -s /bin/sh postgres \
  && groupadd -g 65532 tunnelbench && useradd -u 65532 -g tunnelbench -d /tmp -s /usr/sbin/nologin tunnelbench \
  && apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15 openssh-client ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15 openssh-client openssh-server ca-certificates \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /usr/share/doc/* /usr/share/man/* /usr/share/locale/* \
       /usr/share/i18n/* /usr/lib/x86_64-linux-gnu/libLLVM-14.so* /usr/lib/x86_64-linux-gnu/libz3.so* \
-      /usr/lib/postgresql/15/lib/llvmjit*.so /usr/lib/postgresql/15/lib/bitcode
+      /usr/lib/postgresql/15/lib/llvmjit*.so /usr/lib/postgresql/15/lib/bitcode /etc/ssh/ssh_host_*
 COPY --from=build /out/ /usr/local/bin/
 ENV PATH=/usr/lib/postgresql/15/bin:/usr/local/bin:/usr/bin:/bin HOME=/tmp
 USER 65532:65532

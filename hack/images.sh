@@ -15,9 +15,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${TUNNELBENCH_CACHE:-$ROOT/.cache}
 OUT=$CACHE/images
 SUITE=bookworm
-# The packages of the shared Debian layer: pgbench ships in postgresql-15; the ssh client is for
-# the ssh transport.
-PACKAGES="postgresql-15 openssh-client ca-certificates"
+# The packages of the shared Debian layer: pgbench ships in postgresql-15; the ssh client runs the
+# tunnels and sshd the gateway of the ssh transport.
+PACKAGES="postgresql-15 openssh-client openssh-server ca-certificates"
 # Fixed ids so pod specs can name them: postgres as CloudNativePG runs it, the runner as distroless.
 POSTGRES_UID=26
 RUNNER_UID=65532
@@ -120,6 +120,8 @@ EOF
     apt-get clean
     rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /var/cache/debconf/*-old /usr/share/doc/* /usr/share/man/* \
       /usr/share/locale/* /usr/share/i18n/*
+    # The gateway brings its own host key (generated per benchmark): none is baked in.
+    rm -f /etc/ssh/ssh_host_*
     # PostgreSQL's JIT is the only user of LLVM (and z3): 130 MB that no benchmark path needs.
     rm -rf /usr/lib/x86_64-linux-gnu/libLLVM-14.so* /usr/lib/x86_64-linux-gnu/libz3.so* \
       /usr/lib/postgresql/15/lib/llvmjit*.so /usr/lib/postgresql/15/lib/bitcode

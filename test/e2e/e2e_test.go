@@ -140,6 +140,56 @@ func TestEndToEnd(t *testing.T) {
 		t.Logf("kubectl get tb:\n%s", out)
 	})
 
+	t.Run("SSH tunnels: compression, ciphers, 1 and 4 tunnels", func(t *testing.T) {
+		tb := benchmark(ns, "ssh", pg, fixture.CredentialsSecret)
+		tb.Spec.Load.Clients, tb.Spec.Load.Threads = 4, 4
+		tb.Spec.Transports = []benchv1.TransportSpec{
+			{Name: "direct", Type: benchv1.TransportDirect},
+			{Name: "ssh", Type: benchv1.TransportSSH},
+			{Name: "ssh-compressed", Type: benchv1.TransportSSH, SSH: &benchv1.SSHTransport{Compression: true, Cipher: "aes128-gcm@openssh.com"}},
+			{Name: "ssh-4-tunnels", Type: benchv1.TransportSSH, SSH: &benchv1.SSHTransport{Tunnels: 4, Cipher: "aes256-ctr",
+				MAC: "hmac-sha2-256-etm@openssh.com"}},
+		}
+		if err := k8s.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		end := waitForEnd(t, ns, tb.Name, 8*time.Minute)
+		if end.Status.Phase != benchv1.PhaseCompleted {
+			t.Fatalf("phase %s, conditions %+v", end.Status.Phase, end.Status.Conditions)
+		}
+		want := map[string]benchv1.NegotiatedSSH{
+			"ssh":            {Cipher: "chacha20-poly1305@openssh.com", MAC: "<implicit>", Compression: "none"},
+			"ssh-compressed": {Cipher: "aes128-gcm@openssh.com", MAC: "<implicit>", Compression: "zlib@openssh.com"},
+			"ssh-4-tunnels":  {Cipher: "aes256-ctr", MAC: "hmac-sha2-256-etm@openssh.com", Compression: "none"},
+		}
+		for _, r := range end.Status.Results {
+			if r.TPS <= 0 {
+				t.Errorf("%s: tps %v", r.Transport, r.TPS)
+			}
+			w, isSSH := want[r.Transport]
+			if isSSH && (r.SSH == nil || *r.SSH != w) {
+				t.Errorf("%s negotiated %+v, want %+v", r.Transport, r.SSH, w)
+			}
+			t.Logf("%s: %.0f tps, %.3f ms, ratio %.2f, ssh %+v, %d tunnels", r.Transport, r.TPS, r.LatencyAvgMs,
+				*r.RatioToBaseline, r.SSH, len(r.Tunnels))
+		}
+		if r := end.Status.Result("ssh-4-tunnels"); r == nil || len(r.Tunnels) != 4 {
+			t.Errorf("per-tunnel figures: %+v", r)
+		}
+		// An ended benchmark keeps no sshd running.
+		eventually(t, time.Minute, "the SSH gateway removed", func() error {
+			pods := &corev1.PodList{}
+			if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
+				benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: "ssh-gateway"}); err != nil {
+				return err
+			}
+			if len(pods.Items) > 0 {
+				return fmt.Errorf("%d gateway pods left", len(pods.Items))
+			}
+			return nil
+		})
+	})
+
 	t.Run("Prometheus scrapes tps for each transport", func(t *testing.T) {
 		if done == nil || done.Status.Phase != benchv1.PhaseCompleted {
 			t.Skip("needs the completed benchmark")
