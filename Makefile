@@ -82,9 +82,10 @@ test-e2e: ## Run only the end-to-end tests (local cluster if none is configured)
 	hack/e2e.sh
 
 .PHONY: bench
-bench: ## Go benchmarks, then the runner's overhead against bare pgbench (hack/bench/harness).
+bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the ssh transport (hack/bench/ssh).
 	go test -run '^$$' -bench . -benchmem ./internal/...
 	go run ./hack/bench/harness
+	go run ./hack/bench/ssh
 
 ##@ Build
 

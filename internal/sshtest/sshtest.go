@@ -111,6 +111,9 @@ func (g *Gateway) Tunnel(target string, localPort int) sshtunnel.Tunnel {
 		IdentityFile: g.IdentityFile, KnownHostsFile: g.KnownHostsFile, User: g.User, KeepAlive: 5 * time.Second}
 }
 
+// PID is the listening sshd's process id; each session is a child of it.
+func (g *Gateway) PID() int { return g.cmd.Process.Pid }
+
 // Stop ends sshd and removes its files.
 func (g *Gateway) Stop() {
 	if g.cmd != nil && g.cmd.Process != nil {

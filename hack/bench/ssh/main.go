@@ -1,0 +1,402 @@
+// Command ssh measures the ssh transport on this machine against a local PostgreSQL: tps of each
+// cipher, compression on and off, and 1, 2 and 4 tunnels, as a ratio to direct and to TLS, run
+// interleaved; each through the sidecars' tunnels and the runner (our design) and through a
+// hand-run `ssh -CqTfnN -L` with bare pgbench (the published study's way), whose ratio must be
+// ≥ 0.95; and the CPU that ssh and sshd spend per transaction, which is what limits a tunnel.
+//
+//	go run ./hack/bench/ssh [-rounds 2] [-duration 5s] [-clients 4] [-threads 4]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/sshtest"
+	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
+)
+
+const target = 0.95
+
+type config struct {
+	name        string
+	cipher      string
+	compression bool
+	tunnels     int
+}
+
+func main() {
+	rounds := flag.Int("rounds", 2, "interleaved rounds")
+	duration := flag.Duration("duration", 5*time.Second, "duration of each run")
+	clients := flag.Int("clients", 4, "pgbench clients")
+	threads := flag.Int("threads", 4, "pgbench threads")
+	flag.Parse()
+	if err := run(*rounds, *duration, *clients, *threads); err != nil {
+		fmt.Fprintln(os.Stderr, "bench ssh:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	work, runner string
+	srv          *pgtest.Server
+	gw           *sshtest.Gateway
+	args         []string
+	env          []string
+}
+
+func run(rounds int, duration time.Duration, clients, threads int) error {
+	b := &bench{}
+	var err error
+	if b.work, err = os.MkdirTemp("", "tunnelbench-sshbench-"); err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(b.work) }()
+	b.runner = filepath.Join(b.work, "tunnelbench-runner")
+	if out, err := exec.Command("go", "build", "-o", b.runner, "./cmd/runner").CombinedOutput(); err != nil {
+		return fmt.Errorf("cannot build the runner: %w: %s", err, out)
+	}
+	if b.srv, err = pgtest.StartTemp(pgtest.Options{}); err != nil {
+		return err
+	}
+	defer b.srv.Stop()
+	if b.gw, err = sshtest.Start(fmt.Sprintf("%s:%d", b.srv.Host, b.srv.Port)); err != nil {
+		return err
+	}
+	defer b.gw.Stop()
+	b.env = os.Environ()
+	for k, v := range b.srv.Env("disable") {
+		b.env = append(b.env, k+"="+v)
+	}
+	if out, err := b.command("pgbench", "-i", "-s", "1", "-q").CombinedOutput(); err != nil {
+		return fmt.Errorf("pgbench -i: %w: %s", err, out)
+	}
+	if err := os.WriteFile("/tmp/tunnelbench-select1.sql", []byte("select 1;\n"), 0o644); err != nil {
+		return err
+	}
+	b.args = []string{"-n", "-f", "/tmp/tunnelbench-select1.sql", "-M", "prepared", "-c", strconv.Itoa(clients),
+		"-j", strconv.Itoa(threads), "-T", strconv.Itoa(int(duration.Seconds()))}
+
+	configs := []config{{"chacha20 (default)", "chacha20-poly1305@openssh.com", false, 1}}
+	for _, c := range sshtunnel.Ciphers[1:] {
+		configs = append(configs, config{c, c, false, 1})
+	}
+	configs = append(configs,
+		config{"chacha20, compressed", "chacha20-poly1305@openssh.com", true, 1},
+		config{"chacha20, 2 tunnels", "chacha20-poly1305@openssh.com", false, 2},
+		config{"chacha20, 4 tunnels", "chacha20-poly1305@openssh.com", false, 4})
+
+	fmt.Printf("select 1, prepared, -c %d -j %d, %s per run, %d interleaved rounds, PostgreSQL and sshd on 127.0.0.1\n\n",
+		clients, threads, duration, rounds)
+	type sample struct{ ours, hand, cpuPerTx []float64 }
+	samples := map[string]*sample{}
+	var direct, tls []float64
+	for r := 0; r < rounds; r++ {
+		d, err := b.bare(b.srv.Env("disable"))
+		if err != nil {
+			return err
+		}
+		tl, err := b.bare(b.srv.Env("require"))
+		if err != nil {
+			return err
+		}
+		direct, tls = append(direct, d), append(tls, tl)
+		for _, c := range configs {
+			s := samples[c.name]
+			if s == nil {
+				s = &sample{}
+				samples[c.name] = s
+			}
+			// Alternate which goes first, so that drift hits both alike.
+			order := []bool{true, false}
+			if r%2 == 1 {
+				order = []bool{false, true}
+			}
+			for _, ours := range order {
+				tps, cpu, err := b.tunnelled(c, ours)
+				if err != nil {
+					return fmt.Errorf("%s: %w", c.name, err)
+				}
+				if ours {
+					s.ours, s.cpuPerTx = append(s.ours, tps), append(s.cpuPerTx, cpu)
+				} else {
+					s.hand = append(s.hand, tps)
+				}
+			}
+		}
+	}
+	md, mt := median(direct), median(tls)
+	fmt.Printf("direct: %.0f tps; TLS (require): %.0f tps (%.2f of direct)\n\n", md, mt, mt/md)
+	fmt.Println("| ssh | tps (ours) | vs direct | vs TLS | ssh+sshd CPU µs/tx | tps (hand-run ssh -L) | ours / hand-run |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	worst := 10.0
+	for _, c := range configs {
+		s := samples[c.name]
+		o, h := median(s.ours), median(s.hand)
+		worst = min(worst, o/h)
+		fmt.Printf("| %s | %.0f | %.2f | %.2f | %.0f | %.0f | %.3f |\n", c.name, o, o/md, o/mt, median(s.cpuPerTx), h, o/h)
+	}
+	verdict := "meets"
+	if worst < target {
+		verdict = "BELOW"
+	}
+	fmt.Printf("\nworst ours/hand-run ratio %.3f (%s the target %.2f)\n", worst, verdict, target)
+	return nil
+}
+
+func (b *bench) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = b.env
+	return cmd
+}
+
+// bare runs pgbench straight at the server.
+func (b *bench) bare(env map[string]string) (float64, error) {
+	cmd := exec.Command("pgbench", b.args...)
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s", err, out)
+	}
+	res, err := pgbench.Parse(bytes.NewReader(out))
+	if err != nil {
+		return 0, err
+	}
+	return res.TPS, nil
+}
+
+// tunnelled measures one configuration: ours (the sidecars' ssh arguments, the runner splitting
+// and aggregating) or by hand (ssh -CqTfnN -L, bare pgbench processes, tps summed). It returns tps
+// and, for ours, the CPU ssh and sshd spent per transaction.
+func (b *bench) tunnelled(c config, ours bool) (float64, float64, error) {
+	base, err := freeRange(c.tunnels)
+	if err != nil {
+		return 0, 0, err
+	}
+	var ssh []*exec.Cmd
+	defer func() {
+		for _, s := range ssh {
+			_ = s.Process.Kill()
+			_ = s.Wait()
+		}
+	}()
+	for i := 0; i < c.tunnels; i++ {
+		tn := b.gw.Tunnel(fmt.Sprintf("%s:%d", b.srv.Host, b.srv.Port), base+i)
+		var args []string
+		if ours {
+			tn.Cipher, tn.Compression = c.cipher, c.compression
+			tn.LogFile = filepath.Join(b.work, fmt.Sprintf("tunnel-%d.log", i))
+			args = tn.SSHArgs()
+		} else {
+			flags := "-qTnN"
+			if c.compression {
+				flags = "-CqTnN"
+			}
+			args = []string{flags, "-c", c.cipher, "-p", strconv.Itoa(b.gw.Port), "-i", b.gw.IdentityFile,
+				"-o", "UserKnownHostsFile=" + b.gw.KnownHostsFile, "-o", "StrictHostKeyChecking=yes",
+				"-L", fmt.Sprintf("127.0.0.1:%d:%s:%d", base+i, b.srv.Host, b.srv.Port), b.gw.User + "@127.0.0.1"}
+		}
+		cmd := exec.Command("ssh", args...)
+		if err := cmd.Start(); err != nil {
+			return 0, 0, err
+		}
+		ssh = append(ssh, cmd)
+	}
+	for i := 0; i < c.tunnels; i++ {
+		if err := waitPort(base + i); err != nil {
+			return 0, 0, err
+		}
+	}
+	env := append(append([]string{}, b.env...), "PGHOST=127.0.0.1", "PGPORT="+strconv.Itoa(base))
+	if !ours {
+		return b.handRun(env, base, c.tunnels)
+	}
+	cpuBefore := b.tunnelCPU(ssh)
+	termLog := filepath.Join(b.work, "termination-log")
+	cmd := exec.Command(b.runner, append([]string{"run", "--termination-log", termLog, "--tunnels", strconv.Itoa(c.tunnels),
+		"--tunnel-port", strconv.Itoa(base), "--ssh-log-dir", b.work, "--"}, b.args...)...)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, 0, fmt.Errorf("%w: %s", err, out)
+	}
+	cpu := b.tunnelCPU(ssh) - cpuBefore
+	msg, err := os.ReadFile(termLog)
+	if err != nil {
+		return 0, 0, err
+	}
+	rep, err := report.Decode(string(msg))
+	if err != nil || rep.Result == nil {
+		return 0, 0, fmt.Errorf("no result: %v %s", err, msg)
+	}
+	return rep.Result.TPS, cpu.Seconds() * 1e6 / float64(rep.Result.Transactions), nil
+}
+
+// handRun starts one bare pgbench per tunnel at once, splitting clients and threads like the
+// study's 8 × -c 2, and sums their tps.
+func (b *bench) handRun(env []string, base, n int) (float64, float64, error) {
+	clients, threads := flagValue(b.args, "-c"), flagValue(b.args, "-j")
+	shares := pgbench.Split(clients, threads, n)
+	tps := make([]float64, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, share := range shares {
+		args := append([]string(nil), b.args...)
+		setFlag(args, "-c", share.Clients)
+		setFlag(args, "-j", share.Threads)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command("pgbench", args...)
+			cmd.Env = append(append([]string{}, env...), "PGPORT="+strconv.Itoa(base+i))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				errs[i] = fmt.Errorf("%w: %s", err, out)
+				return
+			}
+			res, err := pgbench.Parse(bytes.NewReader(out))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			tps[i] = res.TPS
+		}()
+	}
+	wg.Wait()
+	var sum float64
+	for i := range tps {
+		if errs[i] != nil {
+			return 0, 0, errs[i]
+		}
+		sum += tps[i]
+	}
+	return sum, 0, nil
+}
+
+func flagValue(args []string, flag string) int {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			v, _ := strconv.Atoi(args[i+1])
+			return v
+		}
+	}
+	return 1
+}
+
+func setFlag(args []string, flag string, v int) {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			args[i+1] = strconv.Itoa(v)
+		}
+	}
+}
+
+// tunnelCPU is the CPU time the ssh clients and the gateway's sshd sessions (the children of the
+// listening sshd) have used so far.
+func (b *bench) tunnelCPU(ssh []*exec.Cmd) time.Duration {
+	var total time.Duration
+	for _, s := range ssh {
+		total += processCPU(s.Process.Pid)
+	}
+	for _, pid := range children(b.gw.PID()) {
+		total += processCPU(pid)
+	}
+	return total
+}
+
+// processCPU reads a process's user and system time from /proc (clock ticks of 10 ms).
+func processCPU(pid int) time.Duration {
+	f := statFields(pid)
+	if len(f) < 15 {
+		return 0
+	}
+	utime, _ := strconv.Atoi(f[13])
+	stime, _ := strconv.Atoi(f[14])
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+func statFields(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	// The command name may hold spaces: fields start after its closing parenthesis.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return append([]string{"pid", "comm"}, strings.Fields(s[i+1:])...)
+}
+
+func children(parent int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := statFields(pid); len(f) > 3 && f[3] == strconv.Itoa(parent) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func waitPort(port int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			_ = c.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("tunnel on port %d did not come up", port)
+}
+
+func freeRange(n int) (int, error) {
+	for base := 30000 + time.Now().Nanosecond()%20000; base < 60000; base += n {
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
+			if err != nil {
+				ok = false
+				continue
+			}
+			_ = l.Close()
+		}
+		if ok {
+			return base, nil
+		}
+	}
+	return 0, fmt.Errorf("no free port range")
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
