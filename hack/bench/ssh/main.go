@@ -224,7 +224,8 @@ func (b *bench) tunnelled(c config, ours bool) (float64, float64, error) {
 	}
 	env := append(append([]string{}, b.env...), "PGHOST=127.0.0.1", "PGPORT="+strconv.Itoa(base))
 	if !ours {
-		return b.handRun(env, base, c.tunnels)
+		tps, err := b.handRun(env, base, c.tunnels)
+		return tps, 0, err
 	}
 	cpuBefore := b.tunnelCPU(ssh)
 	termLog := filepath.Join(b.work, "termination-log")
@@ -240,15 +241,18 @@ func (b *bench) tunnelled(c config, ours bool) (float64, float64, error) {
 		return 0, 0, err
 	}
 	rep, err := report.Decode(string(msg))
-	if err != nil || rep.Result == nil {
-		return 0, 0, fmt.Errorf("no result: %v %s", err, msg)
+	if err != nil {
+		return 0, 0, fmt.Errorf("no result: %w: %s", err, msg)
+	}
+	if rep.Result == nil {
+		return 0, 0, fmt.Errorf("no result: %s", msg)
 	}
 	return rep.Result.TPS, cpu.Seconds() * 1e6 / float64(rep.Result.Transactions), nil
 }
 
 // handRun starts one bare pgbench per tunnel at once, splitting clients and threads like the
 // study's 8 × -c 2, and sums their tps.
-func (b *bench) handRun(env []string, base, n int) (float64, float64, error) {
+func (b *bench) handRun(env []string, base, n int) (float64, error) {
 	clients, threads := flagValue(b.args, "-c"), flagValue(b.args, "-j")
 	shares := pgbench.Split(clients, threads, n)
 	tps := make([]float64, n)
@@ -280,11 +284,11 @@ func (b *bench) handRun(env []string, base, n int) (float64, float64, error) {
 	var sum float64
 	for i := range tps {
 		if errs[i] != nil {
-			return 0, 0, errs[i]
+			return 0, errs[i]
 		}
 		sum += tps[i]
 	}
-	return sum, 0, nil
+	return sum, nil
 }
 
 func flagValue(args []string, flag string) int {
