@@ -190,6 +190,10 @@ func TestEndToEnd(t *testing.T) {
 		})
 	})
 
+	t.Run("the SSH gateway forwards only to the server and the client pins its host key", func(t *testing.T) {
+		sshSecurity(t, ns, pg)
+	})
+
 	t.Run("Prometheus scrapes tps for each transport", func(t *testing.T) {
 		if done == nil || done.Status.Phase != benchv1.PhaseCompleted {
 			t.Skip("needs the completed benchmark")
@@ -273,6 +277,101 @@ spec:
 		})
 	})
 }
+
+// sshSecurity runs, while an ssh benchmark's gateway is up, a pod holding the benchmark's client
+// key (exactly what a runner pod mounts) that tries what the gateway must refuse: forwarding to
+// another destination, a gateway whose host key is not the pinned one, and a command.
+func sshSecurity(t *testing.T, ns string, pg *fixture.Postgres) {
+	tb := benchmark(ns, "ssh-security", pg, fixture.CredentialsSecret)
+	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "ssh", Type: benchv1.TransportSSH}}
+	tb.Spec.Load.Duration = &metav1.Duration{Duration: 3 * time.Minute}
+	if err := k8s.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = k8s.Delete(ctx, tb) }()
+	gateway := tb.Name + "-ssh-gateway"
+	eventually(t, 2*time.Minute, "the SSH gateway", func() error {
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
+			benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: "ssh-gateway"}); err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no ready gateway pod")
+	})
+	login := fmt.Sprintf("tunnelbench@%s.%s.svc", gateway, ns)
+	common := "-p 2222 -i /keys/id_ed25519 -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=10 -o StrictHostKeyChecking=yes"
+	script := fmt.Sprintf(`: > /tmp/empty_known_hosts
+echo "== allowed"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts -W %[2]s:5432 %[3]s </dev/null 2>&1 | head -c 300; echo "exit=${PIPESTATUS[0]}"
+echo "== other"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts -W kubernetes.default.svc:443 %[3]s </dev/null 2>&1; echo "exit=$?"
+echo "== wrong host key"; ssh %[1]s -o UserKnownHostsFile=/tmp/empty_known_hosts -W %[2]s:5432 %[3]s </dev/null 2>&1; echo "exit=$?"
+echo "== command"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts %[3]s id </dev/null 2>&1; echo "exit=$?"
+`, common, pg.Host, login)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ssh-probe"},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyNever,
+			AutomountServiceAccountToken: ptrTo(false),
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptrTo(true), RunAsUser: ptrTo[int64](65532),
+				FSGroup: ptrTo[int64](65532), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name: "probe", Image: env(t, "E2E_IMAGE"), ImagePullPolicy: corev1.PullIfNotPresent,
+				Command: []string{"bash", "-c", script}, Env: []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptrTo(false), ReadOnlyRootFilesystem: ptrTo(true),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "keys", MountPath: "/keys"}, {Name: "tmp", MountPath: "/tmp"}},
+			}},
+			Volumes: []corev1.Volume{
+				{Name: "keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: gateway,
+					DefaultMode: ptrTo[int32](0o440), Items: []corev1.KeyToPath{
+						{Key: "id_ed25519", Path: "id_ed25519"}, {Key: "known_hosts", Path: "known_hosts"}}}}},
+				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			},
+		},
+	}
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "the probe pod to finish", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			return fmt.Errorf("phase %s", pod.Status.Phase)
+		}
+		return nil
+	})
+	out, err := run(t, "kubectl", "logs", "-n", ns, pod.Name)
+	if err != nil {
+		t.Fatalf("kubectl logs: %v", err)
+	}
+	t.Logf("probe:\n%s", out)
+	section := func(name string) string {
+		_, rest, _ := strings.Cut(out, "== "+name+"\n")
+		before, _, _ := strings.Cut(rest, "\n== ")
+		return before
+	}
+	if s := section("allowed"); !strings.Contains(s, "exit=0") {
+		t.Errorf("forwarding to the server was refused: %s", s)
+	}
+	if s := section("other"); !strings.Contains(s, "administratively prohibited") || strings.Contains(s, "exit=0") {
+		t.Errorf("forwarding to another destination was not refused: %s", s)
+	}
+	if s := section("wrong host key"); !strings.Contains(s, "Host key verification failed") || strings.Contains(s, "exit=0") {
+		t.Errorf("an unpinned host key was accepted: %s", s)
+	}
+	if s := section("command"); strings.Contains(s, "uid=") || strings.Contains(s, "exit=0") {
+		t.Errorf("a command ran on the gateway: %s", s)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
 
 // benchmark compares direct, TLS require and TLS verify-full against the fixture server.
 func benchmark(ns, name string, pg *fixture.Postgres, credentials string) *benchv1.TunnelBenchmark {
