@@ -17,8 +17,8 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: tools
-tools: ## Build the tool binaries (controller-gen, envtest assets) into .cache/.
-	$(TOOLS) controller-gen envtest
+tools: ## Build every tool binary (controller-gen, envtest, golangci-lint, the cluster's) into .cache/.
+	$(TOOLS) all
 
 .PHONY: manifests
 manifests: ## Generate the CRD and RBAC manifests.
@@ -74,7 +74,7 @@ images: ## Build the image archives from Debian packages (and import them when t
 ##@ Test
 
 .PHONY: test
-test: ## Run every test: unit, envtest and the PostgreSQL integration tests.
+test: ## Run every test: unit, envtest, PostgreSQL/ssh integration, Helm chart, end-to-end (hack/test.sh).
 	hack/test.sh
 
 .PHONY: test-e2e
