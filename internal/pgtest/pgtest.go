@@ -7,7 +7,6 @@ package pgtest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 )
 
 // Options shape the server.
@@ -122,7 +123,7 @@ func Start(dir string, opts Options) (*Server, error) {
 	if err := os.WriteFile(filepath.Join(data, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
 		return nil, err
 	}
-	if s.Port, err = freePort(); err != nil {
+	if s.Port, err = loopback.FreePort(); err != nil {
 		return nil, err
 	}
 	settings := map[string]string{
@@ -239,13 +240,4 @@ func chownTree(dir string, cred *syscall.Credential) error {
 		}
 		return os.Lchown(path, int(cred.Uid), int(cred.Gid))
 	})
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/sshtest"
 )
@@ -29,7 +30,10 @@ func startTunnels(t *testing.T, s *pgtest.Server, n int, cipher string) (basePor
 	}
 	t.Cleanup(gw.Stop)
 	logDir = t.TempDir()
-	basePort = freeRange(t, n)
+	basePort, err = loopback.FreeRange(n)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < n; i++ {
 		tn := gw.Tunnel(fmt.Sprintf("%s:%d", s.Host, s.Port), basePort+i)
 		tn.Cipher = cipher
@@ -61,27 +65,6 @@ func startTunnels(t *testing.T, s *pgtest.Server, n int, cipher string) (basePor
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// freeRange finds n consecutive free loopback ports.
-func freeRange(t *testing.T, n int) int {
-	t.Helper()
-	for base := 20000 + time.Now().Nanosecond()%20000; base < 60000; base += n {
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
-			if err != nil {
-				ok = false
-				continue
-			}
-			_ = l.Close()
-		}
-		if ok {
-			return base
-		}
-	}
-	t.Fatal("no free port range")
-	return 0
 }
 
 func TestRunThroughSSHTunnels(t *testing.T) {

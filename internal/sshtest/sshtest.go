@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
@@ -59,7 +60,7 @@ func Start(permitOpen string) (*Gateway, error) {
 	if g.dir, err = os.MkdirTemp("", "tunnelbench-ssh-"); err != nil {
 		return nil, err
 	}
-	if g.Port, err = freePort(); err != nil {
+	if g.Port, err = loopback.FreePort(); err != nil {
 		return nil, err
 	}
 	if g.Material, err = sshkeys.Generate([]string{"127.0.0.1:" + strconv.Itoa(g.Port)}); err != nil {
@@ -121,16 +122,4 @@ func (g *Gateway) Stop() {
 		_ = g.cmd.Wait()
 	}
 	_ = os.RemoveAll(g.dir)
-}
-
-// FreePort returns a loopback port nothing listens on.
-func FreePort() (int, error) { return freePort() }
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

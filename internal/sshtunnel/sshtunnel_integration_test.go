@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
 	"github.com/tunnelbench/tunnelbench/internal/sshtest"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
@@ -28,7 +29,7 @@ type rig struct {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	p, err := sshtest.FreePort()
+	p, err := loopback.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

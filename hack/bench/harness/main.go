@@ -12,11 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tunnelbench/tunnelbench/hack/bench/stats"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -93,13 +93,13 @@ func run(rounds int, duration time.Duration, clients, threads int, builtin, prot
 		bare, viaRunner = append(bare, got["bare"]), append(viaRunner, got["runner"])
 		fmt.Printf("| %d | %s | %.0f | %.0f | %.3f |\n", i+1, strings.Join(order, "→"), got["bare"], got["runner"], got["runner"]/got["bare"])
 	}
-	ratio := median(viaRunner) / median(bare)
+	ratio := stats.Median(viaRunner) / stats.Median(bare)
 	verdict := "meets"
 	if ratio < target {
 		verdict = "BELOW"
 	}
 	fmt.Printf("\nmedian tps: bare %.0f, runner %.0f; runner/bare = %.3f (%s the target %.2f)\n",
-		median(bare), median(viaRunner), ratio, verdict, target)
+		stats.Median(bare), stats.Median(viaRunner), ratio, verdict, target)
 	if ratio < target {
 		return fmt.Errorf("runner/bare ratio %.3f is below %.2f", ratio, target)
 	}
@@ -142,14 +142,4 @@ func runnerRun(env []string, runnerBin, work string, args []string) (float64, er
 		return 0, fmt.Errorf("the runner reported no result: %s", msg)
 	}
 	return rep.Result.TPS, nil
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -15,12 +15,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/tunnelbench/tunnelbench/hack/bench/stats"
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -137,16 +138,16 @@ func run(rounds int, duration time.Duration, clients, threads int) error {
 			}
 		}
 	}
-	md, mt := median(direct), median(tls)
+	md, mt := stats.Median(direct), stats.Median(tls)
 	fmt.Printf("direct: %.0f tps; TLS (require): %.0f tps (%.2f of direct)\n\n", md, mt, mt/md)
 	fmt.Println("| ssh | tps (ours) | vs direct | vs TLS | ssh+sshd CPU µs/tx | tps (hand-run ssh -L) | ours / hand-run |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	worst := 10.0
 	for _, c := range configs {
 		s := samples[c.name]
-		o, h := median(s.ours), median(s.hand)
+		o, h := stats.Median(s.ours), stats.Median(s.hand)
 		worst = min(worst, o/h)
-		fmt.Printf("| %s | %.0f | %.2f | %.2f | %.0f | %.0f | %.3f |\n", c.name, o, o/md, o/mt, median(s.cpuPerTx), h, o/h)
+		fmt.Printf("| %s | %.0f | %.2f | %.2f | %.0f | %.0f | %.3f |\n", c.name, o, o/md, o/mt, stats.Median(s.cpuPerTx), h, o/h)
 	}
 	verdict := "meets"
 	if worst < target {
@@ -184,7 +185,7 @@ func (b *bench) bare(env map[string]string) (float64, error) {
 // and aggregating) or by hand (ssh -CqTfnN -L, bare pgbench processes, tps summed). It returns tps
 // and, for ours, the CPU ssh and sshd spent per transaction.
 func (b *bench) tunnelled(c config, ours bool) (float64, float64, error) {
-	base, err := freeRange(c.tunnels)
+	base, err := loopback.FreeRange(c.tunnels)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -372,35 +373,4 @@ func waitPort(port int) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("tunnel on port %d did not come up", port)
-}
-
-func freeRange(n int) (int, error) {
-	for base := 30000 + time.Now().Nanosecond()%20000; base < 60000; base += n {
-		ok := true
-		for i := 0; i < n && ok; i++ {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+i))
-			if err != nil {
-				ok = false
-				continue
-			}
-			_ = l.Close()
-		}
-		if ok {
-			return base, nil
-		}
-	}
-	return 0, fmt.Errorf("no free port range")
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
