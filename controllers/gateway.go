@@ -28,11 +28,17 @@ func (r *TunnelBenchmarkReconciler) ensureGateway(ctx context.Context, tb *bench
 	if err != nil {
 		return false, "", err
 	}
-	objects := []client.Object{specs.GatewaySecret(tb, material), specs.GatewayService(tb)}
-	for _, o := range objects {
-		if err := r.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return false, "", fmt.Errorf("cannot create the SSH gateway's %T: %w", o, err)
-		}
+	// The fingerprint is reported only for keys this pass stored: an existing Secret wins.
+	fingerprint := "kept from an earlier pass"
+	secret := specs.GatewaySecret(tb, material)
+	switch err := r.Create(ctx, secret); {
+	case err == nil:
+		fingerprint = material.HostFingerprint
+	case !apierrors.IsAlreadyExists(err):
+		return false, "", fmt.Errorf("cannot create the SSH gateway's key Secret: %w", err)
+	}
+	if err := r.Create(ctx, specs.GatewayService(tb)); err != nil && !apierrors.IsAlreadyExists(err) {
+		return false, "", fmt.Errorf("cannot create the SSH gateway's Service: %w", err)
 	}
 	dep := &appsv1.Deployment{}
 	err = r.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: gw.Name}, dep)
@@ -42,7 +48,7 @@ func (r *TunnelBenchmarkReconciler) ensureGateway(ctx context.Context, tb *bench
 			return false, "", fmt.Errorf("cannot create the SSH gateway: %w", err)
 		}
 		r.event(tb, corev1.EventTypeNormal, "GatewayCreated", "Run",
-			"Started SSH gateway %s (host key %s)", gw.Name, material.HostFingerprint)
+			"Started SSH gateway %s (host key %s)", gw.Name, fingerprint)
 		return false, "", nil
 	}
 	if err != nil {
