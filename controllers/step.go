@@ -72,6 +72,8 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 		}
 		logger.Info("Created Job", "job", key.Name)
 		r.event(tb, corev1.EventTypeNormal, "JobCreated", "Run", "Started %s in Job %s", s.description, key.Name)
+		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "JobRunning",
+			fmt.Sprintf("%s runs in Job %s", s.description, key.Name))
 		return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
 	}
 	if err != nil {
