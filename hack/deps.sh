@@ -16,6 +16,8 @@ bindir=$(pg_config --bindir 2>/dev/null || true)
 command -v pgbench >/dev/null || need+=(postgresql-15)
 # The ssh transport's integration tests run the real sshd and ssh.
 [[ -x /usr/sbin/sshd ]] || need+=(openssh-server)
+# hack/tools.sh reads the Kubernetes module's go.mod from the proxy.
+command -v curl >/dev/null || need+=(curl)
 command -v ssh >/dev/null || need+=(openssh-client)
 [[ ${#need[@]} -eq 0 ]] && exit 0
 

@@ -143,6 +143,10 @@ go_binaries() { # go_binaries DIR: the static manager and runner
 }
 
 build_pause() {
+  if ! command -v gcc >/dev/null || [[ ! -f /usr/lib/x86_64-linux-gnu/libc.a ]]; then
+    apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends gcc libc6-dev >/dev/null
+  fi
   local src=$ROOT/hack/images/pause.c key; key=$(hash_of "$src" "$0")
   local archive=$OUT/pause-$key.tar
   [[ -f $archive ]] && { echo "$archive"; return; }

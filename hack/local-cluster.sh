@@ -61,6 +61,7 @@ install_packages() {
   [[ -x /usr/lib/cni/bridge ]] || need+=(containernetworking-plugins)
   command -v iptables >/dev/null || need+=(iptables)
   command -v openssl >/dev/null || need+=(openssl)
+  command -v curl >/dev/null || need+=(curl)
   command -v ctr >/dev/null || need+=(containerd)
   [[ ${#need[@]} -eq 0 ]] && return
   log "installing ${need[*]}"
