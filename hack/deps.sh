@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh installs the Debian packages the tests use when they are missing: PostgreSQL 15 (server,
 # initdb and pgbench, for the runner's integration tests and `make bench`), OpenSSH (the ssh
-# transport's integration tests); with "e2e", also
+# transport's integration tests), PgBouncer (the pooler transport's); with "e2e", also
 # Prometheus (it scrapes the operator in the end-to-end tests) and debootstrap (images).
 set -euo pipefail
 
@@ -16,6 +16,8 @@ bindir=$(pg_config --bindir 2>/dev/null || true)
 command -v pgbench >/dev/null || need+=(postgresql-15)
 # The ssh transport's integration tests run the real sshd and ssh.
 [[ -x /usr/sbin/sshd ]] || need+=(openssh-server)
+# The pooler transport's integration tests run the real PgBouncer.
+command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]] || need+=(pgbouncer)
 # hack/tools.sh reads the Kubernetes module's go.mod from the proxy.
 command -v curl >/dev/null || need+=(curl)
 command -v ssh >/dev/null || need+=(openssh-client)

@@ -1,0 +1,172 @@
+package pgbouncer_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/pki"
+)
+
+// These tests run the real PgBouncer (Debian's) in front of a real PostgreSQL, configured by this
+// package, with TLS on either hop.
+
+func TestPgBouncerHops(t *testing.T) {
+	cases := []struct {
+		name       string
+		clientAuth string
+		clientTLS  bool
+		serverTLS  string
+	}{
+		{"plain both hops, SCRAM", pgbouncer.AuthSCRAM, false, "disable"},
+		{"TLS both hops, SCRAM", pgbouncer.AuthSCRAM, true, "verify-full"},
+		{"trust on loopback, TLS to the server", pgbouncer.AuthTrust, false, "require"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			server, err := pgtest.StartTemp(pgtest.Options{RequireTLS: tc.serverTLS != "disable"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(server.Stop)
+			cfg := pgbouncer.Config{
+				ListenAddr: "127.0.0.1", ServerHost: "127.0.0.1", ServerPort: server.Port, User: server.User,
+				ClientAuth: tc.clientAuth, PoolMode: "transaction", PoolSize: 2, MaxClientConn: 20,
+				ServerTLSMode: tc.serverTLS,
+			}
+			certDir := sharedDir(t)
+			if tc.serverTLS == "verify-full" {
+				cfg.ServerCAFile = copyFile(t, server.CAFile, certDir)
+			}
+			if tc.clientTLS {
+				cfg.ClientTLSCertFile, cfg.ClientTLSKeyFile = issue(t, certDir)
+			}
+			bouncer, err := pgtest.StartPgBouncer(cfg, server.Password)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(bouncer.Stop)
+
+			connCfg := poolerConfig(t, bouncer.Port, server, server.Password, tc.clientTLS)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			before, err := pgbouncer.Observe(ctx, connCfg)
+			if err != nil {
+				t.Fatalf("%v; pgbouncer log:\n%s", err, bouncer.Log())
+			}
+			conn, err := pgx.ConnectConfig(ctx, connCfg)
+			if err != nil {
+				t.Fatalf("cannot connect through PgBouncer: %v; its log:\n%s", err, bouncer.Log())
+			}
+			defer func() { _ = conn.Close(ctx) }()
+			if _, ok := conn.PgConn().Conn().(*tls.Conn); ok != tc.clientTLS {
+				t.Errorf("client hop TLS = %v, want %v", ok, tc.clientTLS)
+			}
+			var serverSSL bool
+			for range 5 {
+				if err := conn.QueryRow(ctx, "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").Scan(&serverSSL); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if serverSSL != (tc.serverTLS != "disable") {
+				t.Errorf("server hop TLS (pg_stat_ssl) = %v, want %v", serverSSL, tc.serverTLS != "disable")
+			}
+			after, err := pgbouncer.Observe(ctx, connCfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := after.Transactions - before.Transactions; got < 5 {
+				t.Errorf("SHOW STATS counted %d transactions for the 5 queries sent", got)
+			}
+			if after.ServerConnections < 1 {
+				t.Errorf("SHOW SERVERS lists %d connections, want at least 1", after.ServerConnections)
+			}
+			if (after.ServerTLS != "") != (tc.serverTLS != "disable") {
+				t.Errorf("SHOW SERVERS tls = %q with server TLS %s", after.ServerTLS, tc.serverTLS)
+			}
+
+			wrong := poolerConfig(t, bouncer.Port, server, "not-the-password", tc.clientTLS)
+			_, err = pgx.ConnectConfig(ctx, wrong)
+			if tc.clientAuth == pgbouncer.AuthSCRAM && err == nil {
+				t.Errorf("a wrong password was accepted by a SCRAM pooler")
+			}
+			if tc.clientAuth == pgbouncer.AuthTrust && err != nil {
+				t.Errorf("a trust pooler refused a client: %v", err)
+			}
+		})
+	}
+}
+
+func poolerConfig(t *testing.T, port int, server *pgtest.Server, password string, clientTLS bool) *pgx.ConnConfig {
+	t.Helper()
+	sslmode := "disable"
+	if clientTLS {
+		sslmode = "require"
+	}
+	cfg, err := pgx.ParseConfig(fmt.Sprintf("host=127.0.0.1 port=%d user=%s password=%s dbname=%s sslmode=%s connect_timeout=5",
+		port, server.User, password, server.Database, sslmode))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	return cfg
+}
+
+// issue writes a certificate for 127.0.0.1 signed by a fresh CA, as the operator does for the
+// pooler's listener.
+func issue(t *testing.T, dir string) (certFile, keyFile string) {
+	t.Helper()
+	ca, err := pki.NewCA("pooler CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Issue("pooler", []string{"127.0.0.1", "localhost"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	write(t, certFile, kp.CertPEM)
+	write(t, keyFile, kp.KeyPEM)
+	return certFile, keyFile
+}
+
+func copyFile(t *testing.T, src, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	write(t, dst, b)
+	return dst
+}
+
+// sharedDir is a folder the pooler's user can read: PgBouncer runs as "postgres" when the tests
+// run as root, and t.TempDir's parent is private.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "pooler-certs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func write(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
