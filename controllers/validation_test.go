@@ -199,6 +199,62 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.load.duration", "between 1s and 24h"},
 		},
 		{
+			name: "prepared statements through a transaction pooler",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{PoolMode: "transaction"})
+			},
+			want: []string{"spec.transports", "poolMode transaction cannot run spec.load.protocol prepared"},
+		},
+		{
+			name: "pooler client limit below the clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{MaxClientConnections: 2})
+			},
+			want: []string{"spec.transports", "maxClientConnections must be at least spec.load.clients"},
+		},
+		{
+			name: "pooler settings on a direct transport",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "d", Type: "direct", Pooler: &benchv1.PoolerTransport{}}}
+			},
+			want: []string{"spec.transports[0]", "only allowed for a transport of type pooler"},
+		},
+		{
+			name: "pooler verify-full without a CA",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",
+					CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{ServerTLS: "verify-full"})
+			},
+			want: []string{"spec.transports", "serverTLS verify-full needs spec.server.external.caSecret"},
+		},
+		{
+			name: "server TLS of a CloudNativePG Pooler",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{ServerTLS: "disable"})
+			},
+			want: []string{"spec.transports", "serverTLS cannot be set for a CloudNativePG Pooler"},
+		},
+		{
+			name: "client TLS to a sidecar pooler",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar", ClientTLS: "require"})
+			},
+			want: []string{"spec.transports[0].pooler", "clientTLS require applies to placement service"},
+		},
+		{
+			name: "statement pooling",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{PoolMode: "statement"})
+			},
+			want: []string{"spec.transports[0].pooler.poolMode", "Unsupported value"},
+		},
+		{
+			name:   "empty connection storm",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{} },
+			want:   []string{"spec.load.connectionStorm.connections"},
+		},
+		{
 			name:   "timeout too short",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Timeout = &metav1.Duration{Duration: time.Second} },
 			want:   []string{"spec.timeout", "at least 10s"},
@@ -247,6 +303,20 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 		{"ssh with defaults", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "ssh", Type: "ssh"}}
 		}},
+		{"pooler with defaults next to a CloudNativePG server", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "pooler", Type: "pooler"}}
+		}},
+		{"sidecar pooler verifying a CloudNativePG server", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar", ServerTLS: "verify-full"})
+		}},
+		{"transaction pooler with TLS, extended protocol, reconnect and a storm", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",
+				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{PoolMode: "transaction", PoolSize: 4,
+				MaxClientConnections: 4, ClientTLS: "require", ServerTLS: "require"})
+			tb.Spec.Load.Protocol, tb.Spec.Load.Reconnect = "extended", true
+			tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 1000}
+		}},
 		{"external verify-full with a CA", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",
 				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"},
@@ -289,6 +359,9 @@ func TestSpecIsImmutable(t *testing.T) {
 		{"labels", func(tb *benchv1.TunnelBenchmark) { tb.Labels = map[string]string{"team": "db"} }, false},
 		{"clients", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients = 8 }, true},
 		{"reconnect", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Reconnect = true }, true},
+		{"connection storm", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 10}
+		}, true},
 		{"load duration", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Duration.Duration = time.Minute }, true},
 		{"timeout", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Timeout.Duration = time.Hour }, true},
 		{"transports", func(tb *benchv1.TunnelBenchmark) {
@@ -315,4 +388,8 @@ func TestSpecIsImmutable(t *testing.T) {
 
 func sshTransport(ssh *benchv1.SSHTransport) []benchv1.TransportSpec {
 	return []benchv1.TransportSpec{{Name: "ssh", Type: benchv1.TransportSSH, SSH: ssh}}
+}
+
+func poolerTransport(p *benchv1.PoolerTransport) []benchv1.TransportSpec {
+	return []benchv1.TransportSpec{{Name: "pooler", Type: benchv1.TransportPooler, Pooler: p}}
 }

@@ -73,3 +73,9 @@ func (tb *TunnelBenchmark) HasSSH() bool {
 	}
 	return false
 }
+
+// PoolerName is the name of the pooler objects (Deployment, Service, TLS Secret or CloudNativePG
+// Pooler) of a pooler transport.
+func (tb *TunnelBenchmark) PoolerName(transport string) string {
+	return tb.JobName(transport + "-pooler")
+}

@@ -104,7 +104,7 @@ type LocalObjectReference struct {
 }
 
 // TransportType names a kind of path between the client and the server.
-// +kubebuilder:validation:Enum=direct;tls;ssh
+// +kubebuilder:validation:Enum=direct;tls;ssh;pooler
 type TransportType string
 
 const (
@@ -114,12 +114,15 @@ const (
 	TransportTLS TransportType = "tls"
 	// TransportSSH is one or more SSH tunnels (ssh -L) through a gateway next to the server.
 	TransportSSH TransportType = "ssh"
+	// TransportPooler is a PgBouncer connection pooler between the client and the server.
+	TransportPooler TransportType = "pooler"
 )
 
 // TransportSpec is one path to benchmark.
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || self.type == 'tls'",message="tls settings are only allowed for a transport of type tls"
 // +kubebuilder:validation:XValidation:rule="self.name != 'init'",message="transport name 'init' is reserved for the initialization Job"
 // +kubebuilder:validation:XValidation:rule="!has(self.ssh) || self.type == 'ssh'",message="ssh settings are only allowed for a transport of type ssh"
+// +kubebuilder:validation:XValidation:rule="!has(self.pooler) || self.type == 'pooler'",message="pooler settings are only allowed for a transport of type pooler"
 type TransportSpec struct {
 	// Name identifies the transport in results and metrics. It must be a DNS label.
 	// +kubebuilder:validation:MinLength=1
@@ -127,7 +130,7 @@ type TransportSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// Type is the kind of path: direct or tls.
+	// Type is the kind of path: direct, tls, ssh or pooler.
 	Type TransportType `json:"type"`
 
 	// TLS configures a transport of type tls. When omitted, sslMode is verify-full.
@@ -138,6 +141,99 @@ type TransportSpec struct {
 	// default cipher.
 	// +optional
 	SSH *SSHTransport `json:"ssh,omitempty"`
+
+	// Pooler configures a transport of type pooler. When omitted: a shared PgBouncer next to the
+	// server in session mode, SCRAM from clients, plain TCP from clients and TLS (require) to the
+	// server.
+	// +optional
+	Pooler *PoolerTransport `json:"pooler,omitempty"`
+}
+
+// PoolerPlacement says where the pooler runs.
+// +kubebuilder:validation:Enum=service;sidecar
+type PoolerPlacement string
+
+const (
+	// PoolerService is a shared pooler next to the server, reached through a Service: a
+	// CloudNativePG Pooler for a CloudNativePG server, the operator's own PgBouncer otherwise.
+	PoolerService PoolerPlacement = "service"
+	// PoolerSidecar runs PgBouncer inside the client pod: clients log in over loopback without a
+	// password (trust), and only the pooler's few long-lived connections cross the network.
+	PoolerSidecar PoolerPlacement = "sidecar"
+)
+
+// PoolerTransport configures the pooler transport. Where the pooler sits and how clients log in
+// to it decide connection cost: a pooler that still runs SCRAM and TLS for every client login
+// saves little, one inside the client pod with loopback trust saves the handshakes.
+// +kubebuilder:validation:XValidation:rule="!has(self.clientTLS) || self.clientTLS == 'disable' || !has(self.placement) || self.placement == 'service'",message="pooler.clientTLS require applies to placement service: a sidecar pooler is reached over the pod's loopback"
+type PoolerTransport struct {
+	// Placement is service (default: a pooler next to the server, behind a Service) or sidecar
+	// (PgBouncer inside the client pod, as a native sidecar).
+	// +kubebuilder:default=service
+	// +optional
+	Placement PoolerPlacement `json:"placement,omitempty"`
+
+	// PoolMode is PgBouncer's pool_mode: session (default) or transaction. PgBouncer 1.18, the
+	// pooler image's, cannot keep prepared statements in transaction mode.
+	// +kubebuilder:validation:Enum=session;transaction
+	// +kubebuilder:default=session
+	// +optional
+	PoolMode string `json:"poolMode,omitempty"`
+
+	// PoolSize is default_pool_size: server connections per user and database. Default 20.
+	// +kubebuilder:default=20
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	PoolSize int32 `json:"poolSize,omitempty"`
+
+	// MaxClientConnections is max_client_conn. It must cover spec.load.clients. Default 1000.
+	// +kubebuilder:default=1000
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +optional
+	MaxClientConnections int32 `json:"maxClientConnections,omitempty"`
+
+	// ClientTLS is TLS between pgbench and the pooler: disable (default) or require. The pooler's
+	// certificate is issued by a CA the operator generates for the benchmark.
+	// +kubebuilder:validation:Enum=disable;require
+	// +kubebuilder:default=disable
+	// +optional
+	ClientTLS string `json:"clientTLS,omitempty"`
+
+	// ServerTLS is TLS between the pooler and the server: disable, require (the default) or
+	// verify-full (against the server's CA). A CloudNativePG Pooler always uses TLS with its own
+	// client certificate, so this is not settable for it.
+	// +kubebuilder:validation:Enum=disable;require;verify-full
+	// +optional
+	ServerTLS string `json:"serverTLS,omitempty"`
+}
+
+// EffectivePooler is the pooler settings with defaults applied, for a transport of type pooler.
+func (t TransportSpec) EffectivePooler() PoolerTransport {
+	p := PoolerTransport{}
+	if t.Pooler != nil {
+		p = *t.Pooler
+	}
+	if p.Placement == "" {
+		p.Placement = PoolerService
+	}
+	if p.PoolMode == "" {
+		p.PoolMode = "session"
+	}
+	if p.PoolSize == 0 {
+		p.PoolSize = 20
+	}
+	if p.MaxClientConnections == 0 {
+		p.MaxClientConnections = 1000
+	}
+	if p.ClientTLS == "" {
+		p.ClientTLS = "disable"
+	}
+	if p.ServerTLS == "" {
+		p.ServerTLS = "require"
+	}
+	return p
 }
 
 // SSHTransport configures SSH tunnels: the operator runs an sshd gateway next to the server and
@@ -247,7 +343,7 @@ type Protocol string
 // +kubebuilder:validation:XValidation:rule="has(self.builtin) != has(self.script)",message="spec.load: exactly one of builtin or script must be set"
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="self.threads <= self.clients",message="spec.load.threads must not exceed spec.load.clients"
-// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 type LoadSpec struct {
 	// Builtin is one of pgbench's builtin scripts.
 	// +optional
@@ -292,6 +388,12 @@ type LoadSpec struct {
 	// +optional
 	Reconnect bool `json:"reconnect,omitempty"`
 
+	// ConnectionStorm, after the load, opens N connections one after the other from one client,
+	// each running `select 1` and disconnecting (pgbench -C -c 1 -t N), and reports the total
+	// time, connections per second and mean time per connection.
+	// +optional
+	ConnectionStorm *ConnectionStorm `json:"connectionStorm,omitempty"`
+
 	// Scale is the scale factor for initialization (pgbench -i -s).
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
@@ -309,6 +411,14 @@ type LoadSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="spec.load.progressInterval must be at least 1s"
 	// +optional
 	ProgressInterval *metav1.Duration `json:"progressInterval,omitempty"`
+}
+
+// ConnectionStorm is a sequential connect, select 1, disconnect loop.
+type ConnectionStorm struct {
+	// Connections is how many connections to open, one after the other.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000
+	Connections int32 `json:"connections"`
 }
 
 // RunnerSpec configures the pods that run pgbench. Where the client runs matters: place it with
@@ -491,6 +601,19 @@ type TransportResult struct {
 	// +optional
 	Tunnels []TunnelResult `json:"tunnels,omitempty"`
 
+	// ConnectionsPerSecond, with spec.load.reconnect, is how many connections pgbench opened per
+	// second: one per transaction, failed ones included.
+	// +optional
+	ConnectionsPerSecond *float64 `json:"connectionsPerSecond,omitempty"`
+
+	// ConnectionStorm is the result of spec.load.connectionStorm.
+	// +optional
+	ConnectionStorm *ConnectionStormResult `json:"connectionStorm,omitempty"`
+
+	// Pooler describes both hops of a pooler transport and what the pooler counted.
+	// +optional
+	Pooler *PoolerResult `json:"pooler,omitempty"`
+
 	// Command is the pgbench command line that ran. Connection settings come from libpq
 	// environment variables; the password never appears here.
 	Command string `json:"command"`
@@ -519,6 +642,57 @@ type NegotiatedSSH struct {
 	Compression string `json:"compression"`
 }
 
+// ConnectionStormResult is what N sequential connect, select 1, disconnect cycles cost.
+type ConnectionStormResult struct {
+	// Connections opened (successfully).
+	Connections int64 `json:"connections"`
+	// TotalSeconds is the time the whole storm took.
+	TotalSeconds float64 `json:"totalSeconds"`
+	// ConnectionsPerSecond is connections divided by the total time.
+	ConnectionsPerSecond float64 `json:"connectionsPerSecond"`
+	// MeanConnectionMs is the mean time one cycle took: connect, select 1, disconnect.
+	MeanConnectionMs float64 `json:"meanConnectionMs"`
+	// MeanConnectMs is the mean time to open a connection, as pgbench measures it.
+	MeanConnectMs float64 `json:"meanConnectMs"`
+	// FailedConnections counts cycles that failed.
+	FailedConnections int64 `json:"failedConnections"`
+	// Command is the pgbench command line that ran.
+	Command string `json:"command"`
+}
+
+// PoolerResult records how a pooler transport was set up and what the pooler saw.
+type PoolerResult struct {
+	// Implementation is "PgBouncer" (the operator's own) or "CloudNativePG Pooler".
+	Implementation string `json:"implementation"`
+	// Placement is service or sidecar.
+	Placement PoolerPlacement `json:"placement"`
+	// PoolMode is session or transaction.
+	PoolMode string `json:"poolMode"`
+	// ClientHop is pgbench to pooler.
+	ClientHop Hop `json:"clientHop"`
+	// ServerHop is pooler to server.
+	ServerHop Hop `json:"serverHop"`
+	// Transactions is how many transactions the pooler's SHOW STATS counted during the run: the
+	// evidence that the traffic went through it. Not available for a CloudNativePG Pooler.
+	// +optional
+	Transactions *int64 `json:"transactions,omitempty"`
+	// ServerConnections is how many connections to the server the pooler held at the end of the
+	// run (SHOW SERVERS).
+	// +optional
+	ServerConnections *int32 `json:"serverConnections,omitempty"`
+}
+
+// Hop is one hop of a pooled path.
+type Hop struct {
+	// Auth is how the connecting side authenticates on this hop: scram-sha-256, trust, password
+	// (PgBouncer answers the server's challenge, SCRAM or MD5 as the server's pg_hba.conf asks,
+	// with the password from the credentials Secret) or cert.
+	Auth string `json:"auth"`
+	// TLS is the negotiated protocol and cipher, e.g. "TLSv1.3/TLS_AES_256_GCM_SHA384", or
+	// "none" for plain TCP.
+	TLS string `json:"tls"`
+}
+
 // TunnelResult is one tunnel's pgbench figures.
 type TunnelResult struct {
 	Tunnel             int32   `json:"tunnel"`
@@ -544,6 +718,10 @@ type TunnelBenchmark struct {
 	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
 	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.poolMode) || t.pooler.poolMode != 'transaction' || !has(self.load.protocol) || self.load.protocol != 'prepared')",message="spec.transports: pooler.poolMode transaction cannot run spec.load.protocol prepared: PgBouncer 1.18 does not keep prepared statements across transactions; use poolMode session or protocol extended"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.maxClientConnections) || t.pooler.maxClientConnections >= self.load.clients)",message="spec.transports: pooler.maxClientConnections must be at least spec.load.clients, or the pooler refuses pgbench's clients"
+	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full')",message="spec.transports: pooler.serverTLS verify-full needs spec.server.external.caSecret"
+	// +kubebuilder:validation:XValidation:rule="!has(self.server.cnpg) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || (has(t.pooler.placement) && t.pooler.placement == 'sidecar'))",message="spec.transports: pooler.serverTLS cannot be set for a CloudNativePG Pooler (placement service with a cnpg server): it always uses TLS with its own client certificate"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= self.load.clients)",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (each tunnel runs its own pgbench with at least one client)"
 	Spec TunnelBenchmarkSpec `json:"spec"`
 

@@ -5,7 +5,10 @@
 //	tunnelbench-runner parse
 //	    reads pgbench's stdout+stderr on stdin and prints the parsed result as JSON
 //	tunnelbench-runner probe HOST:PORT
-//	    exits 0 when HOST:PORT accepts a TCP connection (the tunnel sidecars' startup probe)
+//	    exits 0 when HOST:PORT accepts a TCP connection (the sidecars' startup probe)
+//	tunnelbench-runner pgbouncer [--listen ADDR:PORT --server HOST:PORT ...]
+//	    writes PgBouncer's configuration (user and password from PGUSER and PGPASSWORD) and
+//	    becomes PgBouncer (the pooler transport's Deployment or sidecar)
 package main
 
 import (
@@ -31,7 +34,7 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe [flags]")
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe|pgbouncer [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -41,8 +44,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return parse(stdin, stdout, stderr)
 	case "probe":
 		return probe(args[1:], stderr)
+	case "pgbouncer":
+		return execPgBouncer(args[1:], stderr)
 	default:
-		fmt.Fprintf(stderr, "unknown command %q: use run, parse or probe\n", args[0])
+		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe or pgbouncer\n", args[0])
 		return 2
 	}
 }

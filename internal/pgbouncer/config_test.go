@@ -1,6 +1,7 @@
 package pgbouncer
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +94,23 @@ func TestWriteKeepsThePasswordPrivate(t *testing.T) {
 	}
 	if _, err := Write(dir, validConfig(), "two\nlines"); err == nil {
 		t.Errorf("a password with a line break was accepted")
+	}
+}
+
+func TestArgsRoundTrip(t *testing.T) {
+	want := validConfig()
+	want.ClientTLSCertFile, want.ClientTLSKeyFile = "/c/tls.crt", "/c/tls.key"
+	want.ServerTLSMode, want.ServerCAFile = "verify-full", "/ca/ca.crt"
+	fs := flag.NewFlagSet("pgbouncer", flag.ContinueOnError)
+	f := BindFlags(fs)
+	if err := fs.Parse(want.Args()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.Config(want.User)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("round trip:\n got %+v\nwant %+v", got, want)
 	}
 }
