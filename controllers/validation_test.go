@@ -210,7 +210,22 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{MaxClientConnections: 2})
 			},
-			want: []string{"spec.transports", "maxClientConnections must be at least spec.load.clients"},
+			want: []string{"spec.transports", "maxClientConnections (default 1000) must be at least spec.load.clients"},
+		},
+		{
+			name: "default pooler client limit below the clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(nil)
+				tb.Spec.Load.Clients, tb.Spec.Load.Threads = 2000, 8
+			},
+			want: []string{"spec.transports", "maxClientConnections (default 1000)"},
+		},
+		{
+			name: "session pool smaller than the clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{PoolSize: 2})
+			},
+			want: []string{"spec.transports", "pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session"},
 		},
 		{
 			name: "pooler settings on a direct transport",
@@ -312,7 +327,7 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 		{"transaction pooler with TLS, extended protocol, reconnect and a storm", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",
 				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
-			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{PoolMode: "transaction", PoolSize: 4,
+			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{PoolMode: "transaction", PoolSize: 1,
 				MaxClientConnections: 4, ClientTLS: "require", ServerTLS: "require"})
 			tb.Spec.Load.Protocol, tb.Spec.Load.Reconnect = "extended", true
 			tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 1000}

@@ -180,7 +180,8 @@ type PoolerTransport struct {
 	// +optional
 	PoolMode string `json:"poolMode,omitempty"`
 
-	// PoolSize is default_pool_size: server connections per user and database. Default 20.
+	// PoolSize is default_pool_size: server connections per user and database. Default 20. In
+	// session mode it must cover spec.load.clients.
 	// +kubebuilder:default=20
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10000
@@ -719,7 +720,8 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.poolMode) || t.pooler.poolMode != 'transaction' || !has(self.load.protocol) || self.load.protocol != 'prepared')",message="spec.transports: pooler.poolMode transaction cannot run spec.load.protocol prepared: PgBouncer 1.18 does not keep prepared statements across transactions; use poolMode session or protocol extended"
-	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.maxClientConnections) || t.pooler.maxClientConnections >= self.load.clients)",message="spec.transports: pooler.maxClientConnections must be at least spec.load.clients, or the pooler refuses pgbench's clients"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.maxClientConnections) ? t.pooler.maxClientConnections : 1000) >= self.load.clients)",message="spec.transports: pooler.maxClientConnections (default 1000) must be at least spec.load.clients, or the pooler refuses pgbench's clients"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20) >= self.load.clients)",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full')",message="spec.transports: pooler.serverTLS verify-full needs spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.cnpg) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || (has(t.pooler.placement) && t.pooler.placement == 'sidecar'))",message="spec.transports: pooler.serverTLS cannot be set for a CloudNativePG Pooler (placement service with a cnpg server): it always uses TLS with its own client certificate"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= self.load.clients)",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (each tunnel runs its own pgbench with at least one client)"

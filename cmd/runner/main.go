@@ -63,10 +63,18 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.Tunnels, "tunnels", 1, "SSH tunnels: run one pgbench per tunnel, on ports tunnel-port+i")
 	fs.IntVar(&opts.TunnelPort, "tunnel-port", 0, "loopback port of the first tunnel")
 	fs.StringVar(&opts.SSHLogDir, "ssh-log-dir", "", "folder of the tunnels' ssh -v logs")
+	fs.StringVar(&opts.Pooler, "pooler", "", "the connection goes through a pooler: pgbouncer (admin console readable) or opaque")
+	var storm int
+	fs.IntVar(&storm, "storm", 0, "after the load, open this many connections one after the other (select 1 each)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	opts.Args = fs.Args()
+	opts.Storm = int32(min(max(storm, 0), 1_000_000))
+	if opts.Pooler != "" && opts.Pooler != runner.PoolerPgBouncer && opts.Pooler != runner.PoolerOpaque {
+		fmt.Fprintf(stderr, "tunnelbench-runner run: --pooler must be %s or %s\n", runner.PoolerPgBouncer, runner.PoolerOpaque)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rep, err := runner.Run(ctx, opts)
@@ -77,6 +85,14 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 	if rep.Result != nil {
 		fmt.Fprintf(stdout, "tunnelbench-runner: tps=%.3f latency=%.3fms transactions=%d failed=%d\n",
 			rep.Result.TPS, rep.Result.LatencyAvgMs, rep.Result.Transactions, rep.Result.FailedTransactions)
+	}
+	if p := rep.Pooler; p != nil && p.Counted {
+		fmt.Fprintf(stdout, "tunnelbench-runner: the pooler counted %d transactions; %d server connections (tls %q)\n",
+			p.Transactions, p.ServerConnections, p.ServerTLS)
+	}
+	if s := rep.Storm; s != nil {
+		fmt.Fprintf(stdout, "tunnelbench-runner: storm of %d connections: %.1f connections/s, connect %.3f ms\n",
+			s.Connections, s.PerSecond, s.MeanConnectMs)
 	}
 	return 0
 }

@@ -80,3 +80,16 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// StormScriptPath is where the runner writes the connection storm's script.
+const StormScriptPath = "/tmp/tunnelbench/storm.sql"
+
+// StormScript is what each connection of a storm runs before it disconnects.
+const StormScript = "select 1;\n"
+
+// StormArgs returns the arguments of a connection storm: n connections opened one after the other
+// by a single client, each running StormScript once (-C reconnects for every transaction). pgbench
+// then reports the average connection time and the rate of whole cycles.
+func StormArgs(n int32) []string {
+	return []string{"-n", "-C", "-M", "simple", "-c", "1", "-j", "1", "-t", strconv.Itoa(int(n)), "-f", StormScriptPath}
+}

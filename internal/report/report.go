@@ -25,6 +25,11 @@ type Report struct {
 	SSH *sshtunnel.Negotiated `json:"ssh,omitempty"`
 	// Tunnels are the per-tunnel figures when several pgbench processes ran, one per tunnel.
 	Tunnels []Tunnel `json:"tunnels,omitempty"`
+	// Pooler is what the runner saw of a pooler: its own TLS session with it and, when its admin
+	// console is readable, the pooler's counters.
+	Pooler *Pooler `json:"pooler,omitempty"`
+	// Storm is the connection storm's outcome.
+	Storm *Storm `json:"storm,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
 	// StartTime and EndTime bound the pgbench run.
@@ -38,6 +43,28 @@ type Report struct {
 type TLS struct {
 	Version string `json:"version"`
 	Cipher  string `json:"cipher"`
+}
+
+// Pooler is the client side of a pooler hop and the pooler's own counters.
+type Pooler struct {
+	// ClientTLS is the runner's TLS session with the pooler; nil for plain TCP.
+	ClientTLS *TLS `json:"clientTLS,omitempty"`
+	// Counted is false when the admin console was not read (a CloudNativePG Pooler).
+	Counted bool `json:"counted,omitempty"`
+	// Transactions is the growth of SHOW STATS' total_xact_count during the pgbench run.
+	Transactions int64 `json:"transactions,omitempty"`
+	// ServerConnections and ServerTLS come from SHOW SERVERS at the end of the run.
+	ServerConnections int    `json:"serverConnections,omitempty"`
+	ServerTLS         string `json:"serverTLS,omitempty"`
+}
+
+// Storm is a connection storm's pgbench summary.
+type Storm struct {
+	Connections   int64   `json:"connections"`
+	Failed        int64   `json:"failed"`
+	PerSecond     float64 `json:"perSecond"`
+	MeanConnectMs float64 `json:"meanConnectMs"`
+	Command       string  `json:"command"`
 }
 
 // Tunnel is one tunnel's pgbench figures, with short keys: 32 of them must fit in the

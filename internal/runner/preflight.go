@@ -24,21 +24,39 @@ type FailureError struct {
 
 func (e *FailureError) Error() string { return e.Reason + ": " + e.Message }
 
+// session is what the preflight connection learned.
+type session struct {
+	// config is the connection's configuration, from libpq's environment.
+	config *pgx.ConnConfig
+	// serverTLS is the TLS session the server reports for the connection (pg_stat_ssl): through a
+	// pooler, that of the pooler's connection to the server.
+	serverTLS *report.TLS
+	// clientTLS is the runner's own TLS session on its socket: through a pooler, with the pooler.
+	clientTLS *report.TLS
+}
+
 // preflight connects with the environment's libpq settings until the server answers or the wait
-// times out, and returns the TLS session the server reports for that connection. Errors that
-// waiting cannot fix (authentication, pg_hba, TLS verification) fail at once.
-func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration) (*report.TLS, error) {
+// times out, and returns the TLS sessions of that connection. Errors that waiting cannot fix
+// (authentication, pg_hba, TLS verification) fail at once.
+func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration) (*session, error) {
 	cfg, err := pgx.ParseConfig("")
 	if err != nil {
 		return nil, &FailureError{Reason: benchv1.ReasonPgbenchError,
 			Message: fmt.Sprintf("invalid libpq settings: %v", err)}
 	}
+	// The simple protocol keeps the check valid through a transaction pooler, where a statement
+	// prepared on one server connection may be executed on another.
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	deadline := time.Now().Add(wait)
 	for {
 		conn, err := connect(ctx, cfg)
 		if err == nil {
 			defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-			return negotiatedTLS(ctx, conn)
+			serverTLS, err := negotiatedTLS(ctx, conn)
+			if err != nil {
+				return nil, err
+			}
+			return &session{config: cfg, serverTLS: serverTLS, clientTLS: socketTLS(conn)}, nil
 		}
 		failure := classify(err)
 		if failure.Reason != benchv1.ReasonServerUnreachable || time.Now().Add(retryEvery).After(deadline) {
@@ -80,6 +98,17 @@ func negotiatedTLS(ctx context.Context, conn *pgx.Conn) (*report.TLS, error) {
 		return nil, nil
 	}
 	return &report.TLS{Version: version, Cipher: cipher}, nil
+}
+
+// socketTLS is the TLS session of the connection's own socket, in pg_stat_ssl's notation.
+func socketTLS(conn *pgx.Conn) *report.TLS {
+	tc, ok := conn.PgConn().Conn().(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	state := tc.ConnectionState()
+	version := strings.Replace(tls.VersionName(state.Version), "TLS ", "TLSv", 1)
+	return &report.TLS{Version: version, Cipher: tls.CipherSuiteName(state.CipherSuite)}
 }
 
 // classify maps a connection error to a failure reason with a message that says what to do.

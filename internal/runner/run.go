@@ -45,7 +45,18 @@ type Options struct {
 	// SSHLogDir holds the tunnels' ssh -v logs (tunnel-<i>.log): what they negotiated and why one
 	// died.
 	SSHLogDir string
+	// Pooler is set when the connection goes through a pooler: PoolerPgBouncer for one whose admin
+	// console the runner's user may read (the operator's own PgBouncer), PoolerOpaque otherwise.
+	Pooler string
+	// Storm, when positive, runs a connection storm of that many connections after the load.
+	Storm int32
 }
+
+// Kinds of pooler, for Options.Pooler.
+const (
+	PoolerPgBouncer = "pgbouncer"
+	PoolerOpaque    = "opaque"
+)
 
 // Run runs pgbench once and returns its report. The report is also written to the termination log,
 // whatever the outcome; the returned error is non-nil when the run failed.
@@ -89,7 +100,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	if retry <= 0 {
 		retry = time.Second
 	}
-	tlsInfo, err := preflight(ctx, wait, retry)
+	sess, err := preflight(ctx, wait, retry)
 	if err != nil {
 		var fe *FailureError
 		if errors.As(err, &fe) && fe.Reason == benchv1.ReasonServerUnreachable {
@@ -98,7 +109,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 		return fail(err)
 	}
-	rep.TLS = tlsInfo
+	rep.TLS = sess.serverTLS
 
 	if opts.Init {
 		rep.StartTime = time.Now().UTC()
@@ -111,6 +122,10 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return rep
 	}
 
+	counter, err := startCounting(ctx, opts.Pooler, sess)
+	if err != nil {
+		return fail(err)
+	}
 	n := max(opts.Tunnels, 1)
 	type outcome struct {
 		result *pgbench.Result
@@ -158,7 +173,36 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	}
 	rep.Result = pgbench.Aggregate(results)
 	rep.SSH = r.negotiated()
+	if rep.Pooler, err = counter.stop(ctx); err != nil {
+		return fail(err)
+	}
+	if opts.Storm > 0 {
+		if rep.Storm, err = storm(ctx, opts, stream); err != nil {
+			return fail(err)
+		}
+	}
 	return rep
+}
+
+// storm runs the connection storm: one client connecting, running select 1 and disconnecting, as
+// many times as asked, through the same connection settings as the load.
+func storm(ctx context.Context, opts Options, stream io.Writer) (*report.Storm, error) {
+	if err := writeFile(pgbench.StormScriptPath, pgbench.StormScript); err != nil {
+		return nil, err
+	}
+	args := pgbench.StormArgs(opts.Storm)
+	out, runErr := runProcess(ctx, opts, stream, nil, args, "[storm] ")
+	res, err := pgbench.Parse(strings.NewReader(out))
+	switch {
+	case err != nil && runErr != nil:
+		return nil, fmt.Errorf("the connection storm failed (%w): %w", runErr, err)
+	case err != nil:
+		return nil, fmt.Errorf("the connection storm: %w", err)
+	case runErr != nil:
+		return nil, fmt.Errorf("the connection storm: pgbench exited with %w: %s", runErr, pgbench.LastError(out))
+	}
+	return &report.Storm{Connections: res.Transactions, Failed: res.FailedTransactions, PerSecond: res.TPS,
+		MeanConnectMs: res.ConnectionTimeMs, Command: pgbench.CommandLine("pgbench", args)}, nil
 }
 
 // writeScript writes an inline script from the environment where pgbench's -f expects it.
@@ -167,10 +211,14 @@ func writeScript() error {
 	if !ok {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(pgbench.ScriptPath), 0o755); err != nil {
+	return writeFile(pgbench.ScriptPath, script)
+}
+
+func writeFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("cannot write the pgbench script: %w", err)
 	}
-	if err := os.WriteFile(pgbench.ScriptPath, []byte(script), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		return fmt.Errorf("cannot write the pgbench script: %w", err)
 	}
 	return nil

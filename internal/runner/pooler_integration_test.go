@@ -1,0 +1,134 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/pki"
+)
+
+// TestRunThroughRealPgBouncer runs the load, with reconnections, and a connection storm through a
+// real PgBouncer in front of a PostgreSQL that accepts only TLS, in the two ways the operator
+// configures it: SCRAM and TLS from clients (placement service) and loopback trust (sidecar).
+func TestRunThroughRealPgBouncer(t *testing.T) {
+	s := startServer(t, pgtest.Options{RequireTLS: true})
+	setEnv(t, s.Env("require"))
+	if _, out, err := runOnce(t, Options{Init: true, Args: []string{"-i", "-s", "1"}}); err != nil {
+		t.Fatalf("pgbench -i failed: %v\n%s", err, out)
+	}
+	certDir := readableDir(t)
+	ca, err := pki.NewCA("pooler CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kp, err := ca.Issue("pooler", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeReadable(t, filepath.Join(certDir, "tls.crt"), kp.CertPEM)
+	writeReadable(t, filepath.Join(certDir, "tls.key"), kp.KeyPEM)
+	caCopy, err := os.ReadFile(s.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeReadable(t, filepath.Join(certDir, "server-ca.crt"), caCopy)
+
+	tests := []struct {
+		name      string
+		cfg       pgbouncer.Config
+		sslmode   string
+		password  string
+		protocol  string
+		clientTLS bool
+	}{
+		{name: "service: SCRAM and TLS from clients, verify-full to the server", sslmode: "require", password: s.Password,
+			protocol: "prepared", clientTLS: true,
+			cfg: pgbouncer.Config{ClientAuth: pgbouncer.AuthSCRAM, PoolMode: "session",
+				ClientTLSCertFile: filepath.Join(certDir, "tls.crt"), ClientTLSKeyFile: filepath.Join(certDir, "tls.key"),
+				ServerTLSMode: "verify-full", ServerCAFile: filepath.Join(certDir, "server-ca.crt")}},
+		{name: "sidecar: loopback trust, transaction pooling", sslmode: "disable", password: "unused-with-trust",
+			protocol: "extended",
+			cfg:      pgbouncer.Config{ClientAuth: pgbouncer.AuthTrust, PoolMode: "transaction", ServerTLSMode: "require"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.ListenAddr, cfg.ServerHost, cfg.ServerPort, cfg.User = "127.0.0.1", "127.0.0.1", s.Port, s.User
+			// Session pooling needs a server connection per client; transaction pooling shares two.
+			cfg.PoolSize, cfg.MaxClientConn = 2, 50
+			if cfg.PoolMode == "session" {
+				cfg.PoolSize = 4
+			}
+			bouncer, err := pgtest.StartPgBouncer(cfg, s.Password)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(bouncer.Stop)
+			setEnv(t, s.Env(tt.sslmode))
+			setEnv(t, map[string]string{"PGPORT": strconv.Itoa(bouncer.Port), "PGPASSWORD": tt.password})
+
+			rep, out, err := runOnce(t, Options{Pooler: PoolerPgBouncer, Storm: 150,
+				Args: []string{"-b", "select-only", "-M", tt.protocol, "-C", "-c", "4", "-j", "2", "-T", "2"}})
+			if err != nil {
+				t.Fatalf("run failed: %v\n%s\npgbouncer log:\n%s", err, out, bouncer.Log())
+			}
+			res, p := rep.Result, rep.Pooler
+			if res == nil || res.TPS <= 0 || !res.Reconnect || res.ConnectionTimeMs <= 0 {
+				t.Fatalf("result %+v", res)
+			}
+			if p == nil || !p.Counted {
+				t.Fatalf("no pooler evidence: %+v", p)
+			}
+			// Every transaction pgbench counted went through the pooler (which also counts the
+			// failed ones and pgbench's own setup queries).
+			if p.Transactions < res.Transactions {
+				t.Errorf("the pooler counted %d transactions, pgbench %d", p.Transactions, res.Transactions)
+			}
+			// Reconnecting clients do not make server connections: the pool holds at most its size.
+			if p.ServerConnections < 1 || p.ServerConnections > cfg.PoolSize {
+				t.Errorf("the pooler holds %d server connections, pool size %d", p.ServerConnections, cfg.PoolSize)
+			}
+			if !strings.HasPrefix(p.ServerTLS, "TLSv1.") || rep.TLS == nil {
+				t.Errorf("server hop TLS: pooler says %q, pg_stat_ssl says %+v", p.ServerTLS, rep.TLS)
+			}
+			if (p.ClientTLS != nil) != tt.clientTLS || tt.clientTLS && !strings.HasPrefix(p.ClientTLS.Version, "TLSv1.") {
+				t.Errorf("client hop TLS = %+v, want TLS %v", p.ClientTLS, tt.clientTLS)
+			}
+			st := rep.Storm
+			if st == nil || st.Connections != 150 || st.Failed != 0 || st.PerSecond <= 0 || st.MeanConnectMs <= 0 ||
+				!strings.Contains(st.Command, "-C") {
+				t.Errorf("storm %+v", st)
+			}
+			if strings.Contains(out, s.Password) {
+				t.Error("the password leaked into the output")
+			}
+		})
+	}
+}
+
+func readableDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "runner-pooler-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	// PgBouncer runs as "postgres" when the tests run as root.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func writeReadable(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
