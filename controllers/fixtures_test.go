@@ -177,3 +177,25 @@ func setJobFinished(t *testing.T, job *batchv1.Job, succeeded bool, failReason, 
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// externalServer is a server given by host, with credentials and CA Secrets createExternalSecrets
+// makes.
+func externalServer() benchv1.ServerSpec {
+	return benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db.example", Port: 5432, Database: "bench",
+		CredentialsSecret: benchv1.LocalObjectReference{Name: "db-creds"},
+		CASecret:          &benchv1.LocalObjectReference{Name: "db-ca"}}}
+}
+
+func createExternalSecrets(t *testing.T, ns string) {
+	t.Helper()
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-creds"}, Type: corev1.SecretTypeBasicAuth,
+			Data: map[string][]byte{"username": []byte("bench"), "password": []byte("s3cret-password")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-ca"},
+			Data: map[string][]byte{"ca.crt": []byte("-----BEGIN CERTIFICATE-----")}},
+	} {
+		if err := testClient.Create(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -54,11 +54,7 @@ func (r *TunnelBenchmarkReconciler) ensureGateway(ctx context.Context, tb *bench
 	if err != nil {
 		return false, "", fmt.Errorf("cannot get the SSH gateway: %w", err)
 	}
-	if dep.Status.AvailableReplicas >= 1 {
-		return true, "", nil
-	}
-	return false, r.stuckPods(ctx, tb.Namespace, map[string]string{
-		benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: specs.GatewayComponent}, "", "the SSH gateway"), nil
+	return r.deploymentReady(ctx, tb, dep, "the SSH gateway")
 }
 
 // removeLeftoverGateway removes the gateway of an ended benchmark when the cache still shows one.

@@ -35,6 +35,17 @@ func transportResult(t benchv1.TransportSpec, job string, rep *report.Report, co
 		out.Tunnels = append(out.Tunnels, benchv1.TunnelResult{Tunnel: int32(tn.Index), TPS: tn.TPS,
 			LatencyAvgMs: tn.LatencyAvgMs, Transactions: tn.Transactions, FailedTransactions: tn.Failed})
 	}
+	if res.Reconnect && res.Transactions > 0 {
+		// One connection per transaction, failed ones included.
+		perSecond := res.TPS * float64(res.Transactions+res.FailedTransactions) / float64(res.Transactions)
+		out.ConnectionsPerSecond = &perSecond
+	}
+	if s := rep.Storm; s != nil {
+		out.ConnectionStorm = stormResult(s)
+	}
+	if t.Type == benchv1.TransportPooler {
+		out.Pooler = poolerResult(t, rep)
+	}
 	if !rep.StartTime.IsZero() {
 		out.StartTime = &metav1.Time{Time: rep.StartTime}
 	}
@@ -61,4 +72,47 @@ func summarize(tb *benchv1.TunnelBenchmark) {
 			tb.Status.Best = &benchv1.BestTransport{Transport: res.Transport, TPS: res.TPS}
 		}
 	}
+}
+
+func stormResult(s *report.Storm) *benchv1.ConnectionStormResult {
+	out := &benchv1.ConnectionStormResult{Connections: s.Connections, FailedConnections: s.Failed,
+		ConnectionsPerSecond: s.PerSecond, MeanConnectMs: s.MeanConnectMs, Command: s.Command}
+	if s.PerSecond > 0 {
+		out.TotalSeconds = float64(s.Connections+s.Failed) / s.PerSecond
+		out.MeanConnectionMs = 1000 / s.PerSecond
+	}
+	return out
+}
+
+// poolerResult records both hops of a pooler transport: how each side authenticates (from the
+// pooler's configuration) and the TLS each negotiated (measured by the runner and the server).
+func poolerResult(t benchv1.TransportSpec, rep *report.Report) *benchv1.PoolerResult {
+	p := t.EffectivePooler()
+	out := &benchv1.PoolerResult{
+		Implementation: "PgBouncer", Placement: p.Placement, PoolMode: p.PoolMode,
+		ClientHop: benchv1.Hop{Auth: "scram-sha-256", TLS: "none"},
+		ServerHop: benchv1.Hop{Auth: "password", TLS: "none"},
+	}
+	if p.Placement == benchv1.PoolerSidecar {
+		out.ClientHop.Auth = "trust"
+	}
+	if rp := rep.Pooler; rp != nil {
+		if rp.ClientTLS != nil {
+			out.ClientHop.TLS = rp.ClientTLS.Version + "/" + rp.ClientTLS.Cipher
+		}
+		if rp.Counted {
+			tx, servers := rp.Transactions, int32(rp.ServerConnections)
+			out.Transactions, out.ServerConnections = &tx, &servers
+		} else {
+			// CloudNativePG's PgBouncer looks passwords up with auth_query and logs into the
+			// server with the user's own SCRAM secret.
+			out.Implementation = "CloudNativePG Pooler"
+			out.ClientHop.Auth = "scram-sha-256 (auth_query)"
+		}
+	}
+	// pg_stat_ssl describes the server's end of the pooler's connection.
+	if rep.TLS != nil {
+		out.ServerHop.TLS = rep.TLS.Version + "/" + rep.TLS.Cipher
+	}
+	return out
 }

@@ -69,12 +69,7 @@ func TestSSHTransportLifecycle(t *testing.T) {
 		}
 		return nil
 	})
-	// Play the Deployment controller.
-	dep.Status = appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, UpdatedReplicas: 1,
-		ObservedGeneration: dep.Generation}
-	if err := testClient.Status().Update(ctx, dep); err != nil {
-		t.Fatal(err)
-	}
+	markAvailable(t, dep)
 
 	job := waitForJob(t, ns, "tunnels-ssh")
 	sidecars := job.Spec.Template.Spec.InitContainers

@@ -48,12 +48,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test` (hack/test.sh builds the envtest assets)")
 		os.Exit(1)
 	}
+	// CloudNativePG's CRDs, so that the Pooler objects the operator creates are validated by
+	// CloudNativePG's own schema.
+	cnpgCRDs := os.Getenv("CNPG_CRDS")
+	if cnpgCRDs == "" {
+		fmt.Fprintln(os.Stderr, "CNPG_CRDS is not set: run the tests with `make test` (hack/tools.sh cnpg-crds fetches them)")
+		os.Exit(1)
+	}
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
 	utilruntime.Must(benchv1.AddToScheme(testScheme))
 
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases"), cnpgCRDs},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()

@@ -56,8 +56,9 @@ type TunnelBenchmarkReconciler struct {
 }
 
 // The operator never writes a benchmark's spec and never deletes a Job (garbage collection does,
-// through owner references); it deletes only an ended benchmark's SSH gateway (Deployment,
-// Service, key Secret), which it created. Secrets are read by name, never listed. Updating
+// through owner references); it deletes only what it created for a transport once that is over:
+// the SSH gateway (Deployment, Service, key Secret) and the poolers (Deployment, Service, TLS
+// Secret, or a CloudNativePG Pooler). Secrets are read by name, never listed. Updating
 // tunnelbenchmarks/finalizers lets it set blockOwnerDeletion on the Jobs it owns where the
 // OwnerReferencesPermissionEnforcement admission plugin is on.
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch
@@ -68,6 +69,7 @@ type TunnelBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=create;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=poolers,verbs=get;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile moves one benchmark forward and records what it observed.
@@ -89,6 +91,7 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	result, err := r.reconcile(ctx, tb)
 	if tb.Status.Phase.IsTerminal() && !original.Status.Phase.IsTerminal() {
 		r.removeGateway(ctx, tb)
+		r.removePoolers(ctx, tb)
 	}
 	tb.Status.ObservedGeneration = tb.Generation
 	if !equality.Semantic.DeepEqual(original.Status, tb.Status) {
@@ -111,6 +114,7 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		// A pass that read a stale benchmark from the cache right after it ended may have
 		// started the gateway again: an ended benchmark keeps none.
 		r.removeLeftoverGateway(ctx, tb)
+		r.removeLeftoverPoolers(ctx, tb)
 		return ctrl.Result{}, nil
 	}
 	now := r.now()
@@ -142,19 +146,21 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		if tb.Status.Result(t.Name) != nil {
 			continue
 		}
-		if t.Type == benchv1.TransportSSH {
-			ready, stuck, err := r.ensureGateway(ctx, tb, server)
-			switch {
-			case err != nil:
-				return ctrl.Result{}, err
-			case stuck != "":
-				r.fail(tb, benchv1.ReasonJobFailed, fmt.Sprintf("transport %s: %s", t.Name, stuck))
-				return ctrl.Result{}, nil
-			case !ready:
-				return r.poll(tb), nil
+		ready, stuck, err := r.ensurePeers(ctx, tb, server, t)
+		switch {
+		case err != nil:
+			return ctrl.Result{}, err
+		case stuck != "":
+			reason := benchv1.ReasonJobFailed
+			if t.Type == benchv1.TransportPooler {
+				reason = benchv1.ReasonPoolerUnavailable
 			}
+			r.fail(tb, reason, fmt.Sprintf("transport %s: %s", t.Name, stuck))
+			return ctrl.Result{}, nil
+		case !ready:
+			return r.poll(tb), nil
 		}
-		conn, err := transport.For(server, t, specs.GatewayFor(tb))
+		conn, err := transport.For(server, t, transport.Peers{Gateway: specs.GatewayFor(tb), Pooler: specs.PoolerFor(tb, t)})
 		if err != nil {
 			r.fail(tb, benchv1.ReasonJobFailed, err.Error())
 			return ctrl.Result{}, nil
@@ -167,6 +173,7 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		if err != nil || out.state == stepRunning {
 			return out.requeue, err
 		}
+		r.removePoolers(ctx, tb, t.Name)
 		if out.state == stepFailed {
 			r.fail(tb, out.reason, fmt.Sprintf("%s: %s", step.description, out.message))
 			return ctrl.Result{}, nil
@@ -179,6 +186,20 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	}
 	r.complete(tb)
 	return ctrl.Result{}, nil
+}
+
+// ensurePeers starts what a transport connects through (the SSH gateway, a shared pooler) and
+// reports whether it is ready; stuck describes one that cannot start by itself.
+func (r *TunnelBenchmarkReconciler) ensurePeers(ctx context.Context, tb *benchv1.TunnelBenchmark,
+	server transport.Server, t benchv1.TransportSpec) (ready bool, stuck string, err error) {
+	switch t.Type {
+	case benchv1.TransportSSH:
+		return r.ensureGateway(ctx, tb, server)
+	case benchv1.TransportPooler:
+		return r.ensurePooler(ctx, tb, server, t)
+	default:
+		return true, "", nil
+	}
 }
 
 // accept starts the clock of a new benchmark.

@@ -6,8 +6,8 @@
 # that folder already holds the binary. The Go build cache makes a rebuild after `rm -rf .cache`
 # fast on the same machine.
 #
-# Usage: hack/tools.sh TOOL...   (controller-gen | envtest | golangci-lint | cluster | helm | coredns |
-#                                etcd | kubectl | kube-apiserver | kubelet | ... | all)
+# Usage: hack/tools.sh TOOL...   (controller-gen | envtest | cnpg-crds | golangci-lint | cluster | helm |
+#                                coredns | etcd | kubectl | kube-apiserver | kubelet | ... | all)
 #        hack/tools.sh path TOOL  prints the cached path of TOOL (envtest: the assets folder)
 set -euo pipefail
 
@@ -23,6 +23,8 @@ CONTROLLER_GEN_VERSION=${CONTROLLER_GEN_VERSION:-v0.23.0}
 GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-v2.12.2}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
+# CloudNativePG: the newest release the proxy serves whole (its CRDs are read from the module).
+CNPG_VERSION=${CNPG_VERSION:-v1.30.0}
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
@@ -109,6 +111,19 @@ envtest() {
   echo "$assets"
 }
 
+# cnpg_crds copies CloudNativePG's Cluster and Pooler CRDs out of its module, for envtest.
+cnpg_crds() {
+  local dir=$TOOLS_DIR/cnpg-crds-$CNPG_VERSION
+  [[ -f $dir/postgresql.cnpg.io_poolers.yaml ]] && return
+  log "fetching CloudNativePG $CNPG_VERSION's CRDs from the module proxy"
+  local src
+  src=$(cd "$TOOLS_DIR" && GOFLAGS= go mod download -json "github.com/cloudnative-pg/cloudnative-pg@$CNPG_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  mkdir -p "$dir"
+  cp "$src/config/crd/bases/postgresql.cnpg.io_clusters.yaml" "$src/config/crd/bases/postgresql.cnpg.io_poolers.yaml" "$dir/"
+  chmod 0644 "$dir"/*.yaml
+}
+
 path_of() {
   case $1 in
     controller-gen) echo "$TOOLS_DIR/controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" ;;
@@ -118,6 +133,7 @@ path_of() {
     etcd) echo "$TOOLS_DIR/etcd-$ETCD_VERSION/etcd" ;;
     cluster) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION" ;;
     envtest) echo "$TOOLS_DIR/envtest-$K8S_VERSION-etcd-$ETCD_VERSION" ;;
+    cnpg-crds) echo "$TOOLS_DIR/cnpg-crds-$CNPG_VERSION" ;;
     kubectl | kube-*) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION/$1" ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
   esac
@@ -131,10 +147,11 @@ build() {
     coredns) go_install "github.com/coredns/coredns@$COREDNS_VERSION" coredns ;;
     etcd) etcd_build ;;
     envtest) envtest ;;
+    cnpg-crds) cnpg_crds ;;
     # cluster: everything hack/local-cluster.sh runs.
     cluster) k8s_build "${K8S_COMMANDS[@]}"; etcd_build; build coredns >/dev/null; build helm >/dev/null ;;
     kubectl | kube-*) k8s_build "$1"; path_of "$1" ;;
-    all) for t in controller-gen envtest golangci-lint cluster; do build "$t"; done ;;
+    all) for t in controller-gen envtest cnpg-crds golangci-lint cluster; do build "$t"; done ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
   esac
 }

@@ -501,6 +501,7 @@ const (
 	ReasonPgbenchError         = "PgbenchError"
 	ReasonJobFailed            = "JobFailed"
 	ReasonTunnelDown           = "TunnelDown"
+	ReasonPoolerUnavailable    = "PoolerUnavailable"
 	ReasonTimeout              = "Timeout"
 	ReasonSecretNotFound       = "SecretNotFound"
 	ReasonInvalidSecret        = "InvalidSecret"

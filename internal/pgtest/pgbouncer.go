@@ -18,7 +18,7 @@ import (
 type PgBouncer struct {
 	Port int
 	// Dir holds its configuration; the tests may put certificates there before Start.
-	Dir string
+	Dir    string
 	cmd    *exec.Cmd
 	exited chan struct{}
 }

@@ -73,19 +73,6 @@ func GatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults Runn
 		HostKeyFile: gatewayKeyDir + "/" + sshkeys.HostKey, AuthorizedKeysFile: gatewayKeyDir + "/" + sshkeys.AuthorizedKeys,
 		PermitOpen: target, Port: sshtunnel.GatewayPort,
 	}
-	var affinity *corev1.Affinity
-	if tb.Spec.Server.CNPG != nil {
-		affinity = &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
-			PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
-				Weight: 100,
-				PodAffinityTerm: corev1.PodAffinityTerm{
-					TopologyKey: corev1.LabelHostname,
-					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-						"cnpg.io/cluster": tb.Spec.Server.CNPG.ClusterName, "cnpg.io/instanceRole": "primary"}},
-				},
-			}},
-		}}
-	}
 	return &appsv1.Deployment{
 		ObjectMeta: ownedMeta(tb, tb.GatewayName(), labels),
 		Spec: appsv1.DeploymentSpec{
@@ -97,7 +84,7 @@ func GatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults Runn
 					AutomountServiceAccountToken:  ptr.To(false),
 					EnableServiceLinks:            ptr.To(false),
 					TerminationGracePeriodSeconds: ptr.To[int64](5),
-					Affinity:                      affinity,
+					Affinity:                      nearServer(tb),
 					SecurityContext:               restrictedPodSecurity(),
 					Containers: []corev1.Container{{
 						Name: "sshd", Image: image, ImagePullPolicy: pullPolicy,
@@ -129,4 +116,22 @@ func GatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults Runn
 			},
 		},
 	}
+}
+
+// nearServer prefers the node of a CloudNativePG server's primary, so that the hop from the
+// gateway or pooler to the server stays on one node, as where a hand-run study placed them.
+func nearServer(tb *benchv1.TunnelBenchmark) *corev1.Affinity {
+	if tb.Spec.Server.CNPG == nil {
+		return nil
+	}
+	return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{
+			Weight: 100,
+			PodAffinityTerm: corev1.PodAffinityTerm{
+				TopologyKey: corev1.LabelHostname,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+					"cnpg.io/cluster": tb.Spec.Server.CNPG.ClusterName, "cnpg.io/instanceRole": "primary"}},
+			},
+		}},
+	}}
 }

@@ -75,6 +75,12 @@ func Job(req JobRequest) *batchv1.Job {
 		args = append(args, fmt.Sprintf("--tunnels=%d", t.Count), fmt.Sprintf("--tunnel-port=%d", transport.TunnelBasePort),
 			"--ssh-log-dir="+transport.SSHLogDir)
 	}
+	if req.Connection.PoolerKind != "" {
+		args = append(args, "--pooler="+req.Connection.PoolerKind)
+	}
+	if storm := tb.Spec.Load.ConnectionStorm; storm != nil && !req.Init {
+		args = append(args, fmt.Sprintf("--storm=%d", storm.Connections))
+	}
 	args = append(args, "--")
 	args = append(args, req.PgbenchArgs...)
 
@@ -87,8 +93,13 @@ func Job(req JobRequest) *batchv1.Job {
 	}
 
 	mounts := append([]corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}, req.Connection.Mounts...)
-	volumes := append([]corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+	// /tmp is memory-backed: a pooler sidecar writes its auth file, which holds the password, there.
+	volumes := append([]corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{
+		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}},
 		req.Connection.Volumes...)
+	if req.Connection.Sidecar != nil {
+		volumes = append(volumes, req.Connection.Sidecar.Volumes...)
+	}
 
 	deadline := max(int64(req.ActiveDeadline.Seconds()), 1)
 
@@ -113,7 +124,8 @@ func Job(req JobRequest) *batchv1.Job {
 					Tolerations:                   runnerSpec.Tolerations,
 					Affinity:                      runnerSpec.Affinity,
 					SecurityContext:               restrictedPodSecurity(),
-					InitContainers:                tunnelSidecars(req.Connection.Tunnels, image, pullPolicy),
+					InitContainers: append(tunnelSidecars(req.Connection.Tunnels, image, pullPolicy),
+						poolerSidecar(req.Connection.Sidecar, image, pullPolicy)...),
 					Containers: []corev1.Container{{
 						Name:                     RunnerContainerName,
 						Image:                    image,

@@ -34,7 +34,7 @@ func benchmark(mutate func(*benchv1.TunnelBenchmark)) *benchv1.TunnelBenchmark {
 
 func build(t *testing.T, tb *benchv1.TunnelBenchmark, tr benchv1.TransportSpec) *corev1.PodSpec {
 	t.Helper()
-	conn, err := transport.For(server, tr, GatewayFor(tb))
+	conn, err := transport.For(server, tr, transport.Peers{Gateway: GatewayFor(tb), Pooler: PoolerFor(tb, tr)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,6 +40,19 @@ type Connection struct {
 	Mounts  []corev1.VolumeMount
 	// Tunnels, for the ssh transport, are the tunnels pgbench connects through.
 	Tunnels *Tunnels
+	// PoolerKind, for the pooler transport, tells the runner what is between it and the server
+	// (runner.PoolerPgBouncer or runner.PoolerOpaque).
+	PoolerKind string
+	// Sidecar, for the pooler transport placed as a sidecar, is the PgBouncer next to pgbench.
+	Sidecar *PgBouncer
+}
+
+// Peers are the objects a benchmark's transports connect through.
+type Peers struct {
+	// Gateway is the benchmark's SSH gateway, for ssh transports.
+	Gateway SSHGateway
+	// Pooler is the transport's shared pooler, for a pooler transport placed as a service.
+	Pooler PoolerEndpoint
 }
 
 // Paths inside the runner container where Secrets are mounted.
@@ -51,16 +64,17 @@ const (
 	connectTimeoutSeconds = "10"
 )
 
-// For returns the connection of a transport. gw is the benchmark's SSH gateway, used by ssh
-// transports only.
-func For(server Server, t benchv1.TransportSpec, gw SSHGateway) (Connection, error) {
+// For returns the connection of a transport through its peers.
+func For(server Server, t benchv1.TransportSpec, peers Peers) (Connection, error) {
 	switch t.Type {
 	case benchv1.TransportDirect:
 		return direct(server), nil
 	case benchv1.TransportTLS:
 		return tlsConnection(server, t), nil
 	case benchv1.TransportSSH:
-		return sshConnection(server, t, gw), nil
+		return sshConnection(server, t, peers.Gateway), nil
+	case benchv1.TransportPooler:
+		return poolerConnection(server, t, peers.Pooler), nil
 	default:
 		return Connection{}, fmt.Errorf("transport %q: unsupported type %q", t.Name, t.Type)
 	}

@@ -1,0 +1,144 @@
+package specs
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pki"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+)
+
+func poolerSpec(p *benchv1.PoolerTransport) benchv1.TransportSpec {
+	return benchv1.TransportSpec{Name: "pool", Type: benchv1.TransportPooler, Pooler: p}
+}
+
+// assertCredentialsByReference checks that a PgBouncer container gets the user and password
+// only from the credentials Secret, and that no argument carries them.
+func assertCredentialsByReference(t *testing.T, c corev1.Container) {
+	t.Helper()
+	found := 0
+	for _, e := range c.Env {
+		if e.Name == "PGUSER" || e.Name == "PGPASSWORD" {
+			found++
+			if e.Value != "" || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "pg-app" {
+				t.Errorf("%s is not a reference to the credentials Secret: %+v", e.Name, e)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("PGUSER and PGPASSWORD not both set: %+v", c.Env)
+	}
+	if s := c.SecurityContext; s == nil || *s.AllowPrivilegeEscalation || !*s.ReadOnlyRootFilesystem {
+		t.Errorf("container security %+v", s)
+	}
+}
+
+func TestPoolerSidecar(t *testing.T) {
+	tb := benchmark(func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 500}
+	})
+	tr := poolerSpec(&benchv1.PoolerTransport{Placement: "sidecar", PoolMode: "transaction", PoolSize: 3,
+		MaxClientConnections: 50, ServerTLS: "verify-full"})
+	pod := build(t, tb, tr)
+	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Name != "pgbouncer" {
+		t.Fatalf("init containers %+v", pod.InitContainers)
+	}
+	sc := pod.InitContainers[0]
+	if sc.RestartPolicy == nil || *sc.RestartPolicy != corev1.ContainerRestartPolicyAlways || sc.StartupProbe == nil {
+		t.Errorf("pgbouncer is not a native sidecar with a startup probe: %+v", sc)
+	}
+	for _, want := range []string{"pgbouncer", "--listen=127.0.0.1:6432", "--server=pg-rw:5432", "--client-auth=trust",
+		"--pool-mode=transaction", "--pool-size=3", "--max-client-conn=50", "--server-tls=verify-full",
+		"--server-ca=" + transport.PoolerServerCADir + "/ca.crt"} {
+		if !slices.Contains(sc.Args, want) {
+			t.Errorf("sidecar args %v lack %q", sc.Args, want)
+		}
+	}
+	assertCredentialsByReference(t, sc)
+	runnerArgs := pod.Containers[0].Args
+	if !slices.Contains(runnerArgs, "--pooler=pgbouncer") || !slices.Contains(runnerArgs, "--storm=500") {
+		t.Errorf("runner args %v", runnerArgs)
+	}
+	e := env(pod)
+	if e["PGHOST"].Value != "127.0.0.1" || e["PGPORT"].Value != "6432" || e["PGSSLMODE"].Value != "disable" {
+		t.Errorf("runner connects to %s:%s sslmode %s", e["PGHOST"].Value, e["PGPORT"].Value, e["PGSSLMODE"].Value)
+	}
+	var ca *corev1.Volume
+	for i := range pod.Volumes {
+		if pod.Volumes[i].Name == "pooler-server-ca" {
+			ca = &pod.Volumes[i]
+		}
+		if pod.Volumes[i].Name == "tmp" && pod.Volumes[i].EmptyDir.Medium != corev1.StorageMediumMemory {
+			t.Errorf("/tmp, which holds the auth file, is not memory-backed")
+		}
+	}
+	if ca == nil || ca.Secret.SecretName != "pg-ca" {
+		t.Errorf("server CA volume %+v", ca)
+	}
+}
+
+func TestServicePooler(t *testing.T) {
+	tb := benchmark(func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-rw", Database: "app"}}
+	})
+	tr := poolerSpec(&benchv1.PoolerTransport{ClientTLS: "require"})
+	ep := PoolerFor(tb, tr)
+	if ep.CNPG || ep.Name != "bench-pool-pooler" || ep.Host != "bench-pool-pooler.db.svc" {
+		t.Fatalf("endpoint %+v", ep)
+	}
+	dep := PoolerDeployment(tb, tr, transport.ServicePgBouncer(server, tr, ep.Name), RunnerDefaults{Image: "runner:1"})
+	c := dep.Spec.Template.Spec.Containers[0]
+	for _, want := range []string{"--listen=0.0.0.0:6432", "--client-auth=scram-sha-256", "--pool-mode=session",
+		"--pool-size=20", "--max-client-conn=1000", "--server-tls=require",
+		"--client-tls-cert=" + transport.PoolerTLSDir + "/tls.crt"} {
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("pooler args %v lack %q", c.Args, want)
+		}
+	}
+	assertCredentialsByReference(t, c)
+	if c.ReadinessProbe == nil || dep.Spec.Template.Spec.SecurityContext == nil || !*dep.Spec.Template.Spec.SecurityContext.RunAsNonRoot {
+		t.Errorf("pooler pod lacks a readiness probe or a non-root security context")
+	}
+	svc := PoolerService(tb, tr)
+	if svc.Name != ep.Name || svc.Spec.Ports[0].Port != 5432 || svc.Spec.Ports[0].TargetPort.IntVal != 6432 {
+		t.Errorf("service %+v", svc.Spec)
+	}
+	ca, _ := pki.NewCA("ca", time.Hour)
+	cert, _ := ca.Issue("pooler", transport.PoolerHosts(ep, tb.Namespace), time.Hour)
+	sec := PoolerTLSSecret(tb, tr, ca, cert)
+	if sec.Type != corev1.SecretTypeTLS || len(sec.Data["tls.key"]) == 0 || !slices.Contains(cert.Cert.DNSNames, ep.Host) {
+		t.Errorf("TLS secret %s / names %v", sec.Type, cert.Cert.DNSNames)
+	}
+}
+
+func TestCNPGPooler(t *testing.T) {
+	tb := benchmark(nil)
+	tr := poolerSpec(&benchv1.PoolerTransport{PoolMode: "transaction", PoolSize: 5, MaxClientConnections: 200})
+	if !PoolerFor(tb, tr).CNPG {
+		t.Fatal("a CloudNativePG server's service pooler must be a CloudNativePG Pooler")
+	}
+	u := CNPGPooler(tb, tr)
+	if u.GetKind() != "Pooler" || u.GetAPIVersion() != "postgresql.cnpg.io/v1" || u.GetName() != "bench-pool-pooler" ||
+		len(u.GetOwnerReferences()) != 1 {
+		t.Errorf("meta %s %s %s %v", u.GetAPIVersion(), u.GetKind(), u.GetName(), u.GetOwnerReferences())
+	}
+	for path, want := range map[string]string{
+		"spec.cluster.name": "pg", "spec.type": "rw", "spec.pgbouncer.poolMode": "transaction",
+		"spec.pgbouncer.parameters.default_pool_size": "5", "spec.pgbouncer.parameters.max_client_conn": "200",
+	} {
+		got, _, _ := unstructured.NestedString(u.Object, strings.Split(path, ".")...)
+		if got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+	sidecar := poolerSpec(&benchv1.PoolerTransport{Placement: "sidecar"})
+	if PoolerFor(tb, sidecar).CNPG {
+		t.Error("a sidecar pooler is the operator's own PgBouncer, even for a CloudNativePG server")
+	}
+}
