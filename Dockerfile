@@ -20,7 +20,7 @@ RUN mkdir -p /etc/postgresql-common \
  && groupdel tape && groupadd -g 26 postgres && useradd -u 26 -g postgres -d /var/lib/postgresql -s /bin/sh postgres \
  && groupadd -g 65532 tunnelbench && useradd -u 65532 -g tunnelbench -d /tmp -s /usr/sbin/nologin tunnelbench \
  && apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15 openssh-client openssh-server ca-certificates \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15 openssh-client openssh-server pgbouncer ca-certificates \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /usr/share/doc/* /usr/share/man/* /usr/share/locale/* \
       /usr/share/i18n/* /usr/lib/x86_64-linux-gnu/libLLVM-14.so* /usr/lib/x86_64-linux-gnu/libz3.so* \

@@ -16,8 +16,8 @@ CACHE=${TUNNELBENCH_CACHE:-$ROOT/.cache}
 OUT=$CACHE/images
 SUITE=bookworm
 # The packages of the shared Debian layer: pgbench ships in postgresql-15; the ssh client runs the
-# tunnels and sshd the gateway of the ssh transport.
-PACKAGES="postgresql-15 openssh-client openssh-server ca-certificates"
+# tunnels and sshd the gateway of the ssh transport; PgBouncer (1.18) is the pooler transport's.
+PACKAGES="postgresql-15 openssh-client openssh-server pgbouncer ca-certificates"
 # Fixed ids so pod specs can name them: postgres as CloudNativePG runs it, the runner as distroless.
 POSTGRES_UID=26
 RUNNER_UID=65532
@@ -127,6 +127,7 @@ EOF
       /usr/lib/postgresql/15/lib/llvmjit*.so /usr/lib/postgresql/15/lib/bitcode
     install -d -o postgres -g postgres -m 0755 /var/lib/postgresql
     test \$(id -u postgres) = $POSTGRES_UID
+    test -x /usr/sbin/pgbouncer
   " >"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log" >&2; return 1; }
   umount "$rootfs/proc"
   rm -f "$rootfs/usr/sbin/policy-rc.d"

@@ -67,3 +67,36 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestPgBouncerCommandRefusesBadSettings: the errors come before PgBouncer replaces the process
+// (the exec itself is exercised by the end-to-end tests, where it is the pooler's container).
+func TestPgBouncerCommandRefusesBadSettings(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		wantText string
+	}{
+		{"no credentials", map[string]string{"PGUSER": "", "PGPASSWORD": ""}, []string{"--server=db:5432"}, "PGUSER and PGPASSWORD"},
+		{"no server", map[string]string{"PGUSER": "app", "PGPASSWORD": "pw"}, nil, "--server"},
+		{"statement pooling", map[string]string{"PGUSER": "app", "PGPASSWORD": "pw"},
+			[]string{"--server=db:5432", "--pool-mode=statement"}, "pool mode"},
+		{"verify-full without a CA", map[string]string{"PGUSER": "app", "PGPASSWORD": "pw"},
+			[]string{"--server=db:5432", "--server-tls=verify-full"}, "CA"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"pgbouncer", "--dir=" + t.TempDir(), "--pgbouncer=/nonexistent"}, tt.args...)
+			if code := run(args, strings.NewReader(""), &stdout, &stderr); code != 2 {
+				t.Fatalf("exit code %d, want 2 (stderr %q)", code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.wantText) || strings.Contains(stderr.String(), "pw") {
+				t.Errorf("stderr %q, want it to mention %q and not the password", stderr.String(), tt.wantText)
+			}
+		})
+	}
+}

@@ -190,6 +190,10 @@ func TestEndToEnd(t *testing.T) {
 		})
 	})
 
+	t.Run("connection cost: reconnect and a connection storm through direct, TLS and PgBouncer", func(t *testing.T) {
+		poolerTransportsComplete(t, ns, pg)
+	})
+
 	t.Run("the SSH gateway forwards only to the server and the client pins its host key", func(t *testing.T) {
 		sshSecurity(t, ns, pg)
 	})
@@ -276,6 +280,90 @@ spec:
 			return nil
 		})
 	})
+}
+
+// poolerTransportsComplete runs every transport with a new connection per transaction and a
+// connection storm, through the operator's PgBouncer placed as a service (TLS on both hops) and as
+// a sidecar (loopback trust, transaction pooling), and checks the pooler's own evidence.
+func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
+	tb := benchmark(ns, "connections", pg, fixture.CredentialsSecret)
+	tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.Protocol = 4, 2, "simple"
+	tb.Spec.Load.Reconnect = true
+	const storm = 300
+	tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: storm}
+	tb.Spec.Transports = []benchv1.TransportSpec{
+		{Name: "direct", Type: benchv1.TransportDirect},
+		{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeRequire}},
+		{Name: "pgbouncer", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
+			ClientTLS: "require", ServerTLS: "verify-full"}},
+		{Name: "pgbouncer-sidecar", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
+			Placement: benchv1.PoolerSidecar, PoolMode: "transaction", PoolSize: 2, ServerTLS: "require"}},
+	}
+	if err := k8s.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	end := waitForEnd(t, ns, tb.Name, 8*time.Minute)
+	if end.Status.Phase != benchv1.PhaseCompleted {
+		t.Fatalf("phase %s, conditions %+v", end.Status.Phase, end.Status.Conditions)
+	}
+	for _, r := range end.Status.Results {
+		if r.TPS <= 0 || r.ConnectionsPerSecond == nil || *r.ConnectionsPerSecond <= 0 || r.ConnectionTimeMs <= 0 {
+			t.Errorf("%s: tps %v, connections/s %v, connection time %v ms", r.Transport, r.TPS, r.ConnectionsPerSecond, r.ConnectionTimeMs)
+		}
+		s := r.ConnectionStorm
+		if s == nil || s.Connections != storm || s.FailedConnections != 0 || s.ConnectionsPerSecond <= 0 || s.MeanConnectMs <= 0 {
+			t.Errorf("%s: storm %+v", r.Transport, s)
+			continue
+		}
+		t.Logf("%s: %.0f tps (%.0f connections/s, %.3f ms to connect); storm of %d: %.2f s, %.0f connections/s, %.3f ms each",
+			r.Transport, r.TPS, *r.ConnectionsPerSecond, r.ConnectionTimeMs, s.Connections, s.TotalSeconds,
+			s.ConnectionsPerSecond, s.MeanConnectionMs)
+	}
+	for name, want := range map[string]struct {
+		clientAuth, clientTLS string
+		maxServers            int32
+	}{
+		"pgbouncer":         {"scram-sha-256", "TLSv1.3/", 20},
+		"pgbouncer-sidecar": {"trust", "none", 2},
+	} {
+		r := end.Status.Result(name)
+		if r == nil || r.Pooler == nil {
+			t.Errorf("%s: no pooler result: %+v", name, r)
+			continue
+		}
+		p := r.Pooler
+		t.Logf("%s: %+v, pooler counted %v transactions, %v server connections", name, *p, ptrVal(p.Transactions), ptrVal(p.ServerConnections))
+		if p.Implementation != "PgBouncer" || p.ClientHop.Auth != want.clientAuth || !strings.HasPrefix(p.ClientHop.TLS, want.clientTLS) ||
+			!strings.HasPrefix(p.ServerHop.TLS, "TLSv1.") {
+			t.Errorf("%s: hops %+v / %+v", name, p.ClientHop, p.ServerHop)
+		}
+		// The evidence: every transaction pgbench counted went through the pooler, over a few
+		// server connections however many times the clients reconnected.
+		if p.Transactions == nil || *p.Transactions < r.Transactions {
+			t.Errorf("%s: the pooler counted %v transactions, pgbench %d", name, ptrVal(p.Transactions), r.Transactions)
+		}
+		if p.ServerConnections == nil || *p.ServerConnections < 1 || *p.ServerConnections > want.maxServers {
+			t.Errorf("%s: %v server connections, want 1..%d", name, ptrVal(p.ServerConnections), want.maxServers)
+		}
+	}
+	eventually(t, time.Minute, "the pooler removed", func() error {
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
+			benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: "pooler"}); err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d pooler pods left", len(pods.Items))
+		}
+		return nil
+	})
+}
+
+func ptrVal[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // sshSecurity runs, while an ssh benchmark's gateway is up, a pod holding the benchmark's client
