@@ -288,7 +288,7 @@ spec:
 func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb := benchmark(ns, "connections", pg, fixture.CredentialsSecret)
 	tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.Protocol = 4, 2, "simple"
-	tb.Spec.Load.Reconnect = true
+	tb.Spec.Load.Reconnect, tb.Spec.Load.Initialize = true, true
 	const storm = 300
 	tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: storm}
 	tb.Spec.Transports = []benchv1.TransportSpec{
@@ -332,7 +332,9 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 			continue
 		}
 		p := r.Pooler
-		t.Logf("%s: %+v, pooler counted %v transactions, %v server connections", name, *p, ptrVal(p.Transactions), ptrVal(p.ServerConnections))
+		t.Logf("%s: %s %s %s, client hop %s/%s, server hop %s/%s; the pooler counted %v transactions over %v server connections",
+			name, p.Implementation, p.Placement, p.PoolMode, p.ClientHop.Auth, p.ClientHop.TLS, p.ServerHop.Auth, p.ServerHop.TLS,
+			ptrVal(p.Transactions), ptrVal(p.ServerConnections))
 		if p.Implementation != "PgBouncer" || p.ClientHop.Auth != want.clientAuth || !strings.HasPrefix(p.ClientHop.TLS, want.clientTLS) ||
 			!strings.HasPrefix(p.ServerHop.TLS, "TLSv1.") {
 			t.Errorf("%s: hops %+v / %+v", name, p.ClientHop, p.ServerHop)
