@@ -1,0 +1,149 @@
+// Command connections measures what a connection costs on this machine through each path the
+// pooler transport offers, with the runner's connection storm (pgbench -C -c 1 -t N, select 1):
+// direct, TLS, PgBouncer with SCRAM from clients (plain or TLS), and PgBouncer with loopback trust
+// (the sidecar placement). PgBouncer always reaches the server over TLS with the password. Paths
+// are run interleaved, and the median of the rounds is printed as a Markdown table.
+//
+//	go run ./hack/bench/connections [-rounds 3] [-connections 2000]
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/tunnelbench/tunnelbench/hack/bench/stats"
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/pki"
+)
+
+type path struct {
+	name, clientHop, serverHop string
+	port                       int
+	sslmode                    string
+}
+
+func main() {
+	rounds := flag.Int("rounds", 3, "interleaved rounds")
+	connections := flag.Int("connections", 2000, "connections per storm")
+	flag.Parse()
+	if err := run(*rounds, int32(*connections)); err != nil {
+		fmt.Fprintln(os.Stderr, "bench connections:", err)
+		os.Exit(1)
+	}
+}
+
+func run(rounds int, connections int32) error {
+	srv, err := pgtest.StartTemp(pgtest.Options{})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	certs, err := clientCertificate()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(certs) }()
+
+	paths := []path{
+		{name: "direct", clientHop: "SCRAM, plain TCP", serverHop: "–", port: srv.Port, sslmode: "disable"},
+		{name: "TLS", clientHop: "SCRAM, TLS", serverHop: "–", port: srv.Port, sslmode: "require"},
+	}
+	poolers := []struct {
+		path
+		auth string
+		tls  bool
+	}{
+		{path{name: "PgBouncer (service)", clientHop: "SCRAM, plain TCP", serverHop: "pooled, TLS", sslmode: "disable"}, pgbouncer.AuthSCRAM, false},
+		{path{name: "PgBouncer + TLS (service)", clientHop: "SCRAM, TLS", serverHop: "pooled, TLS", sslmode: "require"}, pgbouncer.AuthSCRAM, true},
+		{path{name: "PgBouncer (sidecar)", clientHop: "trust, loopback", serverHop: "pooled, TLS", sslmode: "disable"}, pgbouncer.AuthTrust, false},
+	}
+	for _, p := range poolers {
+		cfg := pgbouncer.Config{ListenAddr: "127.0.0.1", ServerHost: srv.Host, ServerPort: srv.Port, User: srv.User,
+			ClientAuth: p.auth, PoolMode: "session", PoolSize: 4, MaxClientConn: 100, ServerTLSMode: "require"}
+		if p.tls {
+			cfg.ClientTLSCertFile, cfg.ClientTLSKeyFile = filepath.Join(certs, "tls.crt"), filepath.Join(certs, "tls.key")
+		}
+		bouncer, err := pgtest.StartPgBouncer(cfg, srv.Password)
+		if err != nil {
+			return err
+		}
+		defer bouncer.Stop()
+		p.port = bouncer.Port
+		paths = append(paths, p.path)
+	}
+	if err := os.MkdirAll(filepath.Dir(pgbench.StormScriptPath), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(pgbench.StormScriptPath, []byte(pgbench.StormScript), 0o644); err != nil {
+		return err
+	}
+
+	rates, connect := map[string][]float64{}, map[string][]float64{}
+	for r := 0; r < rounds; r++ {
+		for _, p := range paths {
+			res, err := storm(srv, p, connections)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+			rates[p.name] = append(rates[p.name], res.TPS)
+			connect[p.name] = append(connect[p.name], res.ConnectionTimeMs)
+		}
+	}
+	fmt.Printf("connection storm: %d × (connect, select 1, disconnect) from one client, %d interleaved rounds, medians; "+
+		"PostgreSQL 15 and PgBouncer 1.18 on 127.0.0.1\n\n", connections, rounds)
+	fmt.Println("| path | client hop | pooler → server | connections/s | vs direct | ms per connection | ms to connect |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	base := stats.Median(rates["direct"])
+	for _, p := range paths {
+		rate := stats.Median(rates[p.name])
+		fmt.Printf("| %s | %s | %s | %.0f | %.2f | %.3f | %.3f |\n", p.name, p.clientHop, p.serverHop, rate, rate/base,
+			1000/rate, stats.Median(connect[p.name]))
+	}
+	return nil
+}
+
+// storm runs the runner's connection storm with bare pgbench.
+func storm(srv *pgtest.Server, p path, n int32) (*pgbench.Result, error) {
+	cmd := exec.Command("pgbench", pgbench.StormArgs(n)...)
+	cmd.Env = os.Environ()
+	for k, v := range srv.Env(p.sslmode) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, "PGPORT="+strconv.Itoa(p.port), "PGSSLROOTCERT=")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, out)
+	}
+	return pgbench.Parse(bytes.NewReader(out))
+}
+
+// clientCertificate writes the pooler's certificate into a folder PgBouncer's user can read.
+func clientCertificate() (string, error) {
+	dir, err := os.MkdirTemp("", "bench-connections-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return "", err
+	}
+	ca, err := pki.NewCA("bench CA", time.Hour)
+	if err != nil {
+		return "", err
+	}
+	kp, err := ca.Issue("pooler", []string{"127.0.0.1"}, time.Hour)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), kp.CertPEM, 0o644); err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "tls.key"), kp.KeyPEM, 0o644)
+}
