@@ -23,6 +23,9 @@ type Recorder struct {
 	connectionTime *prometheus.GaugeVec
 	failed         *prometheus.GaugeVec
 	transactions   *prometheus.GaugeVec
+	connections    *prometheus.GaugeVec
+	stormRate      *prometheus.GaugeVec
+	stormCycle     *prometheus.GaugeVec
 	benchmarks     *prometheus.GaugeVec
 
 	mu     sync.Mutex
@@ -43,10 +46,17 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 			"Initial connection time, or with reconnect the average connection time, through a transport.", transportLabels),
 		failed:       gauge("transport_failed_transactions", "Transactions that ended in an error through a transport.", transportLabels),
 		transactions: gauge("transport_transactions", "Transactions processed through a transport.", transportLabels),
-		benchmarks:   gauge("benchmarks", "TunnelBenchmarks by phase.", []string{"phase"}),
-		phases:       map[string]benchv1.Phase{},
+		connections: gauge("transport_connections_per_second",
+			"With reconnect, connections opened per second through a transport (one per transaction).", transportLabels),
+		stormRate: gauge("transport_storm_connections_per_second",
+			"Connection storm: sequential connect, select 1, disconnect cycles per second through a transport.", transportLabels),
+		stormCycle: gauge("transport_storm_connection_seconds",
+			"Connection storm: mean time of one connect, select 1, disconnect cycle through a transport.", transportLabels),
+		benchmarks: gauge("benchmarks", "TunnelBenchmarks by phase.", []string{"phase"}),
+		phases:     map[string]benchv1.Phase{},
 	}
-	reg.MustRegister(r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions, r.benchmarks)
+	reg.MustRegister(r.series()...)
+	reg.MustRegister(r.benchmarks)
 	return r
 }
 
@@ -65,6 +75,13 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 		r.connectionTime.With(labels).Set(res.ConnectionTimeMs / 1000)
 		r.failed.With(labels).Set(float64(res.FailedTransactions))
 		r.transactions.With(labels).Set(float64(res.Transactions))
+		if res.ConnectionsPerSecond != nil {
+			r.connections.With(labels).Set(*res.ConnectionsPerSecond)
+		}
+		if s := res.ConnectionStorm; s != nil {
+			r.stormRate.With(labels).Set(s.ConnectionsPerSecond)
+			r.stormCycle.With(labels).Set(s.MeanConnectionMs / 1000)
+		}
 	}
 	r.setPhase(tb.Namespace+"/"+tb.Name, tb.Status.Phase)
 }
@@ -72,10 +89,16 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 // Forget removes every series of a deleted benchmark.
 func (r *Recorder) Forget(namespace, name string) {
 	match := prometheus.Labels{"namespace": namespace, "benchmark": name}
-	for _, g := range []*prometheus.GaugeVec{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions} {
-		g.DeletePartialMatch(match)
+	for _, c := range r.series() {
+		c.(*prometheus.GaugeVec).DeletePartialMatch(match)
 	}
 	r.setPhase(namespace+"/"+name, "")
+}
+
+// series are the per-transport gauges.
+func (r *Recorder) series() []prometheus.Collector {
+	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
+		r.connections, r.stormRate, r.stormCycle}
 }
 
 // setPhase records a benchmark's phase ("" to drop it) and recounts the phase gauge.
