@@ -56,14 +56,15 @@ func run(rounds int, connections int32) error {
 		{name: "direct", clientHop: "SCRAM, plain TCP", serverHop: "–", port: srv.Port, sslmode: "disable"},
 		{name: "TLS", clientHop: "SCRAM, TLS", serverHop: "–", port: srv.Port, sslmode: "require"},
 	}
+	const pooled = "pooled, TLS"
 	poolers := []struct {
 		path
 		auth string
 		tls  bool
 	}{
-		{path{name: "PgBouncer (service)", clientHop: "SCRAM, plain TCP", serverHop: "pooled, TLS", sslmode: "disable"}, pgbouncer.AuthSCRAM, false},
-		{path{name: "PgBouncer + TLS (service)", clientHop: "SCRAM, TLS", serverHop: "pooled, TLS", sslmode: "require"}, pgbouncer.AuthSCRAM, true},
-		{path{name: "PgBouncer (sidecar)", clientHop: "trust, loopback", serverHop: "pooled, TLS", sslmode: "disable"}, pgbouncer.AuthTrust, false},
+		{path{name: "PgBouncer (service)", clientHop: "SCRAM, plain TCP", serverHop: pooled, sslmode: "disable"}, pgbouncer.AuthSCRAM, false},
+		{path{name: "PgBouncer + TLS (service)", clientHop: "SCRAM, TLS", serverHop: pooled, sslmode: "require"}, pgbouncer.AuthSCRAM, true},
+		{path{name: "PgBouncer (sidecar)", clientHop: "trust, loopback", serverHop: pooled, sslmode: "disable"}, pgbouncer.AuthTrust, false},
 	}
 	for _, p := range poolers {
 		cfg := pgbouncer.Config{ListenAddr: "127.0.0.1", ServerHost: srv.Host, ServerPort: srv.Port, User: srv.User,
