@@ -13,7 +13,6 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/pki"
 )
 
 // These tests run the real PgBouncer (Debian's) in front of a real PostgreSQL, configured by this
@@ -42,12 +41,14 @@ func TestPgBouncerHops(t *testing.T) {
 				ClientAuth: tc.clientAuth, PoolMode: "transaction", PoolSize: 2, MaxClientConn: 20,
 				ServerTLSMode: tc.serverTLS,
 			}
-			certDir := sharedDir(t)
+			certDir := readableDir(t)
 			if tc.serverTLS == "verify-full" {
 				cfg.ServerCAFile = copyFile(t, server.CAFile, certDir)
 			}
 			if tc.clientTLS {
-				cfg.ClientTLSCertFile, cfg.ClientTLSKeyFile = issue(t, certDir)
+				if cfg.ClientTLSCertFile, cfg.ClientTLSKeyFile, err = pgtest.WritePoolerCertificate(certDir, "127.0.0.1"); err != nil {
+					t.Fatal(err)
+				}
 			}
 			bouncer, err := pgtest.StartPgBouncer(cfg, server.Password)
 			if err != nil {
@@ -120,24 +121,6 @@ func poolerConfig(t *testing.T, port int, server *pgtest.Server, password string
 	return cfg
 }
 
-// issue writes a certificate for 127.0.0.1 signed by a fresh CA, as the operator does for the
-// pooler's listener.
-func issue(t *testing.T, dir string) (certFile, keyFile string) {
-	t.Helper()
-	ca, err := pki.NewCA("pooler CA", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kp, err := ca.Issue("pooler", []string{"127.0.0.1", "localhost"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	write(t, certFile, kp.CertPEM)
-	write(t, keyFile, kp.KeyPEM)
-	return certFile, keyFile
-}
-
 func copyFile(t *testing.T, src, dir string) string {
 	t.Helper()
 	b, err := os.ReadFile(src)
@@ -145,28 +128,19 @@ func copyFile(t *testing.T, src, dir string) string {
 		t.Fatal(err)
 	}
 	dst := filepath.Join(dir, filepath.Base(src))
-	write(t, dst, b)
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dst
 }
 
-// sharedDir is a folder the pooler's user can read: PgBouncer runs as "postgres" when the tests
-// run as root, and t.TempDir's parent is private.
-func sharedDir(t *testing.T) string {
+// readableDir is a folder PgBouncer can read, removed after the test.
+func readableDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "pooler-certs-")
+	dir, err := pgtest.ReadableDir()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	return dir
-}
-
-func write(t *testing.T, path string, b []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/pki"
 )
 
 // PgBouncer is a running PgBouncer configured by package pgbouncer.
@@ -104,4 +105,32 @@ func (p *PgBouncer) Stop() {
 		p.cmd = nil
 	}
 	_ = os.RemoveAll(p.Dir)
+}
+
+// ReadableDir creates a temporary folder PgBouncer's user can read: it runs as "postgres" when the
+// caller is root, and the callers' own temporary folders are private.
+func ReadableDir() (string, error) {
+	dir, err := os.MkdirTemp("", "pgbouncer-files-")
+	if err != nil {
+		return "", err
+	}
+	return dir, os.Chmod(dir, 0o755)
+}
+
+// WritePoolerCertificate writes into dir (tls.crt, tls.key) a certificate for hosts signed by a
+// fresh CA, as the operator makes for a pooler's listener.
+func WritePoolerCertificate(dir string, hosts ...string) (certFile, keyFile string, err error) {
+	ca, err := pki.NewCA("pooler CA", time.Hour)
+	if err != nil {
+		return "", "", err
+	}
+	kp, err := ca.Issue("pooler", hosts, time.Hour)
+	if err != nil {
+		return "", "", err
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, kp.CertPEM, 0o644); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, os.WriteFile(keyFile, kp.KeyPEM, 0o644)
 }

@@ -6,11 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/pki"
 )
 
 // TestRunThroughRealPgBouncer runs the load, with reconnections, and a connection storm through a
@@ -22,22 +20,22 @@ func TestRunThroughRealPgBouncer(t *testing.T) {
 	if _, out, err := runOnce(t, Options{Init: true, Args: []string{"-i", "-s", "1"}}); err != nil {
 		t.Fatalf("pgbench -i failed: %v\n%s", err, out)
 	}
-	certDir := readableDir(t)
-	ca, err := pki.NewCA("pooler CA", time.Hour)
+	certDir, err := pgtest.ReadableDir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	kp, err := ca.Issue("pooler", []string{"127.0.0.1"}, time.Hour)
+	t.Cleanup(func() { _ = os.RemoveAll(certDir) })
+	certFile, keyFile, err := pgtest.WritePoolerCertificate(certDir, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeReadable(t, filepath.Join(certDir, "tls.crt"), kp.CertPEM)
-	writeReadable(t, filepath.Join(certDir, "tls.key"), kp.KeyPEM)
-	caCopy, err := os.ReadFile(s.CAFile)
+	serverCA, err := os.ReadFile(s.CAFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeReadable(t, filepath.Join(certDir, "server-ca.crt"), caCopy)
+	if err := os.WriteFile(filepath.Join(certDir, "server-ca.crt"), serverCA, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name      string
@@ -50,7 +48,7 @@ func TestRunThroughRealPgBouncer(t *testing.T) {
 		{name: "service: SCRAM and TLS from clients, verify-full to the server", sslmode: "require", password: s.Password,
 			protocol: "prepared", clientTLS: true,
 			cfg: pgbouncer.Config{ClientAuth: pgbouncer.AuthSCRAM, PoolMode: "session",
-				ClientTLSCertFile: filepath.Join(certDir, "tls.crt"), ClientTLSKeyFile: filepath.Join(certDir, "tls.key"),
+				ClientTLSCertFile: certFile, ClientTLSKeyFile: keyFile,
 				ServerTLSMode: "verify-full", ServerCAFile: filepath.Join(certDir, "server-ca.crt")}},
 		{name: "sidecar: loopback trust, transaction pooling", sslmode: "disable", password: "unused-with-trust",
 			protocol: "extended",
@@ -109,26 +107,5 @@ func TestRunThroughRealPgBouncer(t *testing.T) {
 				t.Error("the password leaked into the output")
 			}
 		})
-	}
-}
-
-func readableDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "runner-pooler-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	// PgBouncer runs as "postgres" when the tests run as root.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func writeReadable(t *testing.T, path string, b []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }

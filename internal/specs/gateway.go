@@ -73,49 +73,27 @@ func GatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults Runn
 		HostKeyFile: gatewayKeyDir + "/" + sshkeys.HostKey, AuthorizedKeysFile: gatewayKeyDir + "/" + sshkeys.AuthorizedKeys,
 		PermitOpen: target, Port: sshtunnel.GatewayPort,
 	}
-	return &appsv1.Deployment{
-		ObjectMeta: ownedMeta(tb, tb.GatewayName(), labels),
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					AutomountServiceAccountToken:  ptr.To(false),
-					EnableServiceLinks:            ptr.To(false),
-					TerminationGracePeriodSeconds: ptr.To[int64](5),
-					Affinity:                      nearServer(tb),
-					SecurityContext:               restrictedPodSecurity(),
-					Containers: []corev1.Container{{
-						Name: "sshd", Image: image, ImagePullPolicy: pullPolicy,
-						Command: []string{"/usr/sbin/sshd"},
-						Args:    gw.SSHDArgs(),
-						Ports:   []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}},
-						ReadinessProbe: &corev1.Probe{
-							ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(sshtunnel.GatewayPort)}},
-							PeriodSeconds: 2,
-						},
-						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-							corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
-						SecurityContext: restrictedContainerSecurity(),
-						VolumeMounts: []corev1.VolumeMount{
-							{Name: "keys", MountPath: gatewayKeyDir, ReadOnly: true},
-							{Name: "tmp", MountPath: "/tmp"},
-						},
-					}},
-					Volumes: []corev1.Volume{
-						{Name: "keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-							SecretName: tb.GatewayName(), DefaultMode: ptr.To[int32](0o440),
-							Items: []corev1.KeyToPath{
-								{Key: sshkeys.HostKey, Path: sshkeys.HostKey},
-								{Key: sshkeys.AuthorizedKeys, Path: sshkeys.AuthorizedKeys},
-							}}}},
-						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-					},
-				},
-			},
+	sshd := corev1.Container{
+		Name: "sshd", Image: image, ImagePullPolicy: pullPolicy,
+		Command:        []string{"/usr/sbin/sshd"},
+		Args:           gw.SSHDArgs(),
+		Ports:          []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}},
+		ReadinessProbe: tcpReadiness(sshtunnel.GatewayPort),
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
+		SecurityContext: restrictedContainerSecurity(),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "keys", MountPath: gatewayKeyDir, ReadOnly: true},
+			{Name: "tmp", MountPath: "/tmp"},
 		},
 	}
+	keys := corev1.Volume{Name: "keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: tb.GatewayName(), DefaultMode: ptr.To[int32](0o440),
+		Items: []corev1.KeyToPath{
+			{Key: sshkeys.HostKey, Path: sshkeys.HostKey},
+			{Key: sshkeys.AuthorizedKeys, Path: sshkeys.AuthorizedKeys},
+		}}}}
+	return serverSideDeployment(tb, tb.GatewayName(), labels, sshd, keys)
 }
 
 // nearServer prefers the node of a CloudNativePG server's primary, so that the hop from the
@@ -134,4 +112,39 @@ func nearServer(tb *benchv1.TunnelBenchmark) *corev1.Affinity {
 			},
 		}},
 	}}
+}
+
+// serverSideDeployment is a single-replica Deployment the operator runs next to the server for a
+// benchmark (the SSH gateway, a pooler): restricted, without API access, and with a memory-backed
+// /tmp besides the given volumes.
+func serverSideDeployment(tb *benchv1.TunnelBenchmark, name string, labels map[string]string, c corev1.Container,
+	volumes ...corev1.Volume) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: ownedMeta(tb, name, labels),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					AutomountServiceAccountToken:  ptr.To(false),
+					EnableServiceLinks:            ptr.To(false),
+					TerminationGracePeriodSeconds: ptr.To[int64](5),
+					Affinity:                      nearServer(tb),
+					SecurityContext:               restrictedPodSecurity(),
+					Containers:                    []corev1.Container{c},
+					Volumes: append([]corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{
+						EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}, volumes...),
+				},
+			},
+		},
+	}
+}
+
+// tcpReadiness is ready once the port accepts connections.
+func tcpReadiness(port int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(port)}},
+		PeriodSeconds: 2,
+	}
 }

@@ -32,7 +32,12 @@ func TestGatewayIsHardenedAndPinned(t *testing.T) {
 		t.Error("sshd must run unprivileged and without an API token")
 	}
 	// The gateway sees only its half of the key material.
-	items := pod.Volumes[0].Secret.Items
+	var items []corev1.KeyToPath
+	for _, v := range pod.Volumes {
+		if v.Name == "keys" {
+			items = v.Secret.Items
+		}
+	}
 	if len(items) != 2 || items[0].Key != sshkeys.HostKey || items[1].Key != sshkeys.AuthorizedKeys {
 		t.Errorf("gateway key items %+v", items)
 	}

@@ -7,7 +7,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -73,30 +72,8 @@ func PoolerDeployment(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, pb t
 	image, pullPolicy := runnerImage(tb, defaults)
 	c := pgbouncerContainer(pb, image, pullPolicy)
 	c.Ports = []corev1.ContainerPort{{Name: "pgbouncer", ContainerPort: transport.PoolerListenPort}}
-	c.ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(transport.PoolerListenPort)}},
-		PeriodSeconds: 2,
-	}
-	return &appsv1.Deployment{
-		ObjectMeta: ownedMeta(tb, tb.PoolerName(t.Name), labels),
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					AutomountServiceAccountToken:  ptr.To(false),
-					EnableServiceLinks:            ptr.To(false),
-					TerminationGracePeriodSeconds: ptr.To[int64](5),
-					Affinity:                      nearServer(tb),
-					SecurityContext:               restrictedPodSecurity(),
-					Containers:                    []corev1.Container{c},
-					Volumes: append([]corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{
-						EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}, pb.Volumes...),
-				},
-			},
-		},
-	}
+	c.ReadinessProbe = tcpReadiness(transport.PoolerListenPort)
+	return serverSideDeployment(tb, tb.PoolerName(t.Name), labels, c, pb.Volumes...)
 }
 
 // pgbouncerContainer runs `tunnelbench-runner pgbouncer`, which writes PgBouncer's configuration

@@ -15,13 +15,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/tunnelbench/tunnelbench/hack/bench/stats"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/pki"
 )
 
 type path struct {
@@ -46,11 +44,15 @@ func run(rounds int, connections int32) error {
 		return err
 	}
 	defer srv.Stop()
-	certs, err := clientCertificate()
+	certs, err := pgtest.ReadableDir()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(certs) }()
+	certFile, keyFile, err := pgtest.WritePoolerCertificate(certs, "127.0.0.1")
+	if err != nil {
+		return err
+	}
 
 	paths := []path{
 		{name: "direct", clientHop: "SCRAM, plain TCP", serverHop: "–", port: srv.Port, sslmode: "disable"},
@@ -70,7 +72,7 @@ func run(rounds int, connections int32) error {
 		cfg := pgbouncer.Config{ListenAddr: "127.0.0.1", ServerHost: srv.Host, ServerPort: srv.Port, User: srv.User,
 			ClientAuth: p.auth, PoolMode: "session", PoolSize: 4, MaxClientConn: 100, ServerTLSMode: "require"}
 		if p.tls {
-			cfg.ClientTLSCertFile, cfg.ClientTLSKeyFile = filepath.Join(certs, "tls.crt"), filepath.Join(certs, "tls.key")
+			cfg.ClientTLSCertFile, cfg.ClientTLSKeyFile = certFile, keyFile
 		}
 		bouncer, err := pgtest.StartPgBouncer(cfg, srv.Password)
 		if err != nil {
@@ -124,27 +126,4 @@ func storm(srv *pgtest.Server, p path, n int32) (*pgbench.Result, error) {
 		return nil, fmt.Errorf("%w: %s", err, out)
 	}
 	return pgbench.Parse(bytes.NewReader(out))
-}
-
-// clientCertificate writes the pooler's certificate into a folder PgBouncer's user can read.
-func clientCertificate() (string, error) {
-	dir, err := os.MkdirTemp("", "bench-connections-")
-	if err != nil {
-		return "", err
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", err
-	}
-	ca, err := pki.NewCA("bench CA", time.Hour)
-	if err != nil {
-		return "", err
-	}
-	kp, err := ca.Issue("pooler", []string{"127.0.0.1"}, time.Hour)
-	if err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "tls.crt"), kp.CertPEM, 0o644); err != nil {
-		return "", err
-	}
-	return dir, os.WriteFile(filepath.Join(dir, "tls.key"), kp.KeyPEM, 0o644)
 }
