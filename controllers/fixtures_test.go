@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +18,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
 // newBenchmark is a valid benchmark against the CloudNativePG cluster "pg".
@@ -37,13 +39,46 @@ func newBenchmark(ns, name string, transports ...benchv1.TransportSpec) *benchv1
 	}
 }
 
-// createCNPGSecrets creates the Secrets CloudNativePG makes for cluster "pg".
+// createCNPGSecrets creates a ready CloudNativePG Cluster "pg" and the Secrets CloudNativePG makes
+// for it.
 func createCNPGSecrets(t *testing.T, ns string) {
 	t.Helper()
+	createReadyCluster(t, ns, "pg")
+	createClusterSecrets(t, ns, "pg")
+}
+
+// createReadyCluster plays CloudNativePG: a Cluster whose status says it is ready.
+func createReadyCluster(t *testing.T, ns, name string) {
+	t.Helper()
+	c := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{"instances": int64(1), "storage": map[string]any{"size": "1Gi"}}}}
+	c.SetGroupVersionKind(specs.CNPGClusterGVK)
+	c.SetNamespace(ns)
+	c.SetName(name)
+	if err := testClient.Create(context.Background(), c); err != nil {
+		t.Fatalf("cannot create Cluster %s: %v", name, err)
+	}
+	markClusterReady(t, c)
+}
+
+// markClusterReady sets the status CloudNativePG reports for a healthy cluster.
+func markClusterReady(t *testing.T, c *unstructured.Unstructured) {
+	t.Helper()
+	c.Object["status"] = map[string]any{"phase": "Cluster in healthy state", "instances": int64(1), "readyInstances": int64(1),
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "ClusterIsReady",
+			"message": "Cluster is Ready", "lastTransitionTime": "2026-11-22T00:00:00Z"}}}
+	if err := testClient.Status().Update(context.Background(), c); err != nil {
+		t.Fatalf("cannot mark Cluster %s ready: %v", c.GetName(), err)
+	}
+}
+
+// createClusterSecrets creates the Secrets CloudNativePG makes for a cluster.
+func createClusterSecrets(t *testing.T, ns, cluster string) {
+	t.Helper()
 	for _, s := range []*corev1.Secret{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pg-app"}, Type: corev1.SecretTypeBasicAuth,
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster + "-app"}, Type: corev1.SecretTypeBasicAuth,
 			Data: map[string][]byte{"username": []byte("app"), "password": []byte("s3cret-password")}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pg-ca"},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: cluster + "-ca"},
 			Data: map[string][]byte{"ca.crt": []byte("-----BEGIN CERTIFICATE-----"), "ca.key": []byte("key")}},
 	} {
 		if err := testClient.Create(context.Background(), s); err != nil {

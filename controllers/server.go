@@ -3,12 +3,14 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
@@ -25,10 +27,12 @@ const (
 )
 
 // serverError is a server that does not resolve yet; the user (or CloudNativePG, still
-// bootstrapping) can fix it, so the controller waits a bounded time before failing.
+// bootstrapping) can fix it, so the controller waits a bounded time before failing: Wait, or the
+// reconciler's ServerWait when zero.
 type serverError struct {
 	Reason  string
 	Message string
+	Wait    time.Duration
 }
 
 func (e *serverError) Error() string { return e.Message }
@@ -40,14 +44,19 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 	var s transport.Server
 	switch {
 	case tb.Spec.Server.CNPG != nil:
-		c := tb.Spec.Server.CNPG
-		s = transport.Server{
-			Host: c.ClusterName + cnpgRWSuffix, Port: cnpgPort, Database: c.Database,
-			CredentialsSecret: c.ClusterName + cnpgAppSuffix, UsernameKey: usernameKey, PasswordKey: passwordKey,
-			CASecret: c.ClusterName + cnpgCASuffix, CAKey: caKey,
+		s = cnpgServer(tb.Spec.Server.CNPG.ClusterName, tb.Spec.Server.CNPG.Database)
+		if err := r.checkCluster(ctx, tb, tb.Spec.Server.CNPG.ClusterName); err != nil {
+			return s, err
 		}
-		if s.Database == "" {
-			s.Database = cnpgDefaultDatabase
+	case tb.Spec.Server.Managed != nil:
+		name := tb.ManagedClusterName()
+		tb.Status.ManagedCluster = name
+		s = cnpgServer(name, specs.ManagedDatabase)
+		if err := r.ensureManagedCluster(ctx, tb); err != nil {
+			return s, err
+		}
+		if err := r.checkCluster(ctx, tb, name); err != nil {
+			return s, err
 		}
 	case tb.Spec.Server.External != nil:
 		e := tb.Spec.Server.External
@@ -85,10 +94,25 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 	return s, nil
 }
 
+// cnpgServer follows CloudNativePG's naming conventions for a cluster's endpoint and Secrets.
+func cnpgServer(cluster, database string) transport.Server {
+	if database == "" {
+		database = cnpgDefaultDatabase
+	}
+	return transport.Server{
+		Host: cluster + cnpgRWSuffix, Port: cnpgPort, Database: database,
+		CredentialsSecret: cluster + cnpgAppSuffix, UsernameKey: usernameKey, PasswordKey: passwordKey,
+		CASecret: cluster + cnpgCASuffix, CAKey: caKey,
+	}
+}
+
 // needsCA reports whether any transport verifies the server certificate.
 func needsCA(tb *benchv1.TunnelBenchmark) bool {
 	for _, t := range tb.Spec.Transports {
-		if t.Type == benchv1.TransportTLS && t.EffectiveSSLMode() != benchv1.SSLModeRequire {
+		switch {
+		case t.Type == benchv1.TransportTLS && t.EffectiveSSLMode() != benchv1.SSLModeRequire,
+			t.Type == benchv1.TransportSSH && t.SSH != nil && t.SSH.SSLMode == "verify-ca",
+			t.Type == benchv1.TransportPooler && t.EffectivePooler().ServerTLS == "verify-full":
 			return true
 		}
 	}

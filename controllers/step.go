@@ -91,6 +91,9 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 			return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
 				"Job %s succeeded but its runner left no result in its termination message", key.Name)}, nil
 		}
+		if rep.ServerVersion != "" {
+			tb.Status.ServerVersion = rep.ServerVersion
+		}
 		return stepOutcome{state: stepSucceeded, report: rep}, nil
 	case jobCondition(job, batchv1.JobFailed):
 		return r.failedStep(ctx, job), nil

@@ -33,6 +33,9 @@ const (
 	// DefaultServerWait bounds how long a benchmark waits for its Secrets to appear (a
 	// CloudNativePG cluster may still be bootstrapping) before it fails.
 	DefaultServerWait = 2 * time.Minute
+	// DefaultClusterWait bounds how long a benchmark waits for a CloudNativePG Cluster to be
+	// ready: initdb, volumes and image pulls.
+	DefaultClusterWait = 10 * time.Minute
 	// DefaultPollInterval is how often a waiting benchmark looks again: at missing Secrets, and at
 	// a running Job's pod for states that never end by themselves (image pull errors).
 	DefaultPollInterval = 10 * time.Second
@@ -53,6 +56,10 @@ type TunnelBenchmarkReconciler struct {
 	// ServerWait and PollInterval default to DefaultServerWait and DefaultPollInterval.
 	ServerWait   time.Duration
 	PollInterval time.Duration
+	// ClusterWait defaults to DefaultClusterWait.
+	ClusterWait time.Duration
+	// PostgresImage is the PostgreSQL image of managed clusters that name none.
+	PostgresImage string
 }
 
 // The operator never writes a benchmark's spec and never deletes a Job (garbage collection does,
@@ -69,7 +76,7 @@ type TunnelBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=create;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=poolers,verbs=get;create;delete
+// +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=poolers;clusters,verbs=get;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile moves one benchmark forward and records what it observed.
@@ -92,6 +99,7 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if tb.Status.Phase.IsTerminal() && !original.Status.Phase.IsTerminal() {
 		r.removeGateway(ctx, tb)
 		r.removePoolers(ctx, tb)
+		r.removeManagedCluster(ctx, tb)
 	}
 	tb.Status.ObservedGeneration = tb.Generation
 	if !equality.Semantic.DeepEqual(original.Status, tb.Status) {
@@ -218,7 +226,7 @@ func (r *TunnelBenchmarkReconciler) waitForServer(tb *benchv1.TunnelBenchmark, n
 	if !errors.As(err, &se) {
 		return ctrl.Result{}, err
 	}
-	if wait := orDefault(r.ServerWait, DefaultServerWait); now.Sub(tb.Status.StartTime.Time) >= wait {
+	if wait := orDefault(se.Wait, orDefault(r.ServerWait, DefaultServerWait)); now.Sub(tb.Status.StartTime.Time) >= wait {
 		r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
 		r.fail(tb, se.Reason, fmt.Sprintf("%s (waited %s)", se.Message, wait))
 		return ctrl.Result{}, nil

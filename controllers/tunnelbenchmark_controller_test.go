@@ -239,6 +239,9 @@ func TestMissingSecretWaitsThenFails(t *testing.T) {
 	ns := newNamespace(t)
 	startOperator(t)
 	ctx := context.Background()
+	// The clusters are ready; only their Secrets are late.
+	createReadyCluster(t, ns, "pg")
+	createReadyCluster(t, ns, "other")
 
 	if err := testClient.Create(ctx, newBenchmark(ns, "late-secret")); err != nil {
 		t.Fatal(err)
@@ -252,7 +255,7 @@ func TestMissingSecretWaitsThenFails(t *testing.T) {
 		}
 		return nil
 	})
-	createCNPGSecrets(t, ns)
+	createClusterSecrets(t, ns, "pg")
 	waitForJob(t, ns, "late-secret-direct")
 
 	// The test operator waits 3s for Secrets; "other-app" never comes.

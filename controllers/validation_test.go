@@ -27,12 +27,26 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 				tb.Spec.Server.External = &benchv1.ExternalServer{Host: "db", Database: "app",
 					CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}
 			},
-			want: []string{"spec.server", "exactly one of cnpg or external"},
+			want: []string{"spec.server", "exactly one of cnpg, external or managed"},
+		},
+		{
+			name: "cnpg and managed",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server.Managed = &benchv1.ManagedServer{}
+			},
+			want: []string{"spec.server", "exactly one of cnpg, external or managed"},
+		},
+		{
+			name: "managed cluster of six instances",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{Instances: 6}}
+			},
+			want: []string{"spec.server.managed.instances"},
 		},
 		{
 			name:   "no server source",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Server.CNPG = nil },
-			want:   []string{"spec.server", "exactly one of cnpg or external"},
+			want:   []string{"spec.server", "exactly one of cnpg, external or managed"},
 		},
 		{
 			name: "duplicate transport names",
@@ -331,6 +345,11 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				MaxClientConnections: 4, ClientTLS: "require", ServerTLS: "require"})
 			tb.Spec.Load.Protocol, tb.Spec.Load.Reconnect = "extended", true
 			tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 1000}
+		}},
+		{"managed cluster with a pooler", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{Instances: 1, StorageClass: "local-path",
+				Parameters: map[string]string{"shared_buffers": "256MB"}}}
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "pooler", Type: "pooler"}}
 		}},
 		{"external verify-full with a CA", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",

@@ -6,8 +6,9 @@
 # that folder already holds the binary. The Go build cache makes a rebuild after `rm -rf .cache`
 # fast on the same machine.
 #
-# Usage: hack/tools.sh TOOL...   (controller-gen | envtest | cnpg-crds | golangci-lint | cluster | helm |
-#                                coredns | etcd | kubectl | kube-apiserver | kubelet | ... | all)
+# Usage: hack/tools.sh TOOL...   (controller-gen | envtest | cnpg-crds | cnpg-manager |
+#                                local-path-provisioner | golangci-lint | cluster | helm | coredns | etcd |
+#                                kubectl | kube-apiserver | kubelet | ... | all)
 #        hack/tools.sh path TOOL  prints the cached path of TOOL (envtest: the assets folder)
 set -euo pipefail
 
@@ -23,8 +24,10 @@ CONTROLLER_GEN_VERSION=${CONTROLLER_GEN_VERSION:-v0.23.0}
 GOLANGCI_LINT_VERSION=${GOLANGCI_LINT_VERSION:-v2.12.2}
 HELM_VERSION=${HELM_VERSION:-v3.22.0}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
-# CloudNativePG: the newest release the proxy serves whole (its CRDs are read from the module).
+# CloudNativePG: the newest release the proxy serves whole (v1.30.1 needs machinery v0.6.0, refused).
 CNPG_VERSION=${CNPG_VERSION:-v1.30.0}
+# Rancher's local-path-provisioner: v0.0.31 and v0.0.32 are refused by the proxy.
+LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-v0.0.30}
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
@@ -111,6 +114,19 @@ envtest() {
   echo "$assets"
 }
 
+# throwaway_build NAME MODULE VERSION PACKAGE: builds a command whose module `go install` refuses
+# (replace directives, or packages the proxy serves only through the main module) through a
+# throwaway module that requires it.
+throwaway_build() {
+  local name=$1 module=$2 version=$3 pkg=$4 dir=$TOOLS_DIR/$1-$3
+  [[ -x $dir/$name ]] && return
+  log "building $name $version"
+  mkdir -p "$dir/src"
+  printf 'module tunnelbench.local/%sbuild\n\ngo 1.26.0\n\nrequire %s %s\n' "$name" "$module" "$version" >"$dir/src/go.mod"
+  printf '//go:build tools\npackage tools\nimport _ "%s"\n' "$pkg" >"$dir/src/tools.go"
+  (cd "$dir/src" && go get "$pkg@$version" && go build -trimpath -ldflags '-s -w' -o "$dir/$name" "$pkg")
+}
+
 # cnpg_crds copies CloudNativePG's Cluster and Pooler CRDs out of its module, for envtest.
 cnpg_crds() {
   local dir=$TOOLS_DIR/cnpg-crds-$CNPG_VERSION
@@ -134,6 +150,8 @@ path_of() {
     cluster) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION" ;;
     envtest) echo "$TOOLS_DIR/envtest-$K8S_VERSION-etcd-$ETCD_VERSION" ;;
     cnpg-crds) echo "$TOOLS_DIR/cnpg-crds-$CNPG_VERSION" ;;
+    cnpg-manager) echo "$TOOLS_DIR/cnpg-manager-$CNPG_VERSION/cnpg-manager" ;;
+    local-path-provisioner) echo "$TOOLS_DIR/local-path-provisioner-$LOCAL_PATH_VERSION/local-path-provisioner" ;;
     kubectl | kube-*) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION/$1" ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
   esac
@@ -148,6 +166,10 @@ build() {
     etcd) etcd_build ;;
     envtest) envtest ;;
     cnpg-crds) cnpg_crds ;;
+    cnpg-manager) throwaway_build cnpg-manager github.com/cloudnative-pg/cloudnative-pg "$CNPG_VERSION" \
+      github.com/cloudnative-pg/cloudnative-pg/cmd/manager ;;
+    local-path-provisioner) throwaway_build local-path-provisioner github.com/rancher/local-path-provisioner \
+      "$LOCAL_PATH_VERSION" github.com/rancher/local-path-provisioner ;;
     # cluster: everything hack/local-cluster.sh runs.
     cluster) k8s_build "${K8S_COMMANDS[@]}"; etcd_build; build coredns >/dev/null; build helm >/dev/null ;;
     kubectl | kube-*) k8s_build "$1"; path_of "$1" ;;

@@ -79,3 +79,29 @@ func (tb *TunnelBenchmark) HasSSH() bool {
 func (tb *TunnelBenchmark) PoolerName(transport string) string {
 	return tb.JobName(transport + "-pooler")
 }
+
+// maxClusterNameLength is CloudNativePG's limit on Cluster names, which become parts of Service,
+// Secret and pod names.
+const maxClusterNameLength = 50
+
+// ManagedClusterName is the name of the CloudNativePG Cluster created for spec.server.managed.
+func (tb *TunnelBenchmark) ManagedClusterName() string {
+	name := tb.Name + "-pg"
+	if len(name) <= maxClusterNameLength {
+		return name
+	}
+	sum := sha256.Sum256([]byte(name))
+	suffix := "-" + hex.EncodeToString(sum[:])[:8]
+	return name[:maxClusterNameLength-len(suffix)] + suffix
+}
+
+// CNPGClusterName is the CloudNativePG Cluster of the server, or "" for an external server.
+func (s ServerSpec) CNPGClusterName(tb *TunnelBenchmark) string {
+	switch {
+	case s.CNPG != nil:
+		return s.CNPG.ClusterName
+	case s.Managed != nil:
+		return tb.ManagedClusterName()
+	}
+	return ""
+}

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -39,7 +40,7 @@ type TunnelBenchmarkSpec struct {
 }
 
 // ServerSpec selects the PostgreSQL server. Exactly one source must be set.
-// +kubebuilder:validation:XValidation:rule="has(self.cnpg) != has(self.external)",message="spec.server: exactly one of cnpg or external must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.cnpg), has(self.external), has(self.managed)].filter(x, x).size() == 1",message="spec.server: exactly one of cnpg, external or managed must be set"
 type ServerSpec struct {
 	// CNPG is an existing CloudNativePG Cluster in the benchmark's namespace. The operator connects
 	// to its <clusterName>-rw Service with the <clusterName>-app credentials and trusts the
@@ -50,6 +51,47 @@ type ServerSpec struct {
 	// External is any PostgreSQL server reachable from the runner pods.
 	// +optional
 	External *ExternalServer `json:"external,omitempty"`
+
+	// Managed is a CloudNativePG Cluster the operator creates for the benchmark, waits for, and
+	// deletes once the benchmark has ended (unless retain is true). CloudNativePG must be installed.
+	// +optional
+	Managed *ManagedServer `json:"managed,omitempty"`
+}
+
+// ManagedServer describes the CloudNativePG Cluster the operator creates.
+type ManagedServer struct {
+	// Instances is the number of PostgreSQL instances (one primary, the rest replicas).
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	// +optional
+	Instances int32 `json:"instances,omitempty"`
+
+	// StorageSize is each instance's volume size.
+	// +kubebuilder:default="1Gi"
+	// +optional
+	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
+
+	// StorageClass of the instances' volumes; empty means the cluster's default StorageClass.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClass string `json:"storageClass,omitempty"`
+
+	// ImageName is the PostgreSQL image; its tag must start with the major version, as
+	// CloudNativePG requires. Defaults to the operator's configured PostgreSQL image.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	ImageName string `json:"imageName,omitempty"`
+
+	// Parameters are postgresql.conf settings passed to CloudNativePG.
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Parameters map[string]string `json:"parameters,omitempty"`
+
+	// Retain keeps the Cluster after the benchmark has ended (it is still deleted with the
+	// benchmark, which owns it).
+	// +optional
+	Retain bool `json:"retain,omitempty"`
 }
 
 // CNPGServer references a CloudNativePG Cluster.
@@ -502,6 +544,7 @@ const (
 	ReasonJobFailed            = "JobFailed"
 	ReasonTunnelDown           = "TunnelDown"
 	ReasonPoolerUnavailable    = "PoolerUnavailable"
+	ReasonClusterNotReady      = "ClusterNotReady"
 	ReasonTimeout              = "Timeout"
 	ReasonSecretNotFound       = "SecretNotFound"
 	ReasonInvalidSecret        = "InvalidSecret"
@@ -530,6 +573,14 @@ type TunnelBenchmarkStatus struct {
 	// Server is the endpoint benchmarked, as host:port/database.
 	// +optional
 	Server string `json:"server,omitempty"`
+
+	// ServerVersion is what the server reports (SHOW server_version).
+	// +optional
+	ServerVersion string `json:"serverVersion,omitempty"`
+
+	// ManagedCluster is the name of the CloudNativePG Cluster created for spec.server.managed.
+	// +optional
+	ManagedCluster string `json:"managedCluster,omitempty"`
 
 	// StartTime is when the controller first acted on the benchmark.
 	// +optional
@@ -724,7 +775,7 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.maxClientConnections) ? t.pooler.maxClientConnections : 1000) >= self.load.clients)",message="spec.transports: pooler.maxClientConnections (default 1000) must be at least spec.load.clients, or the pooler refuses pgbench's clients"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20) >= self.load.clients)",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full')",message="spec.transports: pooler.serverTLS verify-full needs spec.server.external.caSecret"
-	// +kubebuilder:validation:XValidation:rule="!has(self.server.cnpg) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || (has(t.pooler.placement) && t.pooler.placement == 'sidecar'))",message="spec.transports: pooler.serverTLS cannot be set for a CloudNativePG Pooler (placement service with a cnpg server): it always uses TLS with its own client certificate"
+	// +kubebuilder:validation:XValidation:rule="!(has(self.server.cnpg) || has(self.server.managed)) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || (has(t.pooler.placement) && t.pooler.placement == 'sidecar'))",message="spec.transports: pooler.serverTLS cannot be set for a CloudNativePG Pooler (placement service with a cnpg server): it always uses TLS with its own client certificate"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= self.load.clients)",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (each tunnel runs its own pgbench with at least one client)"
 	Spec TunnelBenchmarkSpec `json:"spec"`
 

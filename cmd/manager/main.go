@@ -26,9 +26,9 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, runnerImage, pullPolicy string
-		metricsSecure, leaderElect, enableHTTP2         bool
-		waitTimeout                                     time.Duration
+		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage string
+		metricsSecure, leaderElect, enableHTTP2                        bool
+		waitTimeout                                                    time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
@@ -41,6 +41,8 @@ func main() {
 	flag.StringVar(&runnerImage, "runner-image", "tunnelbench/runner:latest", "default image of the pgbench runner pods")
 	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the runner image")
 	flag.DurationVar(&waitTimeout, "runner-wait-timeout", 2*time.Minute, "how long a runner waits for the server")
+	flag.StringVar(&postgresImage, "postgres-image", "ghcr.io/cloudnative-pg/postgresql:17",
+		"PostgreSQL image of the CloudNativePG clusters spec.server.managed creates when it names none")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -80,6 +82,7 @@ func main() {
 		Defaults: specs.RunnerDefaults{
 			Image: runnerImage, PullPolicy: corev1.PullPolicy(pullPolicy), WaitTimeout: waitTimeout,
 		},
+		PostgresImage: postgresImage,
 	}
 	if err := reconciler.SetupWithManager(mgr, controller.Options{}); err != nil {
 		setupLog.Error(err, "Cannot set up the controller")

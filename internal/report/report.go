@@ -21,6 +21,8 @@ type Report struct {
 	Result *pgbench.Result `json:"result,omitempty"`
 	// TLS is the TLS session the server reported for the runner's preflight connection.
 	TLS *TLS `json:"tls,omitempty"`
+	// ServerVersion is the server's server_version, as it reported it at login.
+	ServerVersion string `json:"serverVersion,omitempty"`
 	// SSH is what the tunnels negotiated, from ssh's own log.
 	SSH *sshtunnel.Negotiated `json:"ssh,omitempty"`
 	// Tunnels are the per-tunnel figures when several pgbench processes ran, one per tunnel.

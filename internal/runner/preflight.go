@@ -33,6 +33,8 @@ type session struct {
 	serverTLS *report.TLS
 	// clientTLS is the runner's own TLS session on its socket: through a pooler, with the pooler.
 	clientTLS *report.TLS
+	// serverVersion is the server's server_version.
+	serverVersion string
 }
 
 // preflight connects with the environment's libpq settings until the server answers or the wait
@@ -56,7 +58,8 @@ func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration
 			if err != nil {
 				return nil, err
 			}
-			return &session{config: cfg, serverTLS: serverTLS, clientTLS: socketTLS(conn)}, nil
+			return &session{config: cfg, serverTLS: serverTLS, clientTLS: socketTLS(conn),
+				serverVersion: conn.PgConn().ParameterStatus("server_version")}, nil
 		}
 		failure := classify(err)
 		if failure.Reason != benchv1.ReasonServerUnreachable || time.Now().Add(retryEvery).After(deadline) {

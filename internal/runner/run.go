@@ -109,7 +109,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 		return fail(err)
 	}
-	rep.TLS = sess.serverTLS
+	rep.TLS, rep.ServerVersion = sess.serverTLS, sess.serverVersion
 
 	if opts.Init {
 		rep.StartTime = time.Now().UTC()

@@ -139,6 +139,9 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 			if tt.wantTLS && (maxTLS == 0 || maxPlain != 0) || !tt.wantTLS && (maxPlain == 0 || maxTLS != 0) {
 				t.Errorf("server-side sessions of %s: %d with TLS, %d without", app, maxTLS, maxPlain)
 			}
+			if !strings.HasPrefix(rep.ServerVersion, "1") || !strings.Contains(rep.ServerVersion, ".") {
+				t.Errorf("server version %q", rep.ServerVersion)
+			}
 			// The runner's own evidence agrees.
 			if tt.wantTLS != (rep.TLS != nil) || tt.wantTLS && !strings.HasPrefix(rep.TLS.Version, "TLSv1.") {
 				t.Errorf("runner's TLS evidence = %+v", rep.TLS)

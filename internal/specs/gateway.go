@@ -99,7 +99,8 @@ func GatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults Runn
 // nearServer prefers the node of a CloudNativePG server's primary, so that the hop from the
 // gateway or pooler to the server stays on one node, as where a hand-run study placed them.
 func nearServer(tb *benchv1.TunnelBenchmark) *corev1.Affinity {
-	if tb.Spec.Server.CNPG == nil {
+	cluster := tb.Spec.Server.CNPGClusterName(tb)
+	if cluster == "" {
 		return nil
 	}
 	return &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
@@ -108,7 +109,7 @@ func nearServer(tb *benchv1.TunnelBenchmark) *corev1.Affinity {
 			PodAffinityTerm: corev1.PodAffinityTerm{
 				TopologyKey: corev1.LabelHostname,
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-					"cnpg.io/cluster": tb.Spec.Server.CNPG.ClusterName, "cnpg.io/instanceRole": "primary"}},
+					"cnpg.io/cluster": cluster, "cnpg.io/instanceRole": "primary"}},
 			},
 		}},
 	}}

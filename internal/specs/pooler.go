@@ -30,7 +30,7 @@ func PoolerFor(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec) transport.P
 	name := tb.PoolerName(t.Name)
 	return transport.PoolerEndpoint{
 		Name: name, Host: fmt.Sprintf("%s.%s.svc", name, tb.Namespace),
-		CNPG: tb.Spec.Server.CNPG != nil && t.EffectivePooler().Placement == benchv1.PoolerService,
+		CNPG: tb.Spec.Server.CNPGClusterName(tb) != "" && t.EffectivePooler().Placement == benchv1.PoolerService,
 	}
 }
 
@@ -114,7 +114,7 @@ func CNPGPooler(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec) *unstructu
 	p := t.EffectivePooler()
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
-			"cluster":   map[string]any{"name": tb.Spec.Server.CNPG.ClusterName},
+			"cluster":   map[string]any{"name": tb.Spec.Server.CNPGClusterName(tb)},
 			"instances": int64(1),
 			"type":      "rw",
 			"pgbouncer": map[string]any{
