@@ -2,8 +2,9 @@
 # e2e.sh runs the end-to-end tests (test/e2e) against a real cluster. Without a configured
 # cluster (no KUBECONFIG, no ~/.kube/config) it brings up the local one (hack/local-cluster.sh),
 # imports the locally built images, runs the tests and tears the cluster down again, whatever the
-# outcome. Against a configured cluster, E2E_IMAGE and E2E_POSTGRES_IMAGE must name images that
-# cluster can pull (make docker-build, then push).
+# outcome; it installs local-path-provisioner and CloudNativePG there (hack/cnpg.sh). Against a
+# configured cluster, E2E_IMAGE and E2E_POSTGRES_IMAGE must name images that cluster can pull (make
+# docker-build, then push), and CloudNativePG and a default StorageClass must be installed.
 #
 # A local cluster that was already running is left running; one started here is stopped again
 # unless E2E_KEEP_CLUSTER=1.
@@ -25,6 +26,8 @@ if [[ -z ${KUBECONFIG:-} && ! -f $HOME/.kube/config ]]; then
   fi
   KUBECONFIG=$(hack/local-cluster.sh up)
   hack/images.sh import tunnelbench postgres
+  # Storage and CloudNativePG, for the tests of CloudNativePG servers.
+  KUBECONFIG=$KUBECONFIG hack/cnpg.sh install
   E2E_IMAGE=$(hack/images.sh tag tunnelbench)
   E2E_POSTGRES_IMAGE=$(hack/images.sh tag postgres)
 fi

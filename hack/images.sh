@@ -8,7 +8,7 @@
 #        hack/images.sh import NAME...  build and import into the local cluster's containerd
 #        hack/images.sh cluster         build the images the cluster itself needs (pause, coredns)
 #        hack/images.sh tag NAME        print an image's reference
-# NAME: pause | coredns | tunnelbench | postgres | all
+# NAME: pause | coredns | tunnelbench | postgres | cnpg | local-path-provisioner | pgbouncer | all
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,6 +18,9 @@ SUITE=bookworm
 # The packages of the shared Debian layer: pgbench ships in postgresql-15; the ssh client runs the
 # tunnels and sshd the gateway of the ssh transport; PgBouncer (1.18) is the pooler transport's.
 PACKAGES="postgresql-15 openssh-client openssh-server pgbouncer ca-certificates"
+# CloudNativePG 1.30 writes PgBouncer settings (auth_dbname) that bookworm's PgBouncer 1.18 refuses:
+# the image of its Pooler comes from trixie (PgBouncer 1.24).
+PGBOUNCER_SUITE=trixie
 # Fixed ids so pod specs can name them: postgres as CloudNativePG runs it, the runner as distroless.
 POSTGRES_UID=26
 RUNNER_UID=65532
@@ -31,6 +34,9 @@ tag() {
     coredns) echo "docker.io/tunnelbench/coredns:local" ;;
     tunnelbench) echo "docker.io/tunnelbench/tunnelbench:dev" ;;
     postgres) echo "docker.io/tunnelbench/postgres:15" ;;
+    cnpg) echo "docker.io/tunnelbench/cloudnative-pg:$("$ROOT/hack/tools.sh" version cnpg)" ;;
+    local-path-provisioner) echo "docker.io/tunnelbench/local-path-provisioner:$("$ROOT/hack/tools.sh" version local-path-provisioner)" ;;
+    pgbouncer) echo "docker.io/tunnelbench/pgbouncer:$PGBOUNCER_SUITE" ;;
     *) echo "unknown image $1" >&2; return 2 ;;
   esac
 }
@@ -74,60 +80,44 @@ mirror() {
     || true
 }
 
-# debian_layer: the shared layer (Debian minbase + PACKAGES + users), cached by its recipe.
-debian_layer() {
-  local key; key=$(printf '%s|%s|%s|%s|v3' "$SUITE" "$PACKAGES" "$POSTGRES_UID" "$RUNNER_UID" | sha256sum | cut -c1-16)
-  local layer=$OUT/debian-$key.tar
+# debootstrap_layer NAME SUITE PACKAGES KEY SCRIPT: a Debian minbase of SUITE with PACKAGES, cached
+# by KEY; SCRIPT runs in the chroot, where `install_packages` installs PACKAGES and cleans up.
+debootstrap_layer() {
+  local name=$1 suite=$2 packages=$3 key=$4 script=$5
+  local layer=$OUT/$name-$key.tar
   if [[ -f $layer ]]; then echo "$layer"; return; fi
   command -v debootstrap >/dev/null || { apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap >/dev/null; }
   local m; m=$(mirror); m=${m:-http://deb.debian.org/debian}
   local rootfs=$OUT/rootfs-$key
   rm -rf "$rootfs"
   mkdir -p "$OUT"
-  log "debootstrap $SUITE (about 2 minutes)"
-  debootstrap --variant=minbase "$SUITE" "$rootfs" "$m" >"$OUT/debootstrap.log" 2>&1 \
+  log "debootstrap $suite (about 2 minutes)"
+  debootstrap --variant=minbase "$suite" "$rootfs" "$m" >"$OUT/debootstrap.log" 2>&1 \
     || { tail -20 "$OUT/debootstrap.log" >&2; return 1; }
   local sec; sec=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep security | head -1 || true)
   {
-    echo "deb $m $SUITE main"
-    echo "deb $m $SUITE-updates main"
-    [[ -n $sec ]] && echo "deb $sec $SUITE-security main"
+    echo "deb $m $suite main"
+    echo "deb $m $suite-updates main"
+    [[ -n $sec ]] && echo "deb $sec $suite-security main"
   } >"$rootfs/etc/apt/sources.list"
   printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
   chmod +x "$rootfs/usr/sbin/policy-rc.d"
   # No docs, man pages or locales beyond C: images stay small where it is cheap.
-  cat >"$rootfs/etc/dpkg/dpkg.cfg.d/01-slim" <<'EOF'
-path-exclude /usr/share/doc/*
-path-exclude /usr/share/man/*
-path-exclude /usr/share/info/*
-path-exclude /usr/share/locale/*
-path-exclude /usr/share/lintian/*
-EOF
+  printf 'path-exclude /usr/share/%s/*\n' doc man info locale lintian >"$rootfs/etc/dpkg/dpkg.cfg.d/01-slim"
   mkdir -p "$rootfs/etc/postgresql-common"
   echo "create_main_cluster = false" >"$rootfs/etc/postgresql-common/createcluster.conf"
   mount -t proc proc "$rootfs/proc"
   trap 'umount "'"$rootfs"'/proc" 2>/dev/null || true' RETURN
-  log "apt-get install $PACKAGES"
+  log "apt-get install $packages"
   chroot "$rootfs" sh -ec "
-    # Debian gives gid 26 to "tape": postgres takes it, as CloudNativePG runs postgres as 26:26.
-    if getent group $POSTGRES_UID >/dev/null; then groupdel \$(getent group $POSTGRES_UID | cut -d: -f1); fi
-    groupadd -g $POSTGRES_UID postgres
-    useradd -u $POSTGRES_UID -g postgres -d /var/lib/postgresql -s /bin/sh postgres
-    groupadd -g $RUNNER_UID tunnelbench
-    useradd -u $RUNNER_UID -g tunnelbench -d /tmp -s /usr/sbin/nologin tunnelbench
-    apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $PACKAGES
-    apt-get clean
-    rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /var/cache/debconf/*-old /usr/share/doc/* /usr/share/man/* \
-      /usr/share/locale/* /usr/share/i18n/*
-    # The gateway brings its own host key (generated per benchmark): none is baked in.
-    rm -f /etc/ssh/ssh_host_*
-    # PostgreSQL's JIT is the only user of LLVM (and z3): 130 MB that no benchmark path needs.
-    rm -rf /usr/lib/x86_64-linux-gnu/libLLVM-14.so* /usr/lib/x86_64-linux-gnu/libz3.so* \
-      /usr/lib/postgresql/15/lib/llvmjit*.so /usr/lib/postgresql/15/lib/bitcode
-    install -d -o postgres -g postgres -m 0755 /var/lib/postgresql
-    test \$(id -u postgres) = $POSTGRES_UID
-    test -x /usr/sbin/pgbouncer
+    install_packages() {
+      apt-get update -q
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $packages
+      apt-get clean
+      rm -rf /var/lib/apt/lists/* /var/cache/apt/* /var/log/* /var/cache/debconf/*-old /usr/share/doc/* \
+        /usr/share/man/* /usr/share/locale/* /usr/share/i18n/*
+    }
+    $script
   " >"$OUT/apt.log" 2>&1 || { tail -20 "$OUT/apt.log" >&2; return 1; }
   umount "$rootfs/proc"
   rm -f "$rootfs/usr/sbin/policy-rc.d"
@@ -135,6 +125,47 @@ EOF
   mv "$layer.tmp" "$layer"
   rm -rf "$rootfs"
   echo "$layer"
+}
+
+# debian_layer: the shared layer of the runner and postgres images (PACKAGES and their users).
+debian_layer() {
+  local key; key=$(printf '%s|%s|%s|%s|v3' "$SUITE" "$PACKAGES" "$POSTGRES_UID" "$RUNNER_UID" | sha256sum | cut -c1-16)
+  debootstrap_layer debian "$SUITE" "$PACKAGES" "$key" "
+    # Debian gives gid 26 to tape: postgres takes it, as CloudNativePG runs postgres as 26:26.
+    if getent group $POSTGRES_UID >/dev/null; then groupdel \$(getent group $POSTGRES_UID | cut -d: -f1); fi
+    groupadd -g $POSTGRES_UID postgres
+    useradd -u $POSTGRES_UID -g postgres -d /var/lib/postgresql -s /bin/sh postgres
+    groupadd -g $RUNNER_UID tunnelbench
+    useradd -u $RUNNER_UID -g tunnelbench -d /tmp -s /usr/sbin/nologin tunnelbench
+    install_packages
+    # The gateway brings its own host key (generated per benchmark): none is baked in.
+    rm -f /etc/ssh/ssh_host_*
+    # PostgreSQL's JIT is the only user of LLVM (and z3): 130 MB that no benchmark path needs.
+    rm -rf /usr/lib/x86_64-linux-gnu/libLLVM-14.so* /usr/lib/x86_64-linux-gnu/libz3.so* \
+      /usr/lib/postgresql/15/lib/llvmjit*.so /usr/lib/postgresql/15/lib/bitcode
+    install -d -o postgres -g postgres -m 0755 /var/lib/postgresql
+    test \$(id -u postgres) = $POSTGRES_UID
+    test -x /usr/sbin/pgbouncer"
+}
+
+# The PgBouncer of CloudNativePG's Pooler (PGBOUNCER_SUITE). CloudNativePG runs it as 998:996 with
+# its own configuration, as /usr/bin/pgbouncer.
+pgbouncer_layer() {
+  local key; key=$(printf '%s|pgbouncer ca-certificates|v1' "$PGBOUNCER_SUITE" | sha256sum | cut -c1-16)
+  debootstrap_layer pgbouncer-base "$PGBOUNCER_SUITE" "pgbouncer ca-certificates" "$key" "
+    install_packages
+    [ -x /usr/bin/pgbouncer ] || ln -s /usr/sbin/pgbouncer /usr/bin/pgbouncer
+    /usr/bin/pgbouncer --version"
+}
+
+build_pgbouncer() {
+  local base; base=$(pgbouncer_layer)
+  local key; key=$(hash_of <(basename "$base") "$0")
+  local archive=$OUT/pgbouncer-$key.tar
+  [[ -f $archive ]] && { echo "$archive"; return; }
+  pack "$(tag pgbouncer)" '{"Entrypoint":["/usr/bin/pgbouncer"],"User":"998:996","Env":["PATH=/usr/sbin:/usr/bin:/bin"]}' \
+    "$archive" "$base"
+  echo "$archive"
 }
 
 go_binaries() { # go_binaries DIR: the static manager and runner
@@ -206,12 +237,48 @@ build_postgres() {
   echo "$archive"
 }
 
+# static_image NAME TOOL ENTRYPOINT USER: an image holding one static binary built by hack/tools.sh.
+static_image() {
+  local name=$1 bin entry=$3 user=$4; bin=$("$ROOT/hack/tools.sh" "$2")
+  local key; key=$(hash_of "$bin" <(echo "$entry $user") "$0")
+  local archive=$OUT/$name-$key.tar
+  [[ -f $archive ]] && { echo "$archive"; return; }
+  local work; work=$(mktemp -d)
+  install -D -m 0755 "$bin" "$work/rootfs$entry"
+  layer_from "$work/rootfs" "$work/layer.tar"
+  pack "$(tag "$name")" "{\"Entrypoint\":[\"$entry\"],\"User\":\"$user\",\"Env\":[\"PATH=/usr/bin:/bin\"]}" \
+    "$archive" "$work/layer.tar"
+  rm -rf "$work"
+  echo "$archive"
+}
+
+# CloudNativePG's operator image, laid out as its Dockerfile does: the operator finds the instance
+# manager of each architecture as operator/manager_<arch> (relative to /, its working directory)
+# and copies it into instance pods; /manager links to this machine's.
+build_cnpg() {
+  local bin; bin=$("$ROOT/hack/tools.sh" cnpg-manager)
+  local key; key=$(hash_of "$bin" "$0")
+  local archive=$OUT/cnpg-$key.tar
+  [[ -f $archive ]] && { echo "$archive"; return; }
+  local work; work=$(mktemp -d)
+  install -D -m 0755 "$bin" "$work/rootfs/operator/manager_amd64"
+  ln -s operator/manager_amd64 "$work/rootfs/manager"
+  layer_from "$work/rootfs" "$work/layer.tar"
+  pack "$(tag cnpg)" '{"Entrypoint":["/manager"],"User":"10001:10001","WorkingDir":"/","Env":["PATH=/usr/bin:/bin"]}' \
+    "$archive" "$work/layer.tar"
+  rm -rf "$work"
+  echo "$archive"
+}
+build_local-path-provisioner() {
+  static_image local-path-provisioner local-path-provisioner /usr/bin/local-path-provisioner 65532:65532
+}
+
 build() {
   mkdir -p "$OUT"
   for name in "$@"; do
     case $name in
-      all) build pause coredns tunnelbench postgres ;;
-      pause | coredns | tunnelbench | postgres) "build_$name" ;;
+      all) build pause coredns tunnelbench postgres cnpg local-path-provisioner pgbouncer ;;
+      pause | coredns | tunnelbench | postgres | cnpg | local-path-provisioner | pgbouncer) "build_$name" ;;
       *) echo "unknown image $name" >&2; return 2 ;;
     esac
   done

@@ -10,6 +10,7 @@
 #                                local-path-provisioner | golangci-lint | cluster | helm | coredns | etcd |
 #                                kubectl | kube-apiserver | kubelet | ... | all)
 #        hack/tools.sh path TOOL  prints the cached path of TOOL (envtest: the assets folder)
+#        hack/tools.sh version cnpg|local-path-provisioner  prints the pinned version
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -179,5 +180,9 @@ build() {
 }
 
 if [[ ${1:-} == path ]]; then path_of "$2"; exit; fi
+if [[ ${1:-} == version ]]; then
+  case $2 in cnpg) echo "${CNPG_VERSION#v}" ;; local-path-provisioner) echo "$LOCAL_PATH_VERSION" ;; *) exit 2 ;; esac
+  exit
+fi
 [[ $# -gt 0 ]] || { sed -n '2,10p' "$0"; exit 2; }
 for t in "$@"; do build "$t" >/dev/null; path_of "$t"; done

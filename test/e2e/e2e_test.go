@@ -96,7 +96,8 @@ func TestEndToEnd(t *testing.T) {
 		out, err := run(t, env(t, "HELM"), "upgrade", "--install", release, filepath.Join("..", "..", "charts", "tunnelbench"),
 			"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", "3m",
 			"--set", "image.repository="+repo, "--set", "image.tag="+tag, "--set", "image.pullPolicy=IfNotPresent",
-			"--set", "runner.waitTimeout=20s", "--set", "logLevel=debug")
+			"--set", "runner.waitTimeout=20s", "--set", "logLevel=debug",
+			"--set", "postgresImage="+env(t, "E2E_POSTGRES_IMAGE"))
 		if err != nil {
 			t.Fatalf("helm install: %v\n%s", err, out)
 		}
@@ -192,6 +193,10 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("connection cost: reconnect and a connection storm through direct, TLS and PgBouncer", func(t *testing.T) {
 		poolerTransportsComplete(t, ns, pg)
+	})
+
+	t.Run("CloudNativePG servers, managed and existing", func(t *testing.T) {
+		cloudNativePG(t)
 	})
 
 	t.Run("the SSH gateway forwards only to the server and the client pins its host key", func(t *testing.T) {
@@ -510,6 +515,7 @@ func newNamespace(t *testing.T, prefix string) string {
 func dump(t *testing.T, ns string) {
 	for _, args := range [][]string{
 		{"get", "tb,jobs,pods", "-n", ns, "-o", "wide"},
+		{"get", "clusters.postgresql.cnpg.io,poolers.postgresql.cnpg.io,pvc", "-n", ns},
 		{"get", "tb", "-n", ns, "-o", "yaml"},
 		{"get", "events", "-n", ns, "--sort-by=.lastTimestamp"},
 		{"logs", "-n", operatorNamespace, "deploy/" + release, "--tail=80"},

@@ -1,0 +1,111 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+)
+
+// cnpgBenchmark compares direct, TLS verified against CloudNativePG's CA, and a pooler (a
+// CloudNativePG Pooler) against a CloudNativePG server.
+func cnpgBenchmark(ns, name string, server benchv1.ServerSpec) *benchv1.TunnelBenchmark {
+	return &benchv1.TunnelBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: benchv1.TunnelBenchmarkSpec{
+			Server: server,
+			Transports: []benchv1.TransportSpec{
+				{Name: "direct", Type: benchv1.TransportDirect},
+				{Name: "tls", Type: benchv1.TransportTLS},
+				{Name: "pooler", Type: benchv1.TransportPooler},
+			},
+			Load: benchv1.LoadSpec{Builtin: "select-only", Protocol: "prepared", Clients: 2, Threads: 1, Scale: 1,
+				Initialize: true, Duration: &metav1.Duration{Duration: 5 * time.Second}},
+			Timeout: &metav1.Duration{Duration: 12 * time.Minute},
+		},
+	}
+}
+
+// assertCNPGResults checks a completed benchmark against a CloudNativePG server.
+func assertCNPGResults(t *testing.T, end *benchv1.TunnelBenchmark) {
+	t.Helper()
+	if end.Status.Phase != benchv1.PhaseCompleted {
+		t.Fatalf("phase %s, conditions %+v", end.Status.Phase, end.Status.Conditions)
+	}
+	if !strings.HasPrefix(end.Status.ServerVersion, "15.") {
+		t.Errorf("server version %q", end.Status.ServerVersion)
+	}
+	for _, r := range end.Status.Results {
+		t.Logf("%s: %.0f tps, %.3f ms, tls %+v, pooler %+v", r.Transport, r.TPS, r.LatencyAvgMs, r.TLS, r.Pooler)
+		if r.TPS <= 0 {
+			t.Errorf("%s: tps %v", r.Transport, r.TPS)
+		}
+	}
+	if r := end.Status.Result("tls"); r == nil || r.TLS == nil || !strings.HasPrefix(r.TLS.Version, "TLSv1.") ||
+		!strings.Contains(r.Connection, "sslmode=verify-full") {
+		t.Errorf("tls result %+v", r)
+	}
+	if r := end.Status.Result("pooler"); r == nil || r.Pooler == nil || r.Pooler.Implementation != "CloudNativePG Pooler" ||
+		!strings.HasPrefix(r.Pooler.ServerHop.TLS, "TLSv1.") {
+		t.Errorf("pooler result %+v", r)
+	}
+}
+
+// cloudNativePG benchmarks a managed cluster (created, awaited and deleted by the operator), then
+// an existing cluster created by the test, with the real CloudNativePG operator.
+func cloudNativePG(t *testing.T) {
+	ns := newNamespace(t, "cnpg")
+	t.Run("a managed cluster over direct, TLS verify-full and a CloudNativePG Pooler", func(t *testing.T) {
+		tb := cnpgBenchmark(ns, "managed", benchv1.ServerSpec{Managed: &benchv1.ManagedServer{Instances: 1}})
+		if err := k8s.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		end := waitForEnd(t, ns, tb.Name, 12*time.Minute)
+		assertCNPGResults(t, end)
+		assertEvents(t, ns, tb.Name, "ClusterCreated", "PoolerCreated", "Completed")
+		eventually(t, 2*time.Minute, "the managed Cluster deleted", func() error {
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: end.Status.ManagedCluster}, cluster()); err == nil {
+				return fmt.Errorf("Cluster %s still exists", end.Status.ManagedCluster)
+			}
+			return nil
+		})
+	})
+	t.Run("an existing cluster", func(t *testing.T) {
+		c := cluster()
+		c.SetNamespace(ns)
+		c.SetName("existing")
+		c.Object["spec"] = map[string]any{"instances": int64(1), "storage": map[string]any{"size": "1Gi"},
+			"imageName": env(t, "E2E_POSTGRES_IMAGE")}
+		if err := k8s.Create(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		// Created at once: the operator waits for the Cluster to be ready.
+		tb := cnpgBenchmark(ns, "existing", benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "existing"}})
+		tb.Spec.Transports = tb.Spec.Transports[:2]
+		if err := k8s.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		end := waitForEnd(t, ns, tb.Name, 10*time.Minute)
+		if end.Status.Phase != benchv1.PhaseCompleted || !strings.HasPrefix(end.Status.ServerVersion, "15.") {
+			t.Fatalf("phase %s, version %q, conditions %+v", end.Status.Phase, end.Status.ServerVersion, end.Status.Conditions)
+		}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "existing"}, cluster()); err != nil {
+			t.Errorf("the existing Cluster must stay: %v", err)
+		}
+	})
+}
+
+func cluster() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(specs.CNPGClusterGVK)
+	return u
+}
