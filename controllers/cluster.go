@@ -59,6 +59,20 @@ func (r *TunnelBenchmarkReconciler) ensureManagedCluster(ctx context.Context, tb
 	return nil
 }
 
+// removeLeftoverManagedCluster deletes the Cluster of an ended benchmark that is still there: one
+// re-created by a pass that worked from a stale cache, or whose deletion failed.
+func (r *TunnelBenchmarkReconciler) removeLeftoverManagedCluster(ctx context.Context, tb *benchv1.TunnelBenchmark) {
+	if m := tb.Spec.Server.Managed; m == nil || m.Retain {
+		return
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(specs.CNPGClusterGVK)
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: tb.ManagedClusterName()}, u)
+	if err == nil && u.GetDeletionTimestamp().IsZero() {
+		r.removeManagedCluster(ctx, tb)
+	}
+}
+
 // removeManagedCluster deletes the benchmark's own Cluster once it has ended, unless retained.
 func (r *TunnelBenchmarkReconciler) removeManagedCluster(ctx context.Context, tb *benchv1.TunnelBenchmark) {
 	m := tb.Spec.Server.Managed

@@ -50,10 +50,14 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 		}
 	case tb.Spec.Server.Managed != nil:
 		name := tb.ManagedClusterName()
-		tb.Status.ManagedCluster = name
 		s = cnpgServer(name, specs.ManagedDatabase)
-		if err := r.ensureManagedCluster(ctx, tb); err != nil {
-			return s, err
+		// Created once: a pass that reads the benchmark from a stale cache after it ended must
+		// not bring the deleted Cluster back.
+		if tb.Status.ManagedCluster == "" {
+			if err := r.ensureManagedCluster(ctx, tb); err != nil {
+				return s, err
+			}
+			tb.Status.ManagedCluster = name
 		}
 		if err := r.checkCluster(ctx, tb, name); err != nil {
 			return s, err

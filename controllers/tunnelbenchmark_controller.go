@@ -123,6 +123,7 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		// started the gateway again: an ended benchmark keeps none.
 		r.removeLeftoverGateway(ctx, tb)
 		r.removeLeftoverPoolers(ctx, tb)
+		r.removeLeftoverManagedCluster(ctx, tb)
 		return ctrl.Result{}, nil
 	}
 	now := r.now()
