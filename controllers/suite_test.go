@@ -48,11 +48,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test` (hack/test.sh builds the envtest assets)")
 		os.Exit(1)
 	}
-	// CloudNativePG's CRDs, so that the Pooler objects the operator creates are validated by
-	// CloudNativePG's own schema.
-	cnpgCRDs := os.Getenv("CNPG_CRDS")
-	if cnpgCRDs == "" {
-		fmt.Fprintln(os.Stderr, "CNPG_CRDS is not set: run the tests with `make test` (hack/tools.sh cnpg-crds fetches them)")
+	// CloudNativePG's and cert-manager's CRDs, so that the Clusters, Poolers and Certificates the
+	// operator creates are validated by their projects' own schemas.
+	thirdPartyCRDs := os.Getenv("THIRD_PARTY_CRDS")
+	if thirdPartyCRDs == "" {
+		fmt.Fprintln(os.Stderr, "THIRD_PARTY_CRDS is not set: run the tests with `make test` (hack/tools.sh crds fetches them)")
 		os.Exit(1)
 	}
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
@@ -60,7 +60,7 @@ func TestMain(m *testing.M) {
 	utilruntime.Must(benchv1.AddToScheme(testScheme))
 
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases"), cnpgCRDs},
+		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases"), thirdPartyCRDs},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()

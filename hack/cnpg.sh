@@ -27,18 +27,13 @@ pin_image() {
     -p "{\"spec\":{\"template\":{\"metadata\":{\"annotations\":{\"tunnelbench.io/image\":\"$archive\"}}}}}"
 }
 
-# module_dir MODULE VERSION: the module's files, from the module cache.
-module_dir() {
-  (cd "$CACHE/tools" && GOFLAGS= go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-}
-
 # Where local-path-provisioner puts volumes on the node: inside the local cluster's data, so that
 # `hack/local-cluster.sh down --wipe` removes them.
 STORAGE_DIR=${STORAGE_DIR:-$CACHE/cluster/data/local-path}
 
 install_storage() {
   local version; version=$(hack/tools.sh version local-path-provisioner)
-  local src; src=$(module_dir github.com/rancher/local-path-provisioner "$version")
+  local src; src=$(hack/tools.sh source local-path-provisioner)
   mkdir -p "$STORAGE_DIR"
   log "local-path-provisioner $version (volumes in $STORAGE_DIR)"
   # The helper pods that create and remove volume folders run the runner image, as root: they
@@ -54,7 +49,7 @@ install_storage() {
 
 install_cnpg() {
   local version; version=$(hack/tools.sh version cnpg)
-  local src; src=$(module_dir github.com/cloudnative-pg/cloudnative-pg "v$version")
+  local src; src=$(hack/tools.sh source cnpg)
   local image; image=$(hack/images.sh tag cnpg)
   log "CloudNativePG $version"
   sed -e "s|ghcr.io/cloudnative-pg/cloudnative-pg:$version|$image|g" -e 's|imagePullPolicy: Always|imagePullPolicy: IfNotPresent|' \

@@ -470,13 +470,14 @@ down() {
       kernel.panic_on_oops="$oops" vm.panic_on_oom="$oom" || true
     rm -f "$C/run/host-sysctls"
   fi
+  # local-path is where hack/cnpg.sh's provisioner keeps volumes: they die with etcd's claims.
   if [[ $mode == --wipe ]]; then
-    rm -rf "$C/data/etcd" "$C/data/kubelet" "$C/data/pod-logs" "$C/data/cni-ipam" "$C/logs"
+    rm -rf "$C/data/etcd" "$C/data/kubelet" "$C/data/pod-logs" "$C/data/cni-ipam" "$C/data/local-path" "$C/logs"
   fi
   # etcd and kubelet state from a crashed run would resurrect old pods: up always starts clean,
   # keeping only the image store.
   if [[ $mode == quiet ]]; then
-    rm -rf "$C/data/etcd" "$C/data/kubelet" "$C/data/pod-logs" "$C/data/cni-ipam"
+    rm -rf "$C/data/etcd" "$C/data/kubelet" "$C/data/pod-logs" "$C/data/cni-ipam" "$C/data/local-path"
   fi
   [[ $mode == quiet ]] || log "down"
 }

@@ -9,9 +9,9 @@ export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 
 hack/deps.sh
 KUBEBUILDER_ASSETS=$(hack/tools.sh envtest)
-CNPG_CRDS=$(hack/tools.sh cnpg-crds)
+THIRD_PARTY_CRDS=$(hack/tools.sh crds)
 HELM=$(hack/tools.sh helm)
-export KUBEBUILDER_ASSETS CNPG_CRDS HELM
+export KUBEBUILDER_ASSETS THIRD_PARTY_CRDS HELM
 
 # Generated files must match their sources.
 make --no-print-directory verify

@@ -6,11 +6,12 @@
 # that folder already holds the binary. The Go build cache makes a rebuild after `rm -rf .cache`
 # fast on the same machine.
 #
-# Usage: hack/tools.sh TOOL...   (controller-gen | envtest | cnpg-crds | cnpg-manager |
+# Usage: hack/tools.sh TOOL...   (controller-gen | envtest | crds | cnpg-manager |
 #                                local-path-provisioner | golangci-lint | cluster | helm | coredns | etcd |
 #                                kubectl | kube-apiserver | kubelet | ... | all)
 #        hack/tools.sh path TOOL  prints the cached path of TOOL (envtest: the assets folder)
 #        hack/tools.sh version cnpg|local-path-provisioner  prints the pinned version
+#        hack/tools.sh source cnpg|local-path-provisioner   prints its module's folder (manifests)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,6 +28,8 @@ HELM_VERSION=${HELM_VERSION:-v3.22.0}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 # CloudNativePG: the newest release the proxy serves whole (v1.30.1 needs machinery v0.6.0, refused).
 CNPG_VERSION=${CNPG_VERSION:-v1.30.0}
+# cert-manager: only its CRDs (its commands are nested modules the proxy does not serve).
+CERT_MANAGER_VERSION=${CERT_MANAGER_VERSION:-v1.21.2}
 # Rancher's local-path-provisioner: v0.0.31 and v0.0.32 are refused by the proxy.
 LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-v0.0.30}
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
@@ -128,17 +131,24 @@ throwaway_build() {
   (cd "$dir/src" && go get "$pkg@$version" && go build -trimpath -ldflags '-s -w' -o "$dir/$name" "$pkg")
 }
 
-# cnpg_crds copies CloudNativePG's Cluster and Pooler CRDs out of its module, for envtest.
-cnpg_crds() {
-  local dir=$TOOLS_DIR/cnpg-crds-$CNPG_VERSION
-  [[ -f $dir/postgresql.cnpg.io_poolers.yaml ]] && return
-  log "fetching CloudNativePG $CNPG_VERSION's CRDs from the module proxy"
-  local src
-  src=$(cd "$TOOLS_DIR" && GOFLAGS= go mod download -json "github.com/cloudnative-pg/cloudnative-pg@$CNPG_VERSION" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+# third_party_crds copies the CRDs of the kinds the operator creates or reads out of their modules,
+# for envtest: CloudNativePG's Cluster and Pooler, cert-manager's Certificate and issuers.
+third_party_crds() {
+  local dir=$TOOLS_DIR/crds-cnpg-$CNPG_VERSION-cert-manager-$CERT_MANAGER_VERSION
+  [[ -f $dir/cert-manager.io_certificates.yaml ]] && return
+  log "fetching the CRDs of CloudNativePG $CNPG_VERSION and cert-manager $CERT_MANAGER_VERSION from the module proxy"
   mkdir -p "$dir"
-  cp "$src/config/crd/bases/postgresql.cnpg.io_clusters.yaml" "$src/config/crd/bases/postgresql.cnpg.io_poolers.yaml" "$dir/"
+  local src
+  src=$(module_dir github.com/cloudnative-pg/cloudnative-pg "$CNPG_VERSION")
+  cp "$src"/config/crd/bases/postgresql.cnpg.io_{clusters,poolers}.yaml "$dir/"
+  src=$(module_dir github.com/cert-manager/cert-manager "$CERT_MANAGER_VERSION")
+  cp "$src"/deploy/crds/cert-manager.io_{certificates,issuers,clusterissuers}.yaml "$dir/"
   chmod 0644 "$dir"/*.yaml
+}
+
+# module_dir MODULE VERSION: the module's files, from the module cache.
+module_dir() {
+  (cd "$TOOLS_DIR" && GOFLAGS= go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 }
 
 path_of() {
@@ -150,7 +160,7 @@ path_of() {
     etcd) echo "$TOOLS_DIR/etcd-$ETCD_VERSION/etcd" ;;
     cluster) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION" ;;
     envtest) echo "$TOOLS_DIR/envtest-$K8S_VERSION-etcd-$ETCD_VERSION" ;;
-    cnpg-crds) echo "$TOOLS_DIR/cnpg-crds-$CNPG_VERSION" ;;
+    crds) echo "$TOOLS_DIR/crds-cnpg-$CNPG_VERSION-cert-manager-$CERT_MANAGER_VERSION" ;;
     cnpg-manager) echo "$TOOLS_DIR/cnpg-manager-$CNPG_VERSION/cnpg-manager" ;;
     local-path-provisioner) echo "$TOOLS_DIR/local-path-provisioner-$LOCAL_PATH_VERSION/local-path-provisioner" ;;
     kubectl | kube-*) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION/$1" ;;
@@ -166,7 +176,7 @@ build() {
     coredns) go_install "github.com/coredns/coredns@$COREDNS_VERSION" coredns ;;
     etcd) etcd_build ;;
     envtest) envtest ;;
-    cnpg-crds) cnpg_crds ;;
+    crds) third_party_crds ;;
     cnpg-manager) throwaway_build cnpg-manager github.com/cloudnative-pg/cloudnative-pg "$CNPG_VERSION" \
       github.com/cloudnative-pg/cloudnative-pg/cmd/manager ;;
     local-path-provisioner) throwaway_build local-path-provisioner github.com/rancher/local-path-provisioner \
@@ -174,12 +184,20 @@ build() {
     # cluster: everything hack/local-cluster.sh runs.
     cluster) k8s_build "${K8S_COMMANDS[@]}"; etcd_build; build coredns >/dev/null; build helm >/dev/null ;;
     kubectl | kube-*) k8s_build "$1"; path_of "$1" ;;
-    all) for t in controller-gen envtest cnpg-crds golangci-lint cluster; do build "$t"; done ;;
+    all) for t in controller-gen envtest crds golangci-lint cluster; do build "$t"; done ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
   esac
 }
 
 if [[ ${1:-} == path ]]; then path_of "$2"; exit; fi
+if [[ ${1:-} == source ]]; then
+  case $2 in
+    cnpg) module_dir github.com/cloudnative-pg/cloudnative-pg "$CNPG_VERSION" ;;
+    local-path-provisioner) module_dir github.com/rancher/local-path-provisioner "$LOCAL_PATH_VERSION" ;;
+    *) exit 2 ;;
+  esac
+  exit
+fi
 if [[ ${1:-} == version ]]; then
   case $2 in cnpg) echo "${CNPG_VERSION#v}" ;; local-path-provisioner) echo "$LOCAL_PATH_VERSION" ;; *) exit 2 ;; esac
   exit
