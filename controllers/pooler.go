@@ -35,7 +35,13 @@ func (r *TunnelBenchmarkReconciler) ensurePooler(ctx context.Context, tb *benchv
 		return r.ensureCNPGPooler(ctx, tb, t, ep)
 	}
 	if t.EffectivePooler().ClientTLS == "require" {
-		if err := r.ensurePoolerCertificate(ctx, tb, t, ep); err != nil {
+		if tb.Spec.TLS != nil {
+			// The issuer's certificate, in a Secret of the pooler's name, replaces the generated one.
+			cert := specs.Certificate(tb, ep.Name, specs.PoolerComponent, transport.PoolerHosts(ep, tb.Namespace))
+			if ready, problem, err := r.ensureCertificate(ctx, tb, cert); err != nil || problem != "" || !ready {
+				return false, problem, err
+			}
+		} else if err := r.ensurePoolerCertificate(ctx, tb, t, ep); err != nil {
 			return false, "", err
 		}
 	}

@@ -33,6 +33,8 @@ type serverError struct {
 	Reason  string
 	Message string
 	Wait    time.Duration
+	// Fatal errors fail the benchmark at once: waiting cannot fix them.
+	Fatal bool
 }
 
 func (e *serverError) Error() string { return e.Message }
@@ -53,7 +55,13 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 		s = cnpgServer(name, specs.ManagedDatabase)
 		// Created once: a pass that reads the benchmark from a stale cache after it ended must
 		// not bring the deleted Cluster back.
+		if tb.Spec.TLS != nil {
+			s.CASecret = specs.ManagedServerCertificateName(tb)
+		}
 		if tb.Status.ManagedCluster == "" {
+			if err := r.ensureServerCertificate(ctx, tb); err != nil {
+				return s, err
+			}
 			if err := r.ensureManagedCluster(ctx, tb); err != nil {
 				return s, err
 			}
@@ -96,6 +104,28 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 		}
 	}
 	return s, nil
+}
+
+// ensureServerCertificate has the issuer of spec.tls issue a managed cluster's server certificate
+// before the Cluster is created with it.
+func (r *TunnelBenchmarkReconciler) ensureServerCertificate(ctx context.Context, tb *benchv1.TunnelBenchmark) error {
+	if tb.Spec.TLS == nil {
+		return nil
+	}
+	cert := specs.Certificate(tb, specs.ManagedServerCertificateName(tb), "server", specs.ManagedServerHosts(tb))
+	ready, problem, err := r.ensureCertificate(ctx, tb, cert)
+	switch {
+	case err != nil:
+		return err
+	case problem != "":
+		return &serverError{Reason: benchv1.ReasonCertificateNotReady, Message: problem, Fatal: true}
+	case !ready:
+		// ensureCertificate bounds the wait from the Certificate's creation; this bound only
+		// backs it up.
+		return &serverError{Reason: benchv1.ReasonCertificateNotReady, Wait: 2 * orDefault(r.CertificateWait, DefaultCertificateWait),
+			Message: fmt.Sprintf("waiting for cert-manager to issue Certificate %s", cert.GetName())}
+	}
+	return nil
 }
 
 // cnpgServer follows CloudNativePG's naming conventions for a cluster's endpoint and Secrets.

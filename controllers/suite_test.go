@@ -119,16 +119,17 @@ func startOperator(t *testing.T) *operator {
 	reg := prometheus.NewRegistry()
 	op := &operator{metrics: metrics.NewRecorder(reg), reg: reg, done: make(chan error, 1)}
 	r := &TunnelBenchmarkReconciler{
-		Client:        mgr.GetClient(),
-		APIReader:     mgr.GetAPIReader(),
-		Scheme:        mgr.GetScheme(),
-		Recorder:      mgr.GetEventRecorder("tunnelbench-controller"),
-		Metrics:       op.metrics,
-		Defaults:      specs.RunnerDefaults{Image: "tunnelbench/runner:test", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute},
-		ServerWait:    3 * time.Second,
-		ClusterWait:   4 * time.Second,
-		PollInterval:  500 * time.Millisecond,
-		PostgresImage: "tunnelbench/postgres:15-test",
+		Client:          mgr.GetClient(),
+		APIReader:       mgr.GetAPIReader(),
+		Scheme:          mgr.GetScheme(),
+		Recorder:        mgr.GetEventRecorder("tunnelbench-controller"),
+		Metrics:         op.metrics,
+		Defaults:        specs.RunnerDefaults{Image: "tunnelbench/runner:test", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute},
+		ServerWait:      3 * time.Second,
+		ClusterWait:     4 * time.Second,
+		CertificateWait: 5 * time.Second,
+		PollInterval:    500 * time.Millisecond,
+		PostgresImage:   "tunnelbench/postgres:15-test",
 	}
 	// Each test starts its own manager, so the controller name is reused on purpose.
 	if err := r.SetupWithManager(mgr, controller.Options{SkipNameValidation: ptr.To(true)}); err != nil {

@@ -56,8 +56,9 @@ type TunnelBenchmarkReconciler struct {
 	// ServerWait and PollInterval default to DefaultServerWait and DefaultPollInterval.
 	ServerWait   time.Duration
 	PollInterval time.Duration
-	// ClusterWait defaults to DefaultClusterWait.
-	ClusterWait time.Duration
+	// ClusterWait defaults to DefaultClusterWait, CertificateWait to DefaultCertificateWait.
+	ClusterWait     time.Duration
+	CertificateWait time.Duration
 	// PostgresImage is the PostgreSQL image of managed clusters that name none.
 	PostgresImage string
 }
@@ -77,6 +78,7 @@ type TunnelBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=create;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=poolers;clusters,verbs=get;create;delete
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile moves one benchmark forward and records what it observed.
@@ -226,6 +228,11 @@ func (r *TunnelBenchmarkReconciler) waitForServer(tb *benchv1.TunnelBenchmark, n
 	var se *serverError
 	if !errors.As(err, &se) {
 		return ctrl.Result{}, err
+	}
+	if se.Fatal {
+		r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
+		r.fail(tb, se.Reason, se.Message)
+		return ctrl.Result{}, nil
 	}
 	if wait := orDefault(se.Wait, orDefault(r.ServerWait, DefaultServerWait)); now.Sub(tb.Status.StartTime.Time) >= wait {
 		r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)

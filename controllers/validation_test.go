@@ -44,6 +44,19 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.server.managed.instances"},
 		},
 		{
+			name:   "an issuer with nothing to issue",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.TLS = issuer() },
+			want:   []string{"spec", "spec.tls.issuerRef issues the server certificate of spec.server.managed"},
+		},
+		{
+			name: "an issuer of an unknown kind",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{}}
+				tb.Spec.TLS = &benchv1.BenchmarkTLS{IssuerRef: benchv1.IssuerReference{Name: "ca", Kind: "Vault"}}
+			},
+			want: []string{"spec.tls.issuerRef.kind", "Unsupported value"},
+		},
+		{
 			name:   "no server source",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Server.CNPG = nil },
 			want:   []string{"spec.server", "exactly one of cnpg, external or managed"},
@@ -393,6 +406,10 @@ func TestSpecIsImmutable(t *testing.T) {
 		{"labels", func(tb *benchv1.TunnelBenchmark) { tb.Labels = map[string]string{"team": "db"} }, false},
 		{"clients", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients = 8 }, true},
 		{"reconnect", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Reconnect = true }, true},
+		{"issuer", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{ClientTLS: "require"})
+			tb.Spec.TLS = issuer()
+		}, true},
 		{"connection storm", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 10}
 		}, true},

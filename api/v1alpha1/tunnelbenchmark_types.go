@@ -31,12 +31,43 @@ type TunnelBenchmarkSpec struct {
 	// +optional
 	Runner *RunnerSpec `json:"runner,omitempty"`
 
+	// TLS sets where the certificates the operator needs come from: the server certificate of a
+	// managed cluster and the certificate a pooler presents to clients. Without it the operator
+	// generates them (CloudNativePG its own CA for a managed cluster, the operator one per pooler).
+	// +optional
+	TLS *BenchmarkTLS `json:"tls,omitempty"`
+
 	// Timeout bounds the whole benchmark, from creation to the last transport. When it expires the
 	// running Job is stopped and the benchmark fails with reason Timeout.
 	// +kubebuilder:default="30m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="spec.timeout must be at least 10s"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+}
+
+// BenchmarkTLS configures the certificates the operator requests.
+type BenchmarkTLS struct {
+	// IssuerRef is the cert-manager Issuer or ClusterIssuer that issues them: the operator creates
+	// cert-manager Certificates and waits (bounded) for them to be Ready.
+	IssuerRef IssuerReference `json:"issuerRef"`
+}
+
+// IssuerReference names a cert-manager issuer.
+type IssuerReference struct {
+	// Name of the Issuer (in the benchmark's namespace) or ClusterIssuer.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Kind is Issuer (default) or ClusterIssuer.
+	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
+	// +kubebuilder:default=Issuer
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// Group is the issuer's API group; cert-manager.io by default, another for external issuers.
+	// +kubebuilder:default=cert-manager.io
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Group string `json:"group,omitempty"`
 }
 
 // ServerSpec selects the PostgreSQL server. Exactly one source must be set.
@@ -545,6 +576,7 @@ const (
 	ReasonTunnelDown           = "TunnelDown"
 	ReasonPoolerUnavailable    = "PoolerUnavailable"
 	ReasonClusterNotReady      = "ClusterNotReady"
+	ReasonCertificateNotReady  = "CertificateNotReady"
 	ReasonTimeout              = "Timeout"
 	ReasonSecretNotFound       = "SecretNotFound"
 	ReasonInvalidSecret        = "InvalidSecret"
@@ -769,8 +801,9 @@ type TunnelBenchmark struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
-	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
+	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require')",message="spec.tls.issuerRef issues the server certificate of spec.server.managed and the certificate of a pooler with clientTLS require: this benchmark has neither"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.poolMode) || t.pooler.poolMode != 'transaction' || !has(self.load.protocol) || self.load.protocol != 'prepared')",message="spec.transports: pooler.poolMode transaction cannot run spec.load.protocol prepared: PgBouncer 1.18 does not keep prepared statements across transactions; use poolMode session or protocol extended"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.maxClientConnections) ? t.pooler.maxClientConnections : 1000) >= self.load.clients)",message="spec.transports: pooler.maxClientConnections (default 1000) must be at least spec.load.clients, or the pooler refuses pgbench's clients"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20) >= self.load.clients)",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"

@@ -39,6 +39,11 @@ func ManagedCluster(tb *benchv1.TunnelBenchmark, defaultImage string) *unstructu
 	if image != "" {
 		spec["imageName"] = image
 	}
+	if tb.Spec.TLS != nil {
+		// The issuer's certificate, and its CA to verify it, replace CloudNativePG's own.
+		secret := ManagedServerCertificateName(tb)
+		spec["certificates"] = map[string]any{"serverTLSSecret": secret, "serverCASecret": secret}
+	}
 	if len(m.Parameters) > 0 {
 		params := map[string]any{}
 		for k, v := range m.Parameters {

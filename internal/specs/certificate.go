@@ -1,0 +1,80 @@
+package specs
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+)
+
+// CertificateGVK is cert-manager's Certificate kind, handled as unstructured data: cert-manager's
+// Go module is not needed, and its CRDs only when a benchmark asks for an issuer.
+var CertificateGVK = schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}
+
+// Certificate is a server certificate for hosts, requested from the benchmark's issuer, stored by
+// cert-manager in a Secret of the same name (tls.crt, tls.key and, from CA issuers, ca.crt).
+func Certificate(tb *benchv1.TunnelBenchmark, name, component string, hosts []string) *unstructured.Unstructured {
+	ref := tb.Spec.TLS.IssuerRef
+	kind, group := ref.Kind, ref.Group
+	if kind == "" {
+		kind = "Issuer"
+	}
+	if group == "" {
+		group = "cert-manager.io"
+	}
+	dnsNames := make([]any, 0, len(hosts))
+	for _, h := range hosts {
+		dnsNames = append(dnsNames, h)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"secretName": name,
+		"commonName": hosts[0],
+		"dnsNames":   dnsNames,
+		"usages":     []any{"server auth", "digital signature", "key encipherment"},
+		"privateKey": map[string]any{"algorithm": "ECDSA", "size": int64(256), "rotationPolicy": "Always"},
+		"issuerRef":  map[string]any{"name": ref.Name, "kind": kind, "group": group},
+		// The Secret goes with the Certificate, and so with the benchmark.
+		"secretTemplate": map[string]any{"labels": map[string]any{benchv1.LabelBenchmark: tb.Name}},
+	}}}
+	u.SetGroupVersionKind(CertificateGVK)
+	meta := ownedMeta(tb, name, Labels(tb, component))
+	meta.Labels[benchv1.LabelComponent] = component
+	u.SetName(meta.Name)
+	u.SetNamespace(meta.Namespace)
+	u.SetLabels(meta.Labels)
+	u.SetOwnerReferences(meta.OwnerReferences)
+	return u
+}
+
+// ManagedServerCertificateName is the Certificate (and Secret) of a managed cluster's server.
+func ManagedServerCertificateName(tb *benchv1.TunnelBenchmark) string {
+	return tb.ManagedClusterName() + "-tunnelbench-server"
+}
+
+// ManagedServerHosts are the names a managed cluster's server certificate must cover: each of
+// CloudNativePG's Services (rw, r, ro), short and qualified.
+func ManagedServerHosts(tb *benchv1.TunnelBenchmark) []string {
+	var hosts []string
+	for _, suffix := range []string{"-rw", "-r", "-ro"} {
+		svc := tb.ManagedClusterName() + suffix
+		hosts = append(hosts, svc, fmt.Sprintf("%s.%s", svc, tb.Namespace), fmt.Sprintf("%s.%s.svc", svc, tb.Namespace),
+			fmt.Sprintf("%s.%s.svc.cluster.local", svc, tb.Namespace))
+	}
+	return hosts
+}
+
+// CertificateReady reads a Certificate's Ready condition and, when not ready, its message.
+func CertificateReady(c *unstructured.Unstructured) (bool, string) {
+	conditions, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+	for _, raw := range conditions {
+		cond, ok := raw.(map[string]any)
+		if !ok || cond["type"] != "Ready" {
+			continue
+		}
+		msg, _ := cond["message"].(string)
+		return cond["status"] == "True", msg
+	}
+	return false, "no Ready condition yet"
+}
