@@ -116,7 +116,8 @@ func TestCertificatesFromCertManager(t *testing.T) {
 			t.Fatal(err)
 		}
 		cert := waitForCertificate(t, ns, "issued-pooler-pool-pooler")
-		if dns, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames"); !slices.Contains(dns, "issued-pooler-pool-pooler."+ns+".svc") {
+		dns, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+		if !slices.Contains(dns, "issued-pooler-pool-pooler."+ns+".svc") {
 			t.Errorf("pooler Certificate dnsNames %v", dns)
 		}
 		consistently(t, time.Second, "the pooler waits for its Certificate", func() error {
