@@ -43,7 +43,9 @@ vet: ## Run go vet.
 .PHONY: lint
 lint: ## Run golangci-lint (built into .cache/ on first use).
 	$(TOOLS) golangci-lint >/dev/null
-	$(GOLANGCI_LINT) run ./...
+	# Its analysis cache stays with the checkout: a cache shared between two checkouts of the same
+	# code reports one checkout's findings with the other's paths.
+	GOLANGCI_LINT_CACHE=$(CURDIR)/.cache/golangci-lint $(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
 verify: ## Fail when generated files or formatting are stale.

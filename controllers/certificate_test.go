@@ -141,6 +141,46 @@ func TestCertificatesFromCertManager(t *testing.T) {
 		}
 	})
 
+	t.Run("client certificate", func(t *testing.T) {
+		tb := newBenchmark(ns, "cert-auth", benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS,
+			TLS: &benchv1.TLSTransport{SSLMode: "verify-full", ClientCertificate: &benchv1.ClientCertificate{CommonName: "app"}}})
+		tb.Spec.TLS = issuer()
+		if err := testClient.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		cert := waitForCertificate(t, ns, "cert-auth-tls-client-cert")
+		cn, _, _ := unstructured.NestedString(cert.Object, "spec", "commonName")
+		usages, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "usages")
+		if cn != "app" || !slices.Contains(usages, "client auth") || slices.Contains(usages, "server auth") {
+			t.Errorf("client Certificate CN %q usages %v", cn, usages)
+		}
+		consistently(t, time.Second, "the Job waits for the client certificate", func() error {
+			for _, j := range listJobs(t, ns) {
+				if j.Name == "cert-auth-tls" {
+					return errorf("Job created before the client certificate was Ready")
+				}
+			}
+			return nil
+		})
+		issue(t, cert)
+		job := waitForJob(t, ns, "cert-auth-tls")
+		var mounted string
+		for _, v := range job.Spec.Template.Spec.Volumes {
+			if v.Name == "client-cert" {
+				mounted = v.Secret.SecretName
+			}
+		}
+		var sslcert string
+		for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == "PGSSLCERT" {
+				sslcert = e.Value
+			}
+		}
+		if mounted != "cert-auth-tls-client-cert" || sslcert == "" {
+			t.Errorf("the runner presents Secret %q (PGSSLCERT %q), want the issued client certificate", mounted, sslcert)
+		}
+	})
+
 	t.Run("an issuer that never delivers", func(t *testing.T) {
 		tb := newBenchmark(ns, "undelivered", benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect})
 		tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{}}

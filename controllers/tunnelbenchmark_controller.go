@@ -163,15 +163,19 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 			return ctrl.Result{}, err
 		case stuck != "":
 			reason := benchv1.ReasonJobFailed
-			if t.Type == benchv1.TransportPooler {
+			switch t.Type {
+			case benchv1.TransportPooler:
 				reason = benchv1.ReasonPoolerUnavailable
+			case benchv1.TransportTLS:
+				reason = benchv1.ReasonCertificateNotReady
 			}
 			r.fail(tb, reason, fmt.Sprintf("transport %s: %s", t.Name, stuck))
 			return ctrl.Result{}, nil
 		case !ready:
 			return r.poll(tb), nil
 		}
-		conn, err := transport.For(server, t, transport.Peers{Gateway: specs.GatewayFor(tb), Pooler: specs.PoolerFor(tb, t)})
+		conn, err := transport.For(server, t, transport.Peers{Gateway: specs.GatewayFor(tb), Pooler: specs.PoolerFor(tb, t),
+			ClientCertSecret: specs.ClientCertificateName(tb, t.Name)})
 		if err != nil {
 			r.fail(tb, benchv1.ReasonJobFailed, err.Error())
 			return ctrl.Result{}, nil
@@ -208,6 +212,11 @@ func (r *TunnelBenchmarkReconciler) ensurePeers(ctx context.Context, tb *benchv1
 		return r.ensureGateway(ctx, tb, server)
 	case benchv1.TransportPooler:
 		return r.ensurePooler(ctx, tb, server, t)
+	case benchv1.TransportTLS:
+		if t.TLS == nil || t.TLS.ClientCertificate == nil {
+			return true, "", nil
+		}
+		return r.ensureCertificate(ctx, tb, specs.ClientCertificate(tb, t))
 	default:
 		return true, "", nil
 	}

@@ -57,6 +57,24 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.tls.issuerRef.kind", "Unsupported value"},
 		},
 		{
+			name: "a client certificate without an issuer",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "t", Type: "tls",
+					TLS: &benchv1.TLSTransport{ClientCertificate: &benchv1.ClientCertificate{CommonName: "app"}}}}
+			},
+			want: []string{"spec.transports", "tls.clientCertificate needs spec.tls.issuerRef"},
+		},
+		{
+			name: "a client certificate twice",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.TLS = issuer()
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "t", Type: "tls", TLS: &benchv1.TLSTransport{
+					ClientCertSecret:  &benchv1.LocalObjectReference{Name: "mine"},
+					ClientCertificate: &benchv1.ClientCertificate{CommonName: "app"}}}}
+			},
+			want: []string{"spec.transports[0].tls", "mutually exclusive"},
+		},
+		{
 			name:   "no server source",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Server.CNPG = nil },
 			want:   []string{"spec.server", "exactly one of cnpg, external or managed"},

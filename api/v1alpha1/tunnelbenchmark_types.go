@@ -384,6 +384,7 @@ const (
 )
 
 // TLSTransport configures TLS between the runner and the server.
+// +kubebuilder:validation:XValidation:rule="!(has(self.clientCertSecret) && has(self.clientCertificate))",message="tls: clientCertSecret and clientCertificate are mutually exclusive"
 type TLSTransport struct {
 	// SSLMode is libpq's sslmode.
 	// +kubebuilder:default=verify-full
@@ -394,6 +395,21 @@ type TLSTransport struct {
 	// certificate the runner presents to the server.
 	// +optional
 	ClientCertSecret *LocalObjectReference `json:"clientCertSecret,omitempty"`
+
+	// ClientCertificate has spec.tls.issuerRef issue the client certificate the runner presents,
+	// for servers that authenticate clients by certificate (pg_hba `cert`): the server must trust
+	// the issuer's CA.
+	// +optional
+	ClientCertificate *ClientCertificate `json:"clientCertificate,omitempty"`
+}
+
+// ClientCertificate is a client certificate requested from the benchmark's issuer.
+type ClientCertificate struct {
+	// CommonName is the certificate's CN: the database user it authenticates, for pg_hba `cert`
+	// (without a user name map).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	CommonName string `json:"commonName"`
 }
 
 // EffectiveSSLMode is the sslmode used for a TLS transport, applying the default when the tls block
@@ -803,7 +819,8 @@ type TunnelBenchmark struct {
 	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
 	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
-	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require')",message="spec.tls.issuerRef issues the server certificate of spec.server.managed and the certificate of a pooler with clientTLS require: this benchmark has neither"
+	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, (has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require') || (has(t.tls) && has(t.tls.clientCertificate)))",message="spec.tls.issuerRef issues the server certificate of spec.server.managed, the certificate of a pooler with clientTLS require and tls.clientCertificate: this benchmark has none of them"
+	// +kubebuilder:validation:XValidation:rule="has(self.tls) || self.transports.all(t, !has(t.tls) || !has(t.tls.clientCertificate))",message="spec.transports: tls.clientCertificate needs spec.tls.issuerRef to issue it"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.poolMode) || t.pooler.poolMode != 'transaction' || !has(self.load.protocol) || self.load.protocol != 'prepared')",message="spec.transports: pooler.poolMode transaction cannot run spec.load.protocol prepared: PgBouncer 1.18 does not keep prepared statements across transactions; use poolMode session or protocol extended"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.maxClientConnections) ? t.pooler.maxClientConnections : 1000) >= self.load.clients)",message="spec.transports: pooler.maxClientConnections (default 1000) must be at least spec.load.clients, or the pooler refuses pgbench's clients"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20) >= self.load.clients)",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"

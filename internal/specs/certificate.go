@@ -16,6 +16,22 @@ var CertificateGVK = schema.GroupVersionKind{Group: "cert-manager.io", Version: 
 // Certificate is a server certificate for hosts, requested from the benchmark's issuer, stored by
 // cert-manager in a Secret of the same name (tls.crt, tls.key and, from CA issuers, ca.crt).
 func Certificate(tb *benchv1.TunnelBenchmark, name, component string, hosts []string) *unstructured.Unstructured {
+	return certificate(tb, name, component, hosts[0], hosts, "server auth")
+}
+
+// ClientCertificate is a client certificate whose CN is a database user, from the benchmark's
+// issuer, for a TLS transport's certificate authentication.
+func ClientCertificate(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec) *unstructured.Unstructured {
+	return certificate(tb, ClientCertificateName(tb, t.Name), "runner", t.TLS.ClientCertificate.CommonName, nil, "client auth")
+}
+
+// ClientCertificateName is the Certificate (and Secret) of a transport's client certificate.
+func ClientCertificateName(tb *benchv1.TunnelBenchmark, transport string) string {
+	return tb.JobName(transport + "-client-cert")
+}
+
+func certificate(tb *benchv1.TunnelBenchmark, name, component, commonName string, hosts []string,
+	usage string) *unstructured.Unstructured {
 	ref := tb.Spec.TLS.IssuerRef
 	kind, group := ref.Kind, ref.Group
 	if kind == "" {
@@ -30,14 +46,16 @@ func Certificate(tb *benchv1.TunnelBenchmark, name, component string, hosts []st
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
 		"secretName": name,
-		"commonName": hosts[0],
-		"dnsNames":   dnsNames,
-		"usages":     []any{"server auth", "digital signature", "key encipherment"},
+		"commonName": commonName,
+		"usages":     []any{usage, "digital signature", "key encipherment"},
 		"privateKey": map[string]any{"algorithm": "ECDSA", "size": int64(256), "rotationPolicy": "Always"},
 		"issuerRef":  map[string]any{"name": ref.Name, "kind": kind, "group": group},
 		// The Secret goes with the Certificate, and so with the benchmark.
 		"secretTemplate": map[string]any{"labels": map[string]any{benchv1.LabelBenchmark: tb.Name}},
 	}}}
+	if len(dnsNames) > 0 {
+		u.Object["spec"].(map[string]any)["dnsNames"] = dnsNames
+	}
 	u.SetGroupVersionKind(CertificateGVK)
 	meta := ownedMeta(tb, name, Labels(tb, component))
 	meta.Labels[benchv1.LabelComponent] = component

@@ -8,7 +8,7 @@ import (
 
 // tlsConnection is TCP with TLS. The server's CA is mounted only for the verifying modes: with a
 // root certificate present, libpq's sslmode=require quietly behaves like verify-ca.
-func tlsConnection(server Server, t benchv1.TransportSpec) Connection {
+func tlsConnection(server Server, t benchv1.TransportSpec, issuedClientCert string) Connection {
 	mode := t.EffectiveSSLMode()
 	c := base(server, string(mode))
 	if mode != benchv1.SSLModeRequire && server.CASecret != "" {
@@ -17,8 +17,15 @@ func tlsConnection(server Server, t benchv1.TransportSpec) Connection {
 		c.Mounts = append(c.Mounts, corev1.VolumeMount{Name: "server-ca", MountPath: CADir, ReadOnly: true})
 		c.Env = append(c.Env, corev1.EnvVar{Name: "PGSSLROOTCERT", Value: CADir + "/ca.crt"})
 	}
-	if t.TLS != nil && t.TLS.ClientCertSecret != nil {
-		c.Volumes = append(c.Volumes, secretVolume("client-cert", t.TLS.ClientCertSecret.Name,
+	clientCert := ""
+	switch {
+	case t.TLS != nil && t.TLS.ClientCertSecret != nil:
+		clientCert = t.TLS.ClientCertSecret.Name
+	case t.TLS != nil && t.TLS.ClientCertificate != nil:
+		clientCert = issuedClientCert
+	}
+	if clientCert != "" {
+		c.Volumes = append(c.Volumes, secretVolume("client-cert", clientCert,
 			corev1.KeyToPath{Key: corev1.TLSCertKey, Path: "tls.crt"},
 			corev1.KeyToPath{Key: corev1.TLSPrivateKeyKey, Path: "tls.key"}))
 		c.Mounts = append(c.Mounts, corev1.VolumeMount{Name: "client-cert", MountPath: ClientCertDir, ReadOnly: true})

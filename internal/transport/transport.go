@@ -53,6 +53,9 @@ type Peers struct {
 	Gateway SSHGateway
 	// Pooler is the transport's shared pooler, for a pooler transport placed as a service.
 	Pooler PoolerEndpoint
+	// ClientCertSecret holds the client certificate issued for a TLS transport's
+	// tls.clientCertificate.
+	ClientCertSecret string
 }
 
 // Paths inside the runner container where Secrets are mounted.
@@ -70,7 +73,7 @@ func For(server Server, t benchv1.TransportSpec, peers Peers) (Connection, error
 	case benchv1.TransportDirect:
 		return direct(server), nil
 	case benchv1.TransportTLS:
-		return tlsConnection(server, t), nil
+		return tlsConnection(server, t, peers.ClientCertSecret), nil
 	case benchv1.TransportSSH:
 		return sshConnection(server, t, peers.Gateway), nil
 	case benchv1.TransportPooler:
