@@ -40,11 +40,11 @@ fmt: ## Run gofmt.
 vet: ## Run go vet.
 	go vet ./...
 
+# golangci-lint's analysis cache stays with the checkout: a cache shared between two checkouts of
+# the same code reports one checkout's findings with the other's paths.
 .PHONY: lint
 lint: ## Run golangci-lint (built into .cache/ on first use).
 	$(TOOLS) golangci-lint >/dev/null
-	# Its analysis cache stays with the checkout: a cache shared between two checkouts of the same
-	# code reports one checkout's findings with the other's paths.
 	GOLANGCI_LINT_CACHE=$(CURDIR)/.cache/golangci-lint $(GOLANGCI_LINT) run ./...
 
 .PHONY: verify

@@ -154,14 +154,7 @@ func TestCertificatesFromCertManager(t *testing.T) {
 		if cn != "app" || !slices.Contains(usages, "client auth") || slices.Contains(usages, "server auth") {
 			t.Errorf("client Certificate CN %q usages %v", cn, usages)
 		}
-		consistently(t, time.Second, "the Job waits for the client certificate", func() error {
-			for _, j := range listJobs(t, ns) {
-				if j.Name == "cert-auth-tls" {
-					return errorf("Job created before the client certificate was Ready")
-				}
-			}
-			return nil
-		})
+		assertNoJobYet(t, ns, "cert-auth-tls", "the client certificate")
 		issue(t, cert)
 		job := waitForJob(t, ns, "cert-auth-tls")
 		var mounted string

@@ -234,3 +234,16 @@ func createExternalSecrets(t *testing.T, ns string) {
 		}
 	}
 }
+
+// assertNoJobYet checks for a second that the Job is not created while what it needs is not ready.
+func assertNoJobYet(t *testing.T, ns, job, waitingFor string) {
+	t.Helper()
+	consistently(t, time.Second, "Job "+job+" waits for "+waitingFor, func() error {
+		for _, j := range listJobs(t, ns) {
+			if j.Name == job {
+				return errorf("Job %s created before %s was ready", job, waitingFor)
+			}
+		}
+		return nil
+	})
+}

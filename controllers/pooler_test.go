@@ -68,12 +68,7 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 		if secret.Type != corev1.SecretTypeTLS || len(secret.Data["tls.crt"]) == 0 {
 			t.Errorf("pooler TLS Secret %s with %d keys", secret.Type, len(secret.Data))
 		}
-		consistently(t, time.Second, "the Job waits for the pooler", func() error {
-			if len(listJobs(t, ns)) > 0 {
-				return errorf("Job created before the pooler was available")
-			}
-			return nil
-		})
+		assertNoJobYet(t, ns, "own-pool", "the pooler")
 		markAvailable(t, dep)
 
 		job := waitForJob(t, ns, "own-pool")

@@ -60,15 +60,7 @@ func TestSSHTransportLifecycle(t *testing.T) {
 		t.Errorf("key Secret: %v", err)
 	}
 
-	// No Job before the gateway is available.
-	consistently(t, time.Second, "the ssh Job waits for the gateway", func() error {
-		for _, j := range listJobs(t, ns) {
-			if j.Name == "tunnels-ssh" {
-				return errorf("Job created before the gateway was available")
-			}
-		}
-		return nil
-	})
+	assertNoJobYet(t, ns, "tunnels-ssh", "the SSH gateway")
 	markAvailable(t, dep)
 
 	job := waitForJob(t, ns, "tunnels-ssh")
