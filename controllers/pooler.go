@@ -101,6 +101,9 @@ func (r *TunnelBenchmarkReconciler) ensureCNPGPooler(ctx context.Context, tb *be
 		return false, "CloudNativePG's Pooler kind is not installed in this cluster: install CloudNativePG, " +
 			"or use pooler.placement sidecar", nil
 	case apierrors.IsNotFound(err):
+		if err := r.Create(ctx, specs.CNPGPoolerMetricsService(tb, t)); err != nil && !apierrors.IsAlreadyExists(err) {
+			return false, "", fmt.Errorf("cannot create the Service of the CloudNativePG Pooler's exporters: %w", err)
+		}
 		if err := r.Create(ctx, specs.CNPGPooler(tb, t)); err != nil && !apierrors.IsAlreadyExists(err) {
 			if meta.IsNoMatchError(err) {
 				return false, "CloudNativePG's Pooler kind is not installed in this cluster", nil
@@ -148,7 +151,10 @@ func (r *TunnelBenchmarkReconciler) removePoolers(ctx context.Context, tb *bench
 		if ep.CNPG {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(specs.CNPGPoolerGVK)
-			objects = []client.Object{named(u)}
+			metrics := &corev1.Service{}
+			metrics.SetNamespace(tb.Namespace)
+			metrics.SetName(specs.CNPGPoolerMetricsServiceName(ep.Name))
+			objects = []client.Object{named(u), metrics}
 		}
 		for _, o := range objects {
 			err := r.Delete(ctx, o, client.PropagationPolicy("Background"))

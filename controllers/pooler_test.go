@@ -148,9 +148,16 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 		for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 			env[e.Name] = e.Value
 		}
-		if env["PGHOST"] != "cnpg-pool-pooler."+ns+".svc" || env["PGPORT"] != "5432" ||
-			!slices.Contains(job.Spec.Template.Spec.Containers[0].Args, "--pooler=opaque") {
-			t.Errorf("runner reaches %s:%s with %v", env["PGHOST"], env["PGPORT"], job.Spec.Template.Spec.Containers[0].Args)
+		args := job.Spec.Template.Spec.Containers[0].Args
+		if env["PGHOST"] != "cnpg-pool-pooler."+ns+".svc" || env["PGPORT"] != "5432" || !slices.Contains(args, "--pooler=opaque") ||
+			!slices.Contains(args, "--pooler-metrics=cnpg-pool-pooler-metrics."+ns+".svc:9127") {
+			t.Errorf("runner reaches %s:%s with %v", env["PGHOST"], env["PGPORT"], args)
+		}
+		metrics := &corev1.Service{}
+		metricsKey := types.NamespacedName{Namespace: ns, Name: "cnpg-pool-pooler-metrics"}
+		if err := testClient.Get(ctx, metricsKey, metrics); err != nil || metrics.Spec.ClusterIP != corev1.ClusterIPNone ||
+			metrics.Spec.Selector["cnpg.io/poolerName"] != key.Name || metrics.Spec.Ports[0].Port != 9127 {
+			t.Errorf("exporters' Service %+v (%v)", metrics.Spec, err)
 		}
 		finishJob(t, job, 0, poolerReport(t, false))
 		done := waitForPhase(t, ns, "cnpg", benchv1.PhaseCompleted)
@@ -160,6 +167,9 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 		eventually(t, 10*time.Second, "the CloudNativePG Pooler removed", func() error {
 			if err := testClient.Get(ctx, key, pooler); err == nil {
 				return errorf("the Pooler still exists")
+			}
+			if err := testClient.Get(ctx, metricsKey, &corev1.Service{}); err == nil {
+				return errorf("the exporters' Service still exists")
 			}
 			return nil
 		})

@@ -5,6 +5,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runner"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
@@ -44,7 +45,7 @@ func transportResult(t benchv1.TransportSpec, job string, rep *report.Report, co
 		out.ConnectionStorm = stormResult(s)
 	}
 	if t.Type == benchv1.TransportPooler {
-		out.Pooler = poolerResult(t, rep)
+		out.Pooler = poolerResult(t, rep, conn.PoolerKind == runner.PoolerOpaque)
 	}
 	if !rep.StartTime.IsZero() {
 		out.StartTime = &metav1.Time{Time: rep.StartTime}
@@ -85,16 +86,23 @@ func stormResult(s *report.Storm) *benchv1.ConnectionStormResult {
 }
 
 // poolerResult records both hops of a pooler transport: how each side authenticates (from the
-// pooler's configuration) and the TLS each negotiated (measured by the runner and the server).
-func poolerResult(t benchv1.TransportSpec, rep *report.Report) *benchv1.PoolerResult {
+// pooler's configuration) and the TLS each negotiated (measured by the runner and the server), and
+// the pooler's own counters when the runner could read them.
+func poolerResult(t benchv1.TransportSpec, rep *report.Report, cnpg bool) *benchv1.PoolerResult {
 	p := t.EffectivePooler()
 	out := &benchv1.PoolerResult{
 		Implementation: "PgBouncer", Placement: p.Placement, PoolMode: p.PoolMode,
 		ClientHop: benchv1.Hop{Auth: "scram-sha-256", TLS: "none"},
 		ServerHop: benchv1.Hop{Auth: "password", TLS: "none"},
 	}
-	if p.Placement == benchv1.PoolerSidecar {
+	switch {
+	case p.Placement == benchv1.PoolerSidecar:
 		out.ClientHop.Auth = "trust"
+	case cnpg:
+		// CloudNativePG's PgBouncer looks passwords up with auth_query and logs into the server
+		// with the user's own SCRAM secret.
+		out.Implementation = "CloudNativePG Pooler"
+		out.ClientHop.Auth = "scram-sha-256 (auth_query)"
 	}
 	if rp := rep.Pooler; rp != nil {
 		if rp.ClientTLS != nil {
@@ -103,11 +111,6 @@ func poolerResult(t benchv1.TransportSpec, rep *report.Report) *benchv1.PoolerRe
 		if rp.Counted {
 			tx, servers := rp.Transactions, int32(rp.ServerConnections)
 			out.Transactions, out.ServerConnections = &tx, &servers
-		} else {
-			// CloudNativePG's PgBouncer looks passwords up with auth_query and logs into the
-			// server with the user's own SCRAM secret.
-			out.Implementation = "CloudNativePG Pooler"
-			out.ClientHop.Auth = "scram-sha-256 (auth_query)"
 		}
 	}
 	// pg_stat_ssl describes the server's end of the pooler's connection.

@@ -64,6 +64,7 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opts.TunnelPort, "tunnel-port", 0, "loopback port of the first tunnel")
 	fs.StringVar(&opts.SSHLogDir, "ssh-log-dir", "", "folder of the tunnels' ssh -v logs")
 	fs.StringVar(&opts.Pooler, "pooler", "", "the connection goes through a pooler: pgbouncer (admin console readable) or opaque")
+	fs.StringVar(&opts.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
 	var storm int
 	fs.IntVar(&storm, "storm", 0, "after the load, open this many connections one after the other (select 1 each)")
 	if err := fs.Parse(args); err != nil {

@@ -3,27 +3,42 @@ package runner
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 )
 
-// poolerCounter brackets the pgbench run with snapshots of the pooler's admin console, whose
-// difference is the evidence that the run's transactions went through the pooler.
+// poolerCounter brackets the pgbench run with snapshots of the pooler's admin console (or its
+// exporters), whose difference is the evidence that the run's transactions went through the pooler.
 type poolerCounter struct {
-	kind   string
-	sess   *session
-	before *pgbouncer.Snapshot
+	kind    string
+	sess    *session
+	observe func(context.Context) (*pgbouncer.Snapshot, error)
+	before  *pgbouncer.Snapshot
 }
 
-// startCounting takes the first snapshot; it does nothing without a pooler.
-func startCounting(ctx context.Context, kind string, sess *session) (*poolerCounter, error) {
+// startCounting takes the first snapshot; it does nothing without a pooler, or for an opaque one
+// without exporters.
+func startCounting(ctx context.Context, kind, metrics string, sess *session) (*poolerCounter, error) {
 	c := &poolerCounter{kind: kind, sess: sess}
-	if kind != PoolerPgBouncer {
+	switch {
+	case kind == PoolerPgBouncer:
+		c.observe = func(ctx context.Context) (*pgbouncer.Snapshot, error) { return pgbouncer.Observe(ctx, sess.config) }
+	case kind == PoolerOpaque && metrics != "":
+		host, port, err := splitHostPort(metrics)
+		if err != nil {
+			return nil, err
+		}
+		c.observe = func(ctx context.Context) (*pgbouncer.Snapshot, error) {
+			return pgbouncer.ObserveExporter(ctx, host, port)
+		}
+	default:
 		return c, nil
 	}
-	before, err := pgbouncer.Observe(ctx, sess.config)
+	before, err := c.observe(ctx)
 	if err != nil {
 		return nil, &FailureError{Reason: benchv1.ReasonConnectionRejected, Message: err.Error()}
 	}
@@ -40,7 +55,7 @@ func (c *poolerCounter) stop(ctx context.Context) (*report.Pooler, error) {
 	if c.before == nil {
 		return out, nil
 	}
-	after, err := pgbouncer.Observe(ctx, c.sess.config)
+	after, err := c.observe(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("after the run: %w", err)
 	}
@@ -49,4 +64,16 @@ func (c *poolerCounter) stop(ctx context.Context) (*report.Pooler, error) {
 	out.ServerConnections = after.ServerConnections
 	out.ServerTLS = after.ServerTLS
 	return out, nil
+}
+
+func splitHostPort(s string) (string, int, error) {
+	host, portText, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, fmt.Errorf("--pooler-metrics %q: %w", s, err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		return "", 0, fmt.Errorf("--pooler-metrics %q: the port is not a number", s)
+	}
+	return host, port, nil
 }

@@ -50,6 +50,9 @@ type Options struct {
 	Pooler string
 	// Storm, when positive, runs a connection storm of that many connections after the load.
 	Storm int32
+	// PoolerMetrics, for an opaque pooler, is host:port of its pods' metrics exporters (a
+	// headless Service), read instead of the admin console.
+	PoolerMetrics string
 }
 
 // Kinds of pooler, for Options.Pooler.
@@ -122,7 +125,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return rep
 	}
 
-	counter, err := startCounting(ctx, opts.Pooler, sess)
+	counter, err := startCounting(ctx, opts.Pooler, opts.PoolerMetrics, sess)
 	if err != nil {
 		return fail(err)
 	}

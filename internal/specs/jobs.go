@@ -78,6 +78,9 @@ func Job(req JobRequest) *batchv1.Job {
 	if req.Connection.PoolerKind != "" {
 		args = append(args, "--pooler="+req.Connection.PoolerKind)
 	}
+	if req.Connection.PoolerMetrics != "" {
+		args = append(args, "--pooler-metrics="+req.Connection.PoolerMetrics)
+	}
 	if storm := tb.Spec.Load.ConnectionStorm; storm != nil && !req.Init {
 		args = append(args, fmt.Sprintf("--storm=%d", storm.Connections))
 	}

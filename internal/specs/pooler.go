@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/pki"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -28,10 +29,14 @@ var CNPGPoolerGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version
 // for a CloudNativePG server, the operator's own PgBouncer otherwise.
 func PoolerFor(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec) transport.PoolerEndpoint {
 	name := tb.PoolerName(t.Name)
-	return transport.PoolerEndpoint{
+	ep := transport.PoolerEndpoint{
 		Name: name, Host: fmt.Sprintf("%s.%s.svc", name, tb.Namespace),
 		CNPG: tb.Spec.Server.CNPGClusterName(tb) != "" && t.EffectivePooler().Placement == benchv1.PoolerService,
 	}
+	if ep.CNPG {
+		ep.MetricsHost = fmt.Sprintf("%s.%s.svc", CNPGPoolerMetricsServiceName(name), tb.Namespace)
+	}
+	return ep
 }
 
 func poolerLabels(tb *benchv1.TunnelBenchmark, transportName string) map[string]string {
@@ -133,4 +138,23 @@ func CNPGPooler(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec) *unstructu
 	u.SetLabels(meta.Labels)
 	u.SetOwnerReferences(meta.OwnerReferences)
 	return u
+}
+
+// CNPGPoolerMetricsServiceName is the headless Service of a CloudNativePG Pooler's exporters.
+func CNPGPoolerMetricsServiceName(pooler string) string { return pooler + "-metrics" }
+
+// CNPGPoolerMetricsService is a headless Service over a CloudNativePG Pooler's pods (CloudNativePG
+// labels them cnpg.io/poolerName), so that the runner can read each pod's PgBouncer exporter: the
+// pooler's evidence, since its admin console is not open to the application's user.
+func CNPGPoolerMetricsService(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec) *corev1.Service {
+	name := tb.PoolerName(t.Name)
+	return &corev1.Service{
+		ObjectMeta: ownedMeta(tb, CNPGPoolerMetricsServiceName(name), poolerLabels(tb, t.Name)),
+		Spec: corev1.ServiceSpec{
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  map[string]string{"cnpg.io/poolerName": name},
+			Ports: []corev1.ServicePort{{Name: "metrics", Port: pgbouncer.CNPGExporterPort,
+				TargetPort: intstr.FromInt32(pgbouncer.CNPGExporterPort), Protocol: corev1.ProtocolTCP}},
+		},
+	}
 }

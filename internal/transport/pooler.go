@@ -31,6 +31,8 @@ type PoolerEndpoint struct {
 	Host string
 	// CNPG marks a CloudNativePG Pooler, whose admin console the benchmark's user cannot read.
 	CNPG bool
+	// MetricsHost, for a CloudNativePG Pooler, is the headless Service of its pods' exporters.
+	MetricsHost string
 }
 
 // PgBouncer is one of the operator's own PgBouncers: its settings (the user comes from the
@@ -61,6 +63,9 @@ func poolerConnection(server Server, t benchv1.TransportSpec, ep PoolerEndpoint)
 		c.Sidecar = &sidecar
 	} else if ep.CNPG {
 		c.PoolerKind = runner.PoolerOpaque
+		if ep.MetricsHost != "" {
+			c.PoolerMetrics = fmt.Sprintf("%s:%d", ep.MetricsHost, pgbouncer.CNPGExporterPort)
+		}
 	}
 	for i, e := range c.Env {
 		switch e.Name {

@@ -43,6 +43,8 @@ type Connection struct {
 	// PoolerKind, for the pooler transport, tells the runner what is between it and the server
 	// (runner.PoolerPgBouncer or runner.PoolerOpaque).
 	PoolerKind string
+	// PoolerMetrics, for a CloudNativePG Pooler, is host:port of its pods' exporters.
+	PoolerMetrics string
 	// Sidecar, for the pooler transport placed as a sidecar, is the PgBouncer next to pgbench.
 	Sidecar *PgBouncer
 }

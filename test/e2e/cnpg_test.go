@@ -54,9 +54,17 @@ func assertCNPGResults(t *testing.T, end *benchv1.TunnelBenchmark) {
 		!strings.Contains(r.Connection, "sslmode=verify-full") {
 		t.Errorf("tls result %+v", r)
 	}
-	if r := end.Status.Result("pooler"); r == nil || r.Pooler == nil || r.Pooler.Implementation != "CloudNativePG Pooler" ||
+	r := end.Status.Result("pooler")
+	if r == nil || r.Pooler == nil || r.Pooler.Implementation != "CloudNativePG Pooler" ||
 		!strings.HasPrefix(r.Pooler.ServerHop.TLS, "TLSv1.") {
-		t.Errorf("pooler result %+v", r)
+		t.Fatalf("pooler result %+v", r)
+	}
+	// The evidence, from the Pooler pods' exporters: every transaction pgbench counted went
+	// through CloudNativePG's PgBouncer.
+	if p := r.Pooler; p.Transactions == nil || *p.Transactions < r.Transactions || p.ServerConnections == nil ||
+		*p.ServerConnections < 1 {
+		t.Errorf("the pooler counted %v transactions over %v server connections; pgbench %d", ptrVal(p.Transactions),
+			ptrVal(p.ServerConnections), r.Transactions)
 	}
 }
 
