@@ -45,7 +45,11 @@ func assertCNPGResults(t *testing.T, end *benchv1.TunnelBenchmark) {
 		t.Errorf("server version %q", end.Status.ServerVersion)
 	}
 	for _, r := range end.Status.Results {
-		t.Logf("%s: %.0f tps, %.3f ms, tls %+v, pooler %+v", r.Transport, r.TPS, r.LatencyAvgMs, r.TLS, r.Pooler)
+		t.Logf("%s: %.0f tps, %.3f ms, tls %+v", r.Transport, r.TPS, r.LatencyAvgMs, r.TLS)
+		if p := r.Pooler; p != nil {
+			t.Logf("%s: %s, client hop %+v, server hop %+v, the pooler counted %v transactions over %v server connections",
+				r.Transport, p.Implementation, p.ClientHop, p.ServerHop, ptrVal(p.Transactions), ptrVal(p.ServerConnections))
+		}
 		if r.TPS <= 0 {
 			t.Errorf("%s: tps %v", r.Transport, r.TPS)
 		}
