@@ -90,8 +90,9 @@ func TestCertificatesFromCertManager(t *testing.T) {
 				t.Errorf("Cluster certificates.%s = %q", field, got)
 			}
 		}
-		markClusterReady(t, cluster)
+		// CloudNativePG writes the Secrets before the cluster is ready.
 		createClusterSecrets(t, ns, "issued-pg")
+		markClusterReady(t, cluster)
 		job := waitForJob(t, ns, "issued-tls")
 		var caSecret string
 		for _, v := range job.Spec.Template.Spec.Volumes {
@@ -173,21 +174,25 @@ func TestCertificatesFromCertManager(t *testing.T) {
 			t.Errorf("the runner presents Secret %q (PGSSLCERT %q), want the issued client certificate", mounted, sslcert)
 		}
 	})
+}
 
-	t.Run("an issuer that never delivers", func(t *testing.T) {
-		tb := newBenchmark(ns, "undelivered", benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect})
-		tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{}}
-		tb.Spec.TLS = issuer()
-		if err := testClient.Create(ctx, tb); err != nil {
-			t.Fatal(err)
-		}
-		done := waitForPhase(t, ns, "undelivered", benchv1.PhaseFailed)
-		c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionFailed)
-		if c == nil || c.Reason != benchv1.ReasonCertificateNotReady || !strings.Contains(c.Message, "not Ready after 5s") ||
-			!strings.Contains(c.Message, "ClusterIssuer bench-ca") {
-			t.Errorf("Failed condition %+v", c)
-		}
-	})
+// TestCertificateNeverIssued: an issuer that does not deliver fails the benchmark after the bounded
+// wait, naming the Certificate and the issuer.
+func TestCertificateNeverIssued(t *testing.T) {
+	ns := newNamespace(t)
+	startOperator(t, func(r *TunnelBenchmarkReconciler) { r.CertificateWait = 3 * time.Second })
+	tb := newBenchmark(ns, "undelivered", benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect})
+	tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{}}
+	tb.Spec.TLS = issuer()
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	done := waitForPhase(t, ns, "undelivered", benchv1.PhaseFailed)
+	c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionFailed)
+	if c == nil || c.Reason != benchv1.ReasonCertificateNotReady || !strings.Contains(c.Message, "not Ready after 3s") ||
+		!strings.Contains(c.Message, "ClusterIssuer bench-ca") {
+		t.Errorf("Failed condition %+v", c)
+	}
 }
 
 func getSecretOrNil(t *testing.T, ns, name string) *corev1.Secret {

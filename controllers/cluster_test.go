@@ -66,8 +66,9 @@ func TestManagedServer(t *testing.T) {
 				}
 				return nil
 			})
-			markClusterReady(t, cluster)
+			// CloudNativePG writes the Secrets before the cluster is ready.
 			createClusterSecrets(t, ns, clusterName)
+			markClusterReady(t, cluster)
 			job := waitForJob(t, ns, name+"-direct")
 			rep := map[string]any{}
 			_ = json.Unmarshal([]byte(resultReport(500, nil)), &rep)
@@ -104,7 +105,7 @@ func TestManagedServer(t *testing.T) {
 // after the bounded wait, saying which cluster and in what state.
 func TestClusterNeverReady(t *testing.T) {
 	ns := newNamespace(t)
-	startOperator(t)
+	startOperator(t, func(r *TunnelBenchmarkReconciler) { r.ClusterWait = 4 * time.Second })
 	tests := []struct {
 		name, want string
 		setup      func()

@@ -101,8 +101,11 @@ type operator struct {
 	done    chan error
 }
 
-// startOperator starts a manager; stopping it (or the test ending) plays an operator crash.
-func startOperator(t *testing.T) *operator {
+// startOperator starts a manager; stopping it (or the test ending) plays an operator crash. The
+// options adjust the reconciler, e.g. to shorten a wait that a test runs out on purpose: the
+// defaults here are generous, because a test that plays CloudNativePG or cert-manager must not
+// lose a race against a short wait on a loaded machine.
+func startOperator(t *testing.T, options ...func(*TunnelBenchmarkReconciler)) *operator {
 	t.Helper()
 	// The operator runs as its ServiceAccount, holding only the generated ClusterRole: every
 	// controller test doubles as a least-privilege check of config/rbac/role.yaml.
@@ -126,10 +129,13 @@ func startOperator(t *testing.T) *operator {
 		Metrics:         op.metrics,
 		Defaults:        specs.RunnerDefaults{Image: "tunnelbench/runner:test", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute},
 		ServerWait:      3 * time.Second,
-		ClusterWait:     4 * time.Second,
-		CertificateWait: 5 * time.Second,
+		ClusterWait:     time.Minute,
+		CertificateWait: time.Minute,
 		PollInterval:    500 * time.Millisecond,
 		PostgresImage:   "tunnelbench/postgres:15-test",
+	}
+	for _, o := range options {
+		o(r)
 	}
 	// Each test starts its own manager, so the controller name is reused on purpose.
 	if err := r.SetupWithManager(mgr, controller.Options{SkipNameValidation: ptr.To(true)}); err != nil {
