@@ -18,7 +18,6 @@ const CNPGExporterPort = 9127
 // Metric names of CloudNativePG's PgBouncer exporter (pkg/management/pgbouncer/metricsserver).
 const (
 	exporterTransactions = "cnpg_pgbouncer_stats_total_xact_count"
-	exporterQueries      = "cnpg_pgbouncer_stats_total_query_count"
 	exporterServerPrefix = "cnpg_pgbouncer_pools_sv_"
 )
 
@@ -71,8 +70,6 @@ func addExposition(snap *Snapshot, r io.Reader) error {
 		switch {
 		case name == exporterTransactions:
 			snap.Transactions += int64(value)
-		case name == exporterQueries:
-			snap.Queries += int64(value)
 		case strings.HasPrefix(name, exporterServerPrefix) && serverStates[strings.TrimPrefix(name, exporterServerPrefix)]:
 			snap.ServerConnections += int(value)
 		}

@@ -16,8 +16,6 @@ type Snapshot struct {
 	// Transactions is SHOW STATS' total_xact_count summed over databases: transactions PgBouncer
 	// has passed to a server since it started.
 	Transactions int64
-	// Queries is total_query_count summed the same way.
-	Queries int64
 	// ServerConnections counts SHOW SERVERS' rows: connections PgBouncer holds to the server.
 	ServerConnections int
 	// ServerTLS is the TLS column of SHOW SERVERS ("" for plain TCP), from the first server
@@ -50,7 +48,6 @@ func Observe(ctx context.Context, cfg *pgx.ConnConfig) (*Snapshot, error) {
 	}
 	for _, r := range stats {
 		snap.Transactions += atoi(r["total_xact_count"])
-		snap.Queries += atoi(r["total_query_count"])
 	}
 	servers, err := rows(ctx, conn, "SHOW SERVERS")
 	if err != nil {
