@@ -79,6 +79,10 @@ images: ## Build the image archives from Debian packages (and import them when t
 test: ## Run every test: unit, envtest, PostgreSQL/ssh integration, Helm chart, end-to-end (hack/test.sh).
 	hack/test.sh
 
+.PHONY: test-short
+test-short: ## Go-only tests: no envtest, PostgreSQL, sshd or cluster (go test -short).
+	go test -short -count=1 $(PKGS_UNIT)
+
 .PHONY: test-e2e
 test-e2e: ## Run only the end-to-end tests (local cluster if none is configured).
 	hack/e2e.sh

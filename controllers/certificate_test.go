@@ -37,8 +37,10 @@ func issue(t *testing.T, c *unstructured.Unstructured) {
 	t.Helper()
 	ctx := context.Background()
 	secretName, _, _ := unstructured.NestedString(c.Object, "spec", "secretName")
+	// cert-manager puts secretTemplate's labels on the Secret, and no owner reference.
+	labels, _, _ := unstructured.NestedStringMap(c.Object, "spec", "secretTemplate", "labels")
 	if err := testClient.Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: c.GetNamespace(), Name: secretName}, Type: corev1.SecretTypeTLS,
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.GetNamespace(), Name: secretName, Labels: labels}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{"tls.crt": []byte("cert"), "tls.key": []byte("key"), "ca.crt": []byte("issuer CA")},
 	}); err != nil {
 		t.Fatal(err)
@@ -55,6 +57,7 @@ func issue(t *testing.T, c *unstructured.Unstructured) {
 // them, and uses them: a managed cluster serves the issued certificate and the runner verifies it
 // against the issuer's CA; a pooler presents its issued certificate to clients.
 func TestCertificatesFromCertManager(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	startOperator(t)
 	ctx := context.Background()
@@ -93,7 +96,7 @@ func TestCertificatesFromCertManager(t *testing.T) {
 		// CloudNativePG writes the Secrets before the cluster is ready.
 		createClusterSecrets(t, ns, "issued-pg")
 		markClusterReady(t, cluster)
-		job := waitForJob(t, ns, "issued-tls")
+		job := waitForJob(t, ns, tb.JobName("tls"))
 		var caSecret string
 		for _, v := range job.Spec.Template.Spec.Volumes {
 			if v.Name == "server-ca" {
@@ -116,13 +119,13 @@ func TestCertificatesFromCertManager(t *testing.T) {
 		if err := testClient.Create(ctx, tb); err != nil {
 			t.Fatal(err)
 		}
-		cert := waitForCertificate(t, ns, "issued-pooler-pool-pooler")
+		cert := waitForCertificate(t, ns, tb.PoolerName("pool"))
 		dns, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
-		if !slices.Contains(dns, "issued-pooler-pool-pooler."+ns+".svc") {
+		if !slices.Contains(dns, tb.PoolerName("pool")+"."+ns+".svc") {
 			t.Errorf("pooler Certificate dnsNames %v", dns)
 		}
 		consistently(t, time.Second, "the pooler waits for its Certificate", func() error {
-			if err := testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "issued-pooler-pool-pooler"}, &appsv1.Deployment{}); err == nil {
+			if err := testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: tb.PoolerName("pool")}, &appsv1.Deployment{}); err == nil {
 				return errorf("pooler started before its Certificate was Ready")
 			}
 			return nil
@@ -130,14 +133,14 @@ func TestCertificatesFromCertManager(t *testing.T) {
 		issue(t, cert)
 		dep := &appsv1.Deployment{}
 		eventually(t, 10*time.Second, "the pooler", func() error {
-			return testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "issued-pooler-pool-pooler"}, dep)
+			return testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: tb.PoolerName("pool")}, dep)
 		})
 		for _, v := range dep.Spec.Template.Spec.Volumes {
-			if v.Name == "pooler-tls" && v.Secret.SecretName != "issued-pooler-pool-pooler" {
+			if v.Name == "pooler-tls" && v.Secret.SecretName != tb.PoolerName("pool") {
 				t.Errorf("the pooler presents Secret %q", v.Secret.SecretName)
 			}
 		}
-		if s := getSecretOrNil(t, ns, "issued-pooler-pool-pooler"); s == nil || string(s.Data["ca.crt"]) != "issuer CA" {
+		if s := getSecretOrNil(t, ns, tb.PoolerName("pool")); s == nil || string(s.Data["ca.crt"]) != "issuer CA" {
 			t.Errorf("the pooler's Secret is not the issued one: %v", s)
 		}
 	})
@@ -149,15 +152,15 @@ func TestCertificatesFromCertManager(t *testing.T) {
 		if err := testClient.Create(ctx, tb); err != nil {
 			t.Fatal(err)
 		}
-		cert := waitForCertificate(t, ns, "cert-auth-tls-client-cert")
+		cert := waitForCertificate(t, ns, tb.ClientCertificateName("tls"))
 		cn, _, _ := unstructured.NestedString(cert.Object, "spec", "commonName")
 		usages, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "usages")
 		if cn != "app" || !slices.Contains(usages, "client auth") || slices.Contains(usages, "server auth") {
 			t.Errorf("client Certificate CN %q usages %v", cn, usages)
 		}
-		assertNoJobYet(t, ns, "cert-auth-tls", "the client certificate")
+		assertNoJobYet(t, ns, tb.JobName("tls"), "the client certificate")
 		issue(t, cert)
-		job := waitForJob(t, ns, "cert-auth-tls")
+		job := waitForJob(t, ns, tb.JobName("tls"))
 		var mounted string
 		for _, v := range job.Spec.Template.Spec.Volumes {
 			if v.Name == "client-cert" {
@@ -170,7 +173,7 @@ func TestCertificatesFromCertManager(t *testing.T) {
 				sslcert = e.Value
 			}
 		}
-		if mounted != "cert-auth-tls-client-cert" || sslcert == "" {
+		if mounted != tb.ClientCertificateName("tls") || sslcert == "" {
 			t.Errorf("the runner presents Secret %q (PGSSLCERT %q), want the issued client certificate", mounted, sslcert)
 		}
 	})
@@ -179,6 +182,7 @@ func TestCertificatesFromCertManager(t *testing.T) {
 // TestCertificateNeverIssued: an issuer that does not deliver fails the benchmark after the bounded
 // wait, naming the Certificate and the issuer.
 func TestCertificateNeverIssued(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	startOperator(t, func(r *TunnelBenchmarkReconciler) { r.CertificateWait = 3 * time.Second })
 	tb := newBenchmark(ns, "undelivered", benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect})

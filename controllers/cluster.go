@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
@@ -41,54 +38,4 @@ func (r *TunnelBenchmarkReconciler) checkCluster(ctx context.Context, tb *benchv
 			tb.Namespace, name, state, name)}
 	}
 	return nil
-}
-
-// ensureManagedCluster creates the benchmark's own CloudNativePG Cluster when missing.
-func (r *TunnelBenchmarkReconciler) ensureManagedCluster(ctx context.Context, tb *benchv1.TunnelBenchmark) error {
-	err := r.Create(ctx, specs.ManagedCluster(tb, r.PostgresImage))
-	switch {
-	case err == nil:
-		r.event(tb, corev1.EventTypeNormal, "ClusterCreated", "Provision",
-			"Created CloudNativePG Cluster %s", tb.ManagedClusterName())
-	case meta.IsNoMatchError(err):
-		return &serverError{Reason: benchv1.ReasonClusterNotReady, Wait: orDefault(r.ClusterWait, DefaultClusterWait),
-			Message: "CloudNativePG is not installed (no Cluster kind): install it to use spec.server.managed"}
-	case !apierrors.IsAlreadyExists(err):
-		return fmt.Errorf("cannot create the CloudNativePG Cluster: %w", err)
-	}
-	return nil
-}
-
-// removeLeftoverManagedCluster deletes the Cluster of an ended benchmark that is still there: one
-// re-created by a pass that worked from a stale cache, or whose deletion failed.
-func (r *TunnelBenchmarkReconciler) removeLeftoverManagedCluster(ctx context.Context, tb *benchv1.TunnelBenchmark) {
-	if m := tb.Spec.Server.Managed; m == nil || m.Retain {
-		return
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(specs.CNPGClusterGVK)
-	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: tb.ManagedClusterName()}, u)
-	if err == nil && u.GetDeletionTimestamp().IsZero() {
-		r.removeManagedCluster(ctx, tb)
-	}
-}
-
-// removeManagedCluster deletes the benchmark's own Cluster once it has ended, unless retained.
-func (r *TunnelBenchmarkReconciler) removeManagedCluster(ctx context.Context, tb *benchv1.TunnelBenchmark) {
-	m := tb.Spec.Server.Managed
-	if m == nil || m.Retain {
-		return
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(specs.CNPGClusterGVK)
-	u.SetNamespace(tb.Namespace)
-	u.SetName(tb.ManagedClusterName())
-	err := r.Delete(ctx, u, client.PropagationPolicy("Background"))
-	if err == nil {
-		r.event(tb, corev1.EventTypeNormal, "ClusterDeleted", "Cleanup", "Deleted CloudNativePG Cluster %s", u.GetName())
-		return
-	}
-	if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
-		log.FromContext(ctx).Error(err, "Cannot delete the managed Cluster; it goes with the benchmark")
-	}
 }

@@ -31,6 +31,7 @@ func getCluster(ctx context.Context, ns, name string) (*unstructured.Unstructure
 // CRD), reports it not ready while it bootstraps, runs the benchmark once it is, records the
 // server's version, and deletes the Cluster at the end unless told to retain it.
 func TestManagedServer(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	startOperator(t)
 	ctx := context.Background()
@@ -69,7 +70,7 @@ func TestManagedServer(t *testing.T) {
 			// CloudNativePG writes the Secrets before the cluster is ready.
 			createClusterSecrets(t, ns, clusterName)
 			markClusterReady(t, cluster)
-			job := waitForJob(t, ns, name+"-direct")
+			job := waitForJob(t, ns, jobName(name, "direct"))
 			rep := map[string]any{}
 			_ = json.Unmarshal([]byte(resultReport(500, nil)), &rep)
 			rep["serverVersion"] = "15.20 (Debian 15.20-0+deb12u1)"
@@ -104,6 +105,7 @@ func TestManagedServer(t *testing.T) {
 // TestClusterNeverReady: a CloudNativePG Cluster that does not become ready fails the benchmark
 // after the bounded wait, saying which cluster and in what state.
 func TestClusterNeverReady(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	startOperator(t, func(r *TunnelBenchmarkReconciler) { r.ClusterWait = 4 * time.Second })
 	tests := []struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/test/events"
 )
 
 // newBenchmark is a valid benchmark against the CloudNativePG cluster "pg".
@@ -104,6 +106,11 @@ func waitForJob(t *testing.T, ns, name string) *batchv1.Job {
 		return testClient.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, job)
 	})
 	return job
+}
+
+// jobName is the name of a benchmark's Job for a transport.
+func jobName(benchmark, transport string) string {
+	return (&benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Name: benchmark}}).JobName(transport)
 }
 
 func waitForPhase(t *testing.T, ns, name string, phase benchv1.Phase) *benchv1.TunnelBenchmark {
@@ -208,6 +215,17 @@ func setJobFinished(t *testing.T, job *batchv1.Job, succeeded bool, failReason, 
 	}
 	if err := testClient.Status().Update(ctx, job); err != nil {
 		t.Fatalf("cannot mark Job %s finished: %v", job.Name, err)
+	}
+}
+
+// assertEvents waits for events of the given reasons about a benchmark; none may carry the
+// password of the Secrets the fixtures create.
+func assertEvents(t *testing.T, ns, name string, reasons ...string) {
+	t.Helper()
+	for _, e := range events.Wait(t, testClient, ns, name, 10*time.Second, reasons...) {
+		if strings.Contains(e.Note, "s3cret-password") {
+			t.Errorf("event %s carries the password", e.Reason)
+		}
 	}
 }
 

@@ -28,6 +28,7 @@ func decodeAll(t *testing.T, data []byte) []*unstructured.Unstructured {
 // TestSamplesAreAccepted applies every sample to the real API server (dry run): the samples the
 // README points to must pass the CRD's schema and CEL rules.
 func TestSamplesAreAccepted(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	files, _ := filepath.Glob(filepath.Join("..", "config", "samples", "bench_*.yaml"))
 	if len(files) == 0 {
@@ -52,6 +53,7 @@ func TestSamplesAreAccepted(t *testing.T) {
 // TestDefaultInstallApplies renders config/default with kubectl's kustomize and applies it (dry
 // run) to the real API server.
 func TestDefaultInstallApplies(t *testing.T) {
+	needsEnvtest(t)
 	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
 	out, err := exec.Command(kubectl, "kustomize", filepath.Join("..", "config", "default")).Output()
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // TestPoolerTransportLifecycle: for a server given by host, the operator runs its own PgBouncer
@@ -28,6 +28,7 @@ import (
 // CloudNativePG server it creates a CloudNativePG Pooler, accepted by CloudNativePG's own CRD. A
 // sidecar pooler rides in the Job's pod.
 func TestPoolerTransportLifecycle(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	createCNPGSecrets(t, ns)
 	createExternalSecrets(t, ns)
@@ -43,7 +44,7 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 		if err := testClient.Create(ctx, tb); err != nil {
 			t.Fatal(err)
 		}
-		key := types.NamespacedName{Namespace: ns, Name: "own-pool-pooler"}
+		key := types.NamespacedName{Namespace: ns, Name: tb.PoolerName("pool")}
 		dep, secret, svc := &appsv1.Deployment{}, &corev1.Secret{}, &corev1.Service{}
 		eventually(t, 15*time.Second, "the pooler's objects", func() error {
 			for _, o := range []client.Object{dep, secret, svc} {
@@ -68,10 +69,10 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 		if secret.Type != corev1.SecretTypeTLS || len(secret.Data["tls.crt"]) == 0 {
 			t.Errorf("pooler TLS Secret %s with %d keys", secret.Type, len(secret.Data))
 		}
-		assertNoJobYet(t, ns, "own-pool", "the pooler")
+		assertNoJobYet(t, ns, tb.JobName("pool"), "the pooler")
 		markAvailable(t, dep)
 
-		job := waitForJob(t, ns, "own-pool")
+		job := waitForJob(t, ns, tb.JobName("pool"))
 		runnerArgs := job.Spec.Template.Spec.Containers[0].Args
 		if !slices.Contains(runnerArgs, "--pooler=pgbouncer") || !slices.Contains(runnerArgs, "--storm=100") {
 			t.Errorf("runner args %v", runnerArgs)
@@ -118,8 +119,8 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		pooler := &unstructured.Unstructured{}
-		pooler.SetGroupVersionKind(specs.CNPGPoolerGVK)
-		key := types.NamespacedName{Namespace: ns, Name: "cnpg-pool-pooler"}
+		pooler.SetGroupVersionKind(transport.CNPGPoolerGVK)
+		key := types.NamespacedName{Namespace: ns, Name: tb.PoolerName("pool")}
 		eventually(t, 15*time.Second, "the CloudNativePG Pooler", func() error { return testClient.Get(ctx, key, pooler) })
 		if mode, _, _ := unstructured.NestedString(pooler.Object, "spec", "pgbouncer", "poolMode"); mode != "transaction" {
 			t.Errorf("Pooler poolMode %q", mode)
@@ -143,18 +144,18 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		markAvailable(t, dep)
-		job := waitForJob(t, ns, "cnpg-pool")
+		job := waitForJob(t, ns, tb.JobName("pool"))
 		env := map[string]string{}
 		for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 			env[e.Name] = e.Value
 		}
 		args := job.Spec.Template.Spec.Containers[0].Args
-		if env["PGHOST"] != "cnpg-pool-pooler."+ns+".svc" || env["PGPORT"] != "5432" || !slices.Contains(args, "--pooler=opaque") ||
-			!slices.Contains(args, "--pooler-metrics=cnpg-pool-pooler-metrics."+ns+".svc:9127") {
+		if env["PGHOST"] != tb.PoolerName("pool")+"."+ns+".svc" || env["PGPORT"] != "5432" || !slices.Contains(args, "--pooler=opaque") ||
+			!slices.Contains(args, "--pooler-metrics="+tb.PoolerMetricsName("pool")+"."+ns+".svc:9127") {
 			t.Errorf("runner reaches %s:%s with %v", env["PGHOST"], env["PGPORT"], args)
 		}
 		metrics := &corev1.Service{}
-		metricsKey := types.NamespacedName{Namespace: ns, Name: "cnpg-pool-pooler-metrics"}
+		metricsKey := types.NamespacedName{Namespace: ns, Name: tb.PoolerMetricsName("pool")}
 		if err := testClient.Get(ctx, metricsKey, metrics); err != nil || metrics.Spec.ClusterIP != corev1.ClusterIPNone ||
 			metrics.Spec.Selector["cnpg.io/poolerName"] != key.Name || metrics.Spec.Ports[0].Port != 9127 {
 			t.Errorf("exporters' Service %+v (%v)", metrics.Spec, err)
@@ -181,11 +182,11 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 		if err := testClient.Create(ctx, tb); err != nil {
 			t.Fatal(err)
 		}
-		job := waitForJob(t, ns, "side-pool")
+		job := waitForJob(t, ns, tb.JobName("pool"))
 		if sc := job.Spec.Template.Spec.InitContainers; len(sc) != 1 || sc[0].Name != "pgbouncer" {
 			t.Fatalf("init containers %+v", sc)
 		}
-		if err := testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: "side-pool-pooler"}, &appsv1.Deployment{}); err == nil {
+		if err := testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: tb.PoolerName("pool")}, &appsv1.Deployment{}); err == nil {
 			t.Error("a sidecar pooler got a Deployment")
 		}
 		finishJob(t, job, 0, poolerReport(t, true))

@@ -16,14 +16,12 @@ import (
 
 // CloudNativePG conventions (cloudnative-pg docs: applications.md, certificates.md).
 const (
-	cnpgPort            = 5432
-	cnpgDefaultDatabase = "app"
-	cnpgRWSuffix        = "-rw"
-	cnpgAppSuffix       = "-app"
-	cnpgCASuffix        = "-ca"
-	usernameKey         = "username"
-	passwordKey         = corev1.BasicAuthPasswordKey
-	caKey               = "ca.crt"
+	cnpgRWSuffix  = "-rw"
+	cnpgAppSuffix = "-app"
+	cnpgCASuffix  = "-ca"
+	usernameKey   = "username"
+	passwordKey   = corev1.BasicAuthPasswordKey
+	caKey         = "ca.crt"
 )
 
 // serverError is a server that does not resolve yet; the user (or CloudNativePG, still
@@ -52,16 +50,13 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 		}
 	case tb.Spec.Server.Managed != nil:
 		name := tb.ManagedClusterName()
-		s = cnpgServer(name, specs.ManagedDatabase)
-		// Created once: a pass that reads the benchmark from a stale cache after it ended must
-		// not bring the deleted Cluster back.
+		s = cnpgServer(name, benchv1.DefaultDatabase)
 		if tb.Spec.TLS != nil {
 			s.CASecret = specs.ManagedServerCertificateName(tb)
 		}
+		// Created once: a pass that reads the benchmark from a stale cache after it ended must
+		// not bring the deleted Cluster back.
 		if tb.Status.ManagedCluster == "" {
-			if err := r.ensureServerCertificate(ctx, tb); err != nil {
-				return s, err
-			}
 			if err := r.ensureManagedCluster(ctx, tb); err != nil {
 				return s, err
 			}
@@ -77,28 +72,31 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 			CredentialsSecret: e.CredentialsSecret.Name, UsernameKey: usernameKey, PasswordKey: passwordKey,
 		}
 		if s.Port == 0 {
-			s.Port = cnpgPort
+			s.Port = benchv1.DefaultPort
 		}
 		if e.CASecret != nil {
 			s.CASecret, s.CAKey = e.CASecret.Name, caKey
 		}
 	default:
-		return s, &serverError{Reason: benchv1.ReasonInvalidSecret, Message: "spec.server names no server"}
+		return s, &serverError{Reason: benchv1.ReasonInvalidSpec, Fatal: true,
+			Message: "spec.server names no server: set one of cnpg, external or managed"}
 	}
 
 	if err := r.checkSecret(ctx, tb.Namespace, s.CredentialsSecret, "the credentials", s.UsernameKey, s.PasswordKey); err != nil {
 		return s, err
 	}
-	if s.CASecret != "" && needsCA(tb) {
+	if s.CASecret != "" && transport.VerifiesServer(tb, s) {
 		if err := r.checkSecret(ctx, tb.Namespace, s.CASecret, "the server CA", s.CAKey); err != nil {
 			return s, err
 		}
 	}
 	for _, t := range tb.Spec.Transports {
-		if t.TLS != nil && t.TLS.ClientCertSecret != nil {
-			what := fmt.Sprintf("transport %s's client certificate", t.Name)
-			if err := r.checkSecret(ctx, tb.Namespace, t.TLS.ClientCertSecret.Name, what,
-				corev1.TLSCertKey, corev1.TLSPrivateKeyKey); err != nil {
+		tr, err := transport.For(transport.Context{Benchmark: tb, Spec: t, Server: s})
+		if err != nil {
+			return s, &serverError{Reason: benchv1.ReasonInvalidSpec, Fatal: true, Message: err.Error()}
+		}
+		for _, ref := range tr.UserSecrets() {
+			if err := r.checkSecret(ctx, tb.Namespace, ref.Name, ref.What, ref.Keys...); err != nil {
 				return s, err
 			}
 		}
@@ -106,51 +104,64 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 	return s, nil
 }
 
-// ensureServerCertificate has the issuer of spec.tls issue a managed cluster's server certificate
-// before the Cluster is created with it.
-func (r *TunnelBenchmarkReconciler) ensureServerCertificate(ctx context.Context, tb *benchv1.TunnelBenchmark) error {
-	if tb.Spec.TLS == nil {
-		return nil
+// ensureManagedCluster has the issuer of spec.tls issue the managed cluster's server certificate,
+// then creates the benchmark's own CloudNativePG Cluster with it. A Cluster (or Certificate) of
+// that name that the benchmark does not control is refused, never adopted.
+func (r *TunnelBenchmarkReconciler) ensureManagedCluster(ctx context.Context, tb *benchv1.TunnelBenchmark) error {
+	if tb.Spec.TLS != nil {
+		wait := orDefault(r.CertificateWait, DefaultCertificateWait)
+		cert := transport.CertificatePeer(tb, specs.ManagedServerCertificate(tb), wait)
+		ready, problem, err := r.ensurePeer(ctx, tb, cert)
+		switch {
+		case err != nil:
+			return err
+		case problem != nil:
+			return &serverError{Reason: problemReason(problem, benchv1.ReasonCertificateNotReady), Message: problem.message, Fatal: true}
+		case !ready:
+			// The Certificate's own wait is bounded from its creation; this bound only backs it up.
+			return &serverError{Reason: benchv1.ReasonCertificateNotReady, Wait: 2 * wait,
+				Message: fmt.Sprintf("waiting for cert-manager to issue Certificate %s", cert.Object.GetName())}
+		}
 	}
-	cert := specs.Certificate(tb, specs.ManagedServerCertificateName(tb), "server", specs.ManagedServerHosts(tb))
-	ready, problem, err := r.ensureCertificate(ctx, tb, cert)
+	cluster := transport.Peer{
+		Object:       specs.ManagedCluster(tb, r.PostgresImage),
+		NotInstalled: "CloudNativePG is not installed (no Cluster kind): install it to use spec.server.managed",
+		Created: func() (string, string) {
+			return "ClusterCreated", "Created CloudNativePG Cluster " + tb.ManagedClusterName()
+		},
+	}
+	_, problem, err := r.ensurePeer(ctx, tb, cluster)
 	switch {
 	case err != nil:
 		return err
-	case problem != "":
-		return &serverError{Reason: benchv1.ReasonCertificateNotReady, Message: problem, Fatal: true}
-	case !ready:
-		// ensureCertificate bounds the wait from the Certificate's creation; this bound only
-		// backs it up.
-		return &serverError{Reason: benchv1.ReasonCertificateNotReady, Wait: 2 * orDefault(r.CertificateWait, DefaultCertificateWait),
-			Message: fmt.Sprintf("waiting for cert-manager to issue Certificate %s", cert.GetName())}
+	case problem != nil && problem.notOwned:
+		return &serverError{Reason: benchv1.ReasonOwnershipConflict, Message: problem.message, Fatal: true}
+	case problem != nil:
+		return &serverError{Reason: benchv1.ReasonClusterNotReady, Message: problem.message,
+			Wait: orDefault(r.ClusterWait, DefaultClusterWait)}
 	}
 	return nil
+}
+
+// problemReason is the failure reason of a peer's problem: the refusal of someone else's object,
+// or what the peer's owner says.
+func problemReason(p *peerProblem, reason string) string {
+	if p.notOwned {
+		return benchv1.ReasonOwnershipConflict
+	}
+	return reason
 }
 
 // cnpgServer follows CloudNativePG's naming conventions for a cluster's endpoint and Secrets.
 func cnpgServer(cluster, database string) transport.Server {
 	if database == "" {
-		database = cnpgDefaultDatabase
+		database = benchv1.DefaultDatabase
 	}
 	return transport.Server{
-		Host: cluster + cnpgRWSuffix, Port: cnpgPort, Database: database,
+		Host: cluster + cnpgRWSuffix, Port: benchv1.DefaultPort, Database: database,
 		CredentialsSecret: cluster + cnpgAppSuffix, UsernameKey: usernameKey, PasswordKey: passwordKey,
 		CASecret: cluster + cnpgCASuffix, CAKey: caKey,
 	}
-}
-
-// needsCA reports whether any transport verifies the server certificate.
-func needsCA(tb *benchv1.TunnelBenchmark) bool {
-	for _, t := range tb.Spec.Transports {
-		switch {
-		case t.Type == benchv1.TransportTLS && t.EffectiveSSLMode() != benchv1.SSLModeRequire,
-			t.Type == benchv1.TransportSSH && t.SSH != nil && t.SSH.SSLMode == "verify-ca",
-			t.Type == benchv1.TransportPooler && t.EffectivePooler().ServerTLS == "verify-full":
-			return true
-		}
-	}
-	return false
 }
 
 func (r *TunnelBenchmarkReconciler) checkSecret(ctx context.Context, namespace, name, what string, keys ...string) error {

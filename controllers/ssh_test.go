@@ -24,6 +24,7 @@ import (
 // is available, runs the Job with one sidecar per tunnel, records what ssh negotiated and the
 // per-tunnel figures, and removes the gateway once the benchmark has ended.
 func TestSSHTransportLifecycle(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	createCNPGSecrets(t, ns)
 	startOperator(t)
@@ -35,9 +36,9 @@ func TestSSHTransportLifecycle(t *testing.T) {
 	if err := testClient.Create(ctx, tb); err != nil {
 		t.Fatal(err)
 	}
-	finishJob(t, waitForJob(t, ns, "tunnels-direct"), 0, resultReport(1000, nil))
+	finishJob(t, waitForJob(t, ns, tb.JobName("direct")), 0, resultReport(1000, nil))
 
-	gwName := "tunnels-ssh-gateway"
+	gwName := tb.GatewayName()
 	key := types.NamespacedName{Namespace: ns, Name: gwName}
 	dep, secret, svc := &appsv1.Deployment{}, &corev1.Secret{}, &corev1.Service{}
 	eventually(t, 15*time.Second, "the SSH gateway", func() error {
@@ -56,14 +57,14 @@ func TestSSHTransportLifecycle(t *testing.T) {
 	if !strings.Contains(strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " "), "PermitOpen=pg-rw:5432") {
 		t.Errorf("sshd args %v", dep.Spec.Template.Spec.Containers[0].Args)
 	}
-	if _, err := sshkeysParse(secret); err != nil {
+	if _, err := sshkeysParse(secret, gwName); err != nil {
 		t.Errorf("key Secret: %v", err)
 	}
 
-	assertNoJobYet(t, ns, "tunnels-ssh", "the SSH gateway")
+	assertNoJobYet(t, ns, tb.JobName("ssh"), "the SSH gateway")
 	markAvailable(t, dep)
 
-	job := waitForJob(t, ns, "tunnels-ssh")
+	job := waitForJob(t, ns, tb.JobName("ssh"))
 	sidecars := job.Spec.Template.Spec.InitContainers
 	if len(sidecars) != 2 || *sidecars[0].RestartPolicy != corev1.ContainerRestartPolicyAlways {
 		t.Fatalf("sidecars %+v", sidecars)
@@ -110,13 +111,13 @@ func sshReport(t *testing.T) string {
 	return string(b)
 }
 
-func sshkeysParse(s *corev1.Secret) (int, error) {
+func sshkeysParse(s *corev1.Secret, gateway string) (int, error) {
 	for _, k := range []string{sshkeys.HostKey, sshkeys.AuthorizedKeys, sshkeys.ClientKey, sshkeys.KnownHosts} {
 		if len(s.Data[k]) == 0 {
 			return 0, errorf("no %s", k)
 		}
 	}
-	if !strings.Contains(string(s.Data[sshkeys.KnownHosts]), "[tunnels-ssh-gateway."+s.Namespace+".svc]:2222 ssh-ed25519 ") {
+	if !strings.Contains(string(s.Data[sshkeys.KnownHosts]), "["+gateway+"."+s.Namespace+".svc]:2222 ssh-ed25519 ") {
 		return 0, errorf("known_hosts %s", s.Data[sshkeys.KnownHosts])
 	}
 	return len(s.Data), nil

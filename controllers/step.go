@@ -17,16 +17,17 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
-	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // step is one Job of a benchmark: initialization or a transport's run.
 type step struct {
-	transport   string
-	init        bool
-	conn        transport.Connection
-	args        []string
+	transport string
+	// pod is what the transport adds to the runner pod; run is what the runner is told, and
+	// run.Init marks initialization.
+	pod         specs.Pod
+	run         runspec.Run
 	description string
 }
 
@@ -64,7 +65,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	err := r.Get(ctx, key, job)
 	if apierrors.IsNotFound(err) {
 		desired := specs.Job(specs.JobRequest{
-			Benchmark: tb, Transport: s.transport, Connection: s.conn, PgbenchArgs: s.args, Init: s.init,
+			Benchmark: tb, Transport: s.transport, Pod: s.pod, Run: s.run,
 			ActiveDeadline: time.Until(deadline), Defaults: r.Defaults,
 		})
 		if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -87,7 +88,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	switch {
 	case jobCondition(job, batchv1.JobComplete):
 		rep := r.jobReport(ctx, job)
-		if rep == nil || (rep.Result == nil && !s.init) {
+		if rep == nil || (rep.Result == nil && !s.run.Init) {
 			return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
 				"Job %s succeeded but its runner left no result in its termination message", key.Name)}, nil
 		}
@@ -166,7 +167,7 @@ func (r *TunnelBenchmarkReconciler) runnerTermination(ctx context.Context, job *
 	var found *corev1.ContainerStateTerminated
 	for _, p := range r.jobPods(ctx, job) {
 		for _, cs := range p.Status.ContainerStatuses {
-			if cs.Name == specs.RunnerContainerName && cs.State.Terminated != nil {
+			if cs.Name == runspec.RunnerContainerName && cs.State.Terminated != nil {
 				t := cs.State.Terminated
 				// Prefer a termination that carries a message.
 				if found == nil || (found.Message == "" && t.Message != "") {

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,9 +42,16 @@ var (
 	testCfg    *rest.Config
 	testClient client.Client
 	testScheme = runtime.NewScheme()
+	// envtestSkipped is set under -short: TestMain starts no apiserver and needsEnvtest skips.
+	envtestSkipped bool
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		envtestSkipped = true
+		os.Exit(m.Run())
+	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test` (hack/test.sh builds the envtest assets)")
 		os.Exit(1)
@@ -85,6 +93,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// needsEnvtest skips the test under -short, where TestMain starts no envtest: every test that talks
+// to the API server calls it first.
+func needsEnvtest(t testing.TB) {
+	t.Helper()
+	if envtestSkipped {
+		t.Skip("needs envtest (kube-apiserver and etcd, KUBEBUILDER_ASSETS): skipped under -short, `make test` runs it")
+	}
+}
+
 // zapLevel keeps the operator's info logs quiet unless TEST_VERBOSE_OPERATOR is set.
 func zapLevel() zapcore.Level {
 	if os.Getenv("TEST_VERBOSE_OPERATOR") != "" {
@@ -107,6 +124,7 @@ type operator struct {
 // lose a race against a short wait on a loaded machine.
 func startOperator(t *testing.T, options ...func(*TunnelBenchmarkReconciler)) *operator {
 	t.Helper()
+	needsEnvtest(t)
 	// The operator runs as its ServiceAccount, holding only the generated ClusterRole: every
 	// controller test doubles as a least-privilege check of config/rbac/role.yaml.
 	operatorCfg := rest.CopyConfig(testCfg)
@@ -124,7 +142,6 @@ func startOperator(t *testing.T, options ...func(*TunnelBenchmarkReconciler)) *o
 	r := &TunnelBenchmarkReconciler{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),
-		Scheme:          mgr.GetScheme(),
 		Recorder:        mgr.GetEventRecorder("tunnelbench-controller"),
 		Metrics:         op.metrics,
 		Defaults:        specs.RunnerDefaults{Image: "tunnelbench/runner:test", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute},
@@ -185,6 +202,7 @@ func grantOperatorRole() error {
 // newNamespace creates a namespace for one test.
 func newNamespace(t *testing.T) string {
 	t.Helper()
+	needsEnvtest(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tb-test-"}}
 	if err := testClient.Create(context.Background(), ns); err != nil {
 		t.Fatalf("cannot create a namespace: %v", err)
@@ -213,6 +231,7 @@ func consistently(t *testing.T, duration time.Duration, what string, check func(
 // TestOperatorIdentityIsRestricted proves the impersonation above is effective: the operator may
 // get a Secret by name but not list Secrets, and may not write a benchmark's spec.
 func TestOperatorIdentityIsRestricted(t *testing.T) {
+	needsEnvtest(t)
 	cfg := rest.CopyConfig(testCfg)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: operatorUser}
 	c, err := client.New(cfg, client.Options{Scheme: testScheme})

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -23,7 +22,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -39,6 +38,9 @@ const (
 	// DefaultPollInterval is how often a waiting benchmark looks again: at missing Secrets, and at
 	// a running Job's pod for states that never end by themselves (image pull errors).
 	DefaultPollInterval = 10 * time.Second
+	// DefaultCertificateWait bounds how long the operator waits for cert-manager to issue a
+	// Certificate, from the Certificate's creation, before the benchmark fails.
+	DefaultCertificateWait = 5 * time.Minute
 )
 
 // TunnelBenchmarkReconciler runs TunnelBenchmarks.
@@ -47,7 +49,6 @@ type TunnelBenchmarkReconciler struct {
 	// APIReader reads Secrets and Pods without caching them, which keeps the operator's RBAC to
 	// `get secrets` and `list pods` and its memory free of other workloads' objects.
 	APIReader client.Reader
-	Scheme    *runtime.Scheme
 	Recorder  events.EventRecorder
 	Metrics   *metrics.Recorder
 	Defaults  specs.RunnerDefaults
@@ -64,21 +65,21 @@ type TunnelBenchmarkReconciler struct {
 }
 
 // The operator never writes a benchmark's spec and never deletes a Job (garbage collection does,
-// through owner references); it deletes only what it created for a transport once that is over:
-// the SSH gateway (Deployment, Service, key Secret) and the poolers (Deployment, Service, TLS
-// Secret, or a CloudNativePG Pooler). Secrets are read by name, never listed. Updating
-// tunnelbenchmarks/finalizers lets it set blockOwnerDeletion on the Jobs it owns where the
-// OwnerReferencesPermissionEnforcement admission plugin is on.
+// through owner references); it deletes only what it made next to the server once that is no
+// longer needed: the SSH gateway, poolers, certificates and a managed cluster, found by label
+// (list) and deleted only when the benchmark controls them (removeOwned). Secrets are read by
+// name, never listed. Updating tunnelbenchmarks/finalizers lets it set blockOwnerDeletion on the
+// Jobs it owns where the OwnerReferencesPermissionEnforcement admission plugin is on.
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=create;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;create;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=poolers;clusters,verbs=get;create;delete
-// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;create
+// +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=poolers;clusters,verbs=get;list;create;delete
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile moves one benchmark forward and records what it observed.
@@ -99,9 +100,7 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	original := tb.DeepCopy()
 	result, err := r.reconcile(ctx, tb)
 	if tb.Status.Phase.IsTerminal() && !original.Status.Phase.IsTerminal() {
-		r.removeGateway(ctx, tb)
-		r.removePoolers(ctx, tb)
-		r.removeManagedCluster(ctx, tb)
+		r.removeOwned(ctx, tb, "")
 	}
 	tb.Status.ObservedGeneration = tb.Generation
 	if !equality.Semantic.DeepEqual(original.Status, tb.Status) {
@@ -122,10 +121,8 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.TunnelBenchmark) (ctrl.Result, error) {
 	if tb.Status.Phase.IsTerminal() {
 		// A pass that read a stale benchmark from the cache right after it ended may have
-		// started the gateway again: an ended benchmark keeps none.
-		r.removeLeftoverGateway(ctx, tb)
-		r.removeLeftoverPoolers(ctx, tb)
-		r.removeLeftoverManagedCluster(ctx, tb)
+		// started a peer again: an ended benchmark keeps none.
+		r.removeOwned(ctx, tb, "")
 		return ctrl.Result{}, nil
 	}
 	now := r.now()
@@ -157,69 +154,77 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		if tb.Status.Result(t.Name) != nil {
 			continue
 		}
-		ready, stuck, err := r.ensurePeers(ctx, tb, server, t)
-		switch {
-		case err != nil:
-			return ctrl.Result{}, err
-		case stuck != "":
-			reason := benchv1.ReasonJobFailed
-			switch t.Type {
-			case benchv1.TransportPooler:
-				reason = benchv1.ReasonPoolerUnavailable
-			case benchv1.TransportTLS:
-				reason = benchv1.ReasonCertificateNotReady
-			}
-			r.fail(tb, reason, fmt.Sprintf("transport %s: %s", t.Name, stuck))
-			return ctrl.Result{}, nil
-		case !ready:
-			return r.poll(tb), nil
+		if res, done, err := r.runTransport(ctx, tb, server, i, deadline); !done || err != nil {
+			return res, err
 		}
-		conn, err := transport.For(server, t, transport.Peers{Gateway: specs.GatewayFor(tb), Pooler: specs.PoolerFor(tb, t),
-			ClientCertSecret: specs.ClientCertificateName(tb, t.Name)})
-		if err != nil {
-			r.fail(tb, benchv1.ReasonJobFailed, err.Error())
-			return ctrl.Result{}, nil
-		}
-		step := step{
-			transport: t.Name, conn: conn, args: pgbench.RunArgs(tb.Spec.Load),
-			description: fmt.Sprintf("transport %s (%d/%d, %s)", t.Name, i+1, len(tb.Spec.Transports), t.Type),
-		}
-		out, err := r.runStep(ctx, tb, step, deadline)
-		if err != nil || out.state == stepRunning {
-			return out.requeue, err
-		}
-		r.removePoolers(ctx, tb, t.Name)
-		if out.state == stepFailed {
-			r.fail(tb, out.reason, fmt.Sprintf("%s: %s", step.description, out.message))
-			return ctrl.Result{}, nil
-		}
-		res := transportResult(t, tb.JobName(t.Name), out.report, conn)
-		tb.Status.Results = append(tb.Status.Results, res)
-		summarize(tb)
-		r.event(tb, corev1.EventTypeNormal, "TransportCompleted", "Measure",
-			"Transport %s: %.1f tps, latency %.3f ms", t.Name, res.TPS, res.LatencyAvgMs)
 	}
 	r.complete(tb)
 	return ctrl.Result{}, nil
 }
 
-// ensurePeers starts what a transport connects through (the SSH gateway, a shared pooler) and
-// reports whether it is ready; stuck describes one that cannot start by itself.
-func (r *TunnelBenchmarkReconciler) ensurePeers(ctx context.Context, tb *benchv1.TunnelBenchmark,
-	server transport.Server, t benchv1.TransportSpec) (ready bool, stuck string, err error) {
-	switch t.Type {
-	case benchv1.TransportSSH:
-		return r.ensureGateway(ctx, tb, server)
-	case benchv1.TransportPooler:
-		return r.ensurePooler(ctx, tb, server, t)
-	case benchv1.TransportTLS:
-		if t.TLS == nil || t.TLS.ClientCertificate == nil {
-			return true, "", nil
-		}
-		return r.ensureCertificate(ctx, tb, specs.ClientCertificate(tb, t))
-	default:
-		return true, "", nil
+// runTransport measures one transport, the same way for every type: its peers are created and
+// awaited (bounded), its Job runs, what served only it is removed, and its result is recorded.
+// done is false while it waits or runs, and after it failed the benchmark.
+func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv1.TunnelBenchmark, server transport.Server,
+	i int, deadline time.Time) (res ctrl.Result, done bool, err error) {
+	t := tb.Spec.Transports[i]
+	tr, err := transport.For(r.transportContext(tb, server, t))
+	if err != nil {
+		r.fail(tb, benchv1.ReasonInvalidSpec, err.Error())
+		return ctrl.Result{}, false, nil
 	}
+	peers, err := tr.Peers()
+	if err != nil {
+		return ctrl.Result{}, false, err
+	}
+	ready, problem, err := r.ensurePeers(ctx, tb, peers)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, false, err
+	case problem != nil:
+		r.fail(tb, problemReason(problem, tr.FailureReason()), fmt.Sprintf("transport %s: %s", t.Name, problem.message))
+		return ctrl.Result{}, false, nil
+	case !ready:
+		return r.poll(tb), false, nil
+	}
+	run := r.runnerContract(tb, false)
+	pod, err := tr.Pod(&run)
+	if err != nil {
+		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
+		return ctrl.Result{}, false, nil
+	}
+	s := step{
+		transport: t.Name, pod: pod, run: run,
+		description: fmt.Sprintf("transport %s (%d/%d, %s)", t.Name, i+1, len(tb.Spec.Transports), t.Type),
+	}
+	out, err := r.runStep(ctx, tb, s, deadline)
+	if err != nil || out.state == stepRunning {
+		return out.requeue, false, err
+	}
+	r.removeOwned(ctx, tb, t.Name)
+	if out.state == stepFailed {
+		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", s.description, out.message))
+		return ctrl.Result{}, false, nil
+	}
+	result := transportResult(t, tb.JobName(t.Name), out.report, pod)
+	tr.Record(out.report, &result)
+	tb.Status.Results = append(tb.Status.Results, result)
+	summarize(tb)
+	r.event(tb, corev1.EventTypeNormal, "TransportCompleted", "Measure",
+		"Transport %s: %.1f tps, latency %.3f ms", t.Name, result.TPS, result.LatencyAvgMs)
+	return ctrl.Result{}, true, nil
+}
+
+// transportContext is what a transport is built from.
+func (r *TunnelBenchmarkReconciler) transportContext(tb *benchv1.TunnelBenchmark, server transport.Server,
+	t benchv1.TransportSpec) transport.Context {
+	return transport.Context{Benchmark: tb, Spec: t, Server: server, Defaults: r.Defaults,
+		CertificateWait: orDefault(r.CertificateWait, DefaultCertificateWait)}
+}
+
+// runnerContract is what the runner is told of a run before the transport adds its part.
+func (r *TunnelBenchmarkReconciler) runnerContract(tb *benchv1.TunnelBenchmark, init bool) runspec.Run {
+	return specs.RunFor(tb, init, r.Defaults.WaitTimeout)
 }
 
 // accept starts the clock of a new benchmark.
@@ -268,8 +273,7 @@ func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.
 	}
 	tb.Status.Phase = benchv1.PhaseInitializing
 	step := step{
-		transport: benchv1.InitTransportLabel, init: true, conn: transport.ForInit(server),
-		args:        pgbench.InitArgs(tb.Spec.Load),
+		transport: benchv1.InitTransportLabel, pod: transport.ForInit(server), run: r.runnerContract(tb, true),
 		description: fmt.Sprintf("initialization (pgbench -i -s %d)", max(tb.Spec.Load.Scale, 1)),
 	}
 	out, err := r.runStep(ctx, tb, step, deadline)

@@ -11,10 +11,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -23,6 +21,7 @@ import (
 // TestBenchmarkLifecycle walks a benchmark through initialization and two transports, playing
 // the kubelet for each Job, and checks status, events, metrics and ownership on the way.
 func TestBenchmarkLifecycle(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	createCNPGSecrets(t, ns)
 	op := startOperator(t)
@@ -38,9 +37,9 @@ func TestBenchmarkLifecycle(t *testing.T) {
 	}
 
 	// Initialization runs first, alone, over a direct connection that may use TLS.
-	initJob := waitForJob(t, ns, "lifecycle-init")
+	initJob := waitForJob(t, ns, jobName("lifecycle", "init"))
 	assertOwnedBy(t, initJob, tb)
-	assertArgs(t, initJob, "--init", "-- -i -s 10")
+	assertArgs(t, initJob, "--init", "--scale=10")
 	assertEnv(t, initJob, "PGSSLMODE", "prefer")
 	assertEnv(t, initJob, "PGHOST", "pg-rw")
 	assertEnv(t, initJob, "PGDATABASE", "app")
@@ -54,10 +53,10 @@ func TestBenchmarkLifecycle(t *testing.T) {
 	finishJob(t, initJob, 0, `{"command":"pgbench -i -s 10"}`)
 
 	// Then the transports, one at a time, in spec order.
-	direct := waitForJob(t, ns, "lifecycle-direct")
+	direct := waitForJob(t, ns, jobName("lifecycle", "direct"))
 	assertOwnedBy(t, direct, tb)
 	assertEnv(t, direct, "PGSSLMODE", "disable")
-	assertArgs(t, direct, "-- -b select-only -M prepared -c 4 -j 2 -T 10 -P 5")
+	assertArgs(t, direct, "--builtin=select-only --protocol=prepared --clients=4 --threads=2", "--duration=10s --progress-interval=5s")
 	running := waitForPhase(t, ns, "lifecycle", benchv1.PhaseRunning)
 	assertCondition(t, running, benchv1.ConditionInitialized, metav1.ConditionTrue, "Initialized")
 	assertCondition(t, running, benchv1.ConditionServerResolved, metav1.ConditionTrue, "Resolved")
@@ -69,7 +68,7 @@ func TestBenchmarkLifecycle(t *testing.T) {
 	})
 	finishJob(t, direct, 0, resultReport(1000, nil))
 
-	tlsJob := waitForJob(t, ns, "lifecycle-tls")
+	tlsJob := waitForJob(t, ns, jobName("lifecycle", "tls"))
 	assertEnv(t, tlsJob, "PGSSLMODE", "verify-full")
 	assertEnv(t, tlsJob, "PGSSLROOTCERT", "/etc/tunnelbench/server-ca/ca.crt")
 	finishJob(t, tlsJob, 0, resultReport(400, &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"}))
@@ -136,6 +135,7 @@ func TestBenchmarkLifecycle(t *testing.T) {
 // TestFailuresAreExplained: a failed runner ends the benchmark in Failed with the runner's own
 // classified reason and message, and later transports never start.
 func TestFailuresAreExplained(t *testing.T) {
+	needsEnvtest(t)
 	tests := []struct {
 		name        string
 		exitCode    int32
@@ -166,7 +166,7 @@ func TestFailuresAreExplained(t *testing.T) {
 			if err := testClient.Create(context.Background(), tb); err != nil {
 				t.Fatal(err)
 			}
-			finishJob(t, waitForJob(t, ns, name+"-direct"), tt.exitCode, tt.message)
+			finishJob(t, waitForJob(t, ns, jobName(name, "direct")), tt.exitCode, tt.message)
 			failed := waitForPhase(t, ns, name, benchv1.PhaseFailed)
 			c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, tt.wantReason)
 			if !strings.Contains(c.Message, tt.wantMessage) || !strings.Contains(c.Message, "transport direct") {
@@ -188,6 +188,7 @@ func TestFailuresAreExplained(t *testing.T) {
 // TestOperatorRestartResumes stops the operator while a transport runs and starts a new one: it
 // must adopt the running Job, keep the finished result and never create a second Job.
 func TestOperatorRestartResumes(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	createCNPGSecrets(t, ns)
 	ctx := context.Background()
@@ -200,15 +201,15 @@ func TestOperatorRestartResumes(t *testing.T) {
 	}
 
 	first := startOperator(t)
-	finishJob(t, waitForJob(t, ns, "restart-a"), 0, resultReport(900, nil))
-	jobB := waitForJob(t, ns, "restart-b")
+	finishJob(t, waitForJob(t, ns, jobName("restart", "a")), 0, resultReport(900, nil))
+	jobB := waitForJob(t, ns, jobName("restart", "b"))
 	first.Stop() // crash while b runs
 
 	// b finishes while no operator runs.
 	finishJob(t, jobB, 0, resultReport(800, nil))
 
 	second := startOperator(t)
-	jobC := waitForJob(t, ns, "restart-c")
+	jobC := waitForJob(t, ns, jobName("restart", "c"))
 	second.Stop() // crash again, right after c was created
 
 	startOperator(t)
@@ -217,7 +218,7 @@ func TestOperatorRestartResumes(t *testing.T) {
 		for _, j := range listJobs(t, ns) {
 			names[j.Name]++
 		}
-		if len(names) != 3 || names["restart-a"] != 1 || names["restart-b"] != 1 || names["restart-c"] != 1 {
+		if len(names) != 3 || names[jobName("restart", "a")] != 1 || names[jobName("restart", "b")] != 1 || names[jobName("restart", "c")] != 1 {
 			return fmt.Errorf("Jobs: %v", names)
 		}
 		return nil
@@ -236,6 +237,7 @@ func TestOperatorRestartResumes(t *testing.T) {
 // TestMissingSecretWaitsThenFails: a missing Secret is reported at once, resolved when it appears,
 // and fails the benchmark when it never does.
 func TestMissingSecretWaitsThenFails(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	startOperator(t)
 	ctx := context.Background()
@@ -256,7 +258,7 @@ func TestMissingSecretWaitsThenFails(t *testing.T) {
 		return nil
 	})
 	createClusterSecrets(t, ns, "pg")
-	waitForJob(t, ns, "late-secret-direct")
+	waitForJob(t, ns, jobName("late-secret", "direct"))
 
 	// The test operator waits 3s for Secrets; "other-app" never comes.
 	never := newBenchmark(ns, "never")
@@ -274,6 +276,7 @@ func TestMissingSecretWaitsThenFails(t *testing.T) {
 // TestStuckPodFailsFast: a runner image that cannot be pulled fails the benchmark with the
 // kubelet's reason instead of waiting for the timeout.
 func TestStuckPodFailsFast(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	createCNPGSecrets(t, ns)
 	startOperator(t)
@@ -281,7 +284,7 @@ func TestStuckPodFailsFast(t *testing.T) {
 	if err := testClient.Create(ctx, newBenchmark(ns, "stuck")); err != nil {
 		t.Fatal(err)
 	}
-	job := waitForJob(t, ns, "stuck-direct")
+	job := waitForJob(t, ns, jobName("stuck", "direct"))
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck-direct-x", Labels: job.Spec.Template.Labels,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}},
@@ -305,6 +308,7 @@ func TestStuckPodFailsFast(t *testing.T) {
 // TestTimeout: a benchmark that outlives spec.timeout fails with reason Timeout, and its Job
 // carries the same deadline so that pgbench stops too.
 func TestTimeout(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	createCNPGSecrets(t, ns)
 	startOperator(t)
@@ -313,7 +317,7 @@ func TestTimeout(t *testing.T) {
 	if err := testClient.Create(context.Background(), tb); err != nil {
 		t.Fatal(err)
 	}
-	job := waitForJob(t, ns, "slow-direct")
+	job := waitForJob(t, ns, jobName("slow", "direct"))
 	if d := job.Spec.ActiveDeadlineSeconds; d == nil || *d > 10 || *d < 5 {
 		t.Errorf("activeDeadlineSeconds = %v, want the rest of the 10s timeout", d)
 	}
@@ -374,32 +378,6 @@ func assertCondition(t *testing.T, tb *benchv1.TunnelBenchmark, typ string, stat
 		t.Errorf("condition %s = %s/%s (%s), want %s/%s", typ, c.Status, c.Reason, c.Message, status, reason)
 	}
 	return *c
-}
-
-// assertEvents waits for events of the given reasons about a benchmark.
-func assertEvents(t *testing.T, ns, name string, reasons ...string) {
-	t.Helper()
-	eventually(t, 10*time.Second, "events "+strings.Join(reasons, ","), func() error {
-		events := &eventsv1.EventList{}
-		if err := testClient.List(context.Background(), events, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		seen := map[string]bool{}
-		for _, e := range events.Items {
-			if e.Regarding.Name == name {
-				seen[e.Reason] = true
-				if strings.Contains(e.Note, "s3cret-password") {
-					return fmt.Errorf("event %s carries the password", e.Reason)
-				}
-			}
-		}
-		for _, r := range reasons {
-			if !seen[r] {
-				return fmt.Errorf("no %s event (seen %v)", r, seen)
-			}
-		}
-		return nil
-	})
 }
 
 func gatherGauges(t *testing.T, op *operator, metric string) []*dto.Metric {

@@ -14,6 +14,7 @@ import (
 // TestCRDRejectsInvalidManifests applies invalid benchmarks to the real API server: the CRD's
 // schema and CEL rules must reject each one with a message naming the field.
 func TestCRDRejectsInvalidManifests(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	tx := int32(100)
 	tests := []struct {
@@ -340,6 +341,7 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 
 // TestCRDAcceptsValidManifests guards against rules that reject what they should not.
 func TestCRDAcceptsValidManifests(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	tx := int32(1000)
 	tests := []struct {
@@ -411,6 +413,7 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 // Each edit is tried on a fresh copy; re-sending the stored spec (Go clients write "30m" back as
 // "30m0s") and editing metadata must stay possible.
 func TestSpecIsImmutable(t *testing.T) {
+	needsEnvtest(t)
 	ns := newNamespace(t)
 	if err := testClient.Create(context.Background(), newBenchmark(ns, "frozen")); err != nil {
 		t.Fatal(err)

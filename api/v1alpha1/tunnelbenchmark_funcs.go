@@ -4,12 +4,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 )
 
 // Labels put on every object the operator creates for a benchmark.
 const (
 	LabelBenchmark = "tunnelbench.io/benchmark"
+	// LabelBenchmarkUID marks what cert-manager writes for a benchmark (the Secrets of its
+	// Certificates, which carry no owner reference): the operator removes only what carries it.
+	LabelBenchmarkUID = "tunnelbench.io/benchmark-uid"
+	// LabelTransport is set on objects that serve one transport and go when its run ends; objects
+	// the whole benchmark shares (the SSH gateway, a managed server) do not carry it.
 	LabelTransport = "tunnelbench.io/transport"
 	LabelComponent = "app.kubernetes.io/component"
 	LabelName      = "app.kubernetes.io/name"
@@ -19,29 +25,81 @@ const (
 	InitTransportLabel = "init"
 )
 
-// DefaultDuration is each run's duration when neither duration nor transactions is set.
-const DefaultDuration = 60 * time.Second
+// maxNameLength keeps derived names usable as label values and as Service names (DNS labels):
+// the Job controller copies a Job's name into the batch.kubernetes.io/job-name label of its pods.
+const maxNameLength = 63
 
-// maxJobNameLength keeps Job names usable as label values: the Job controller copies the name into
-// the batch.kubernetes.io/job-name label of its pods.
-const maxJobNameLength = 63
+// nameHashLength is the hex digits of the hash every derived name ends with.
+const nameHashLength = 6
 
-// JobName is the deterministic name of the Job that runs one transport ("init" for the
-// initialization Job). Deterministic names make creation idempotent across operator restarts.
-func (tb *TunnelBenchmark) JobName(transport string) string {
-	name := tb.Name + "-" + transport
-	if len(name) <= maxJobNameLength {
-		return name
+// Roles of derived names: what the named object is for a transport (or the benchmark).
+const (
+	roleJob           = "job"
+	roleGateway       = "ssh-gateway"
+	rolePooler        = "pooler"
+	rolePoolerMetrics = "pooler-metrics"
+	roleClientCert    = "client-cert"
+)
+
+// ObjectName derives the name of an object the operator makes for this benchmark: readable (the
+// benchmark's name, the transport's, the role) and ending in a hash of the three. Benchmark and
+// transport names may both contain dashes, so "a" with transport "b-c" and "a-b" with transport
+// "c" would otherwise meet at "a-b-c"; the hash, taken over the parts joined by a character no
+// DNS label holds, keeps them apart, and keeps over-long names unique once truncated.
+func (tb *TunnelBenchmark) ObjectName(role, transport string) string {
+	readable := []string{tb.Name}
+	if transport != "" {
+		readable = append(readable, transport)
 	}
-	sum := sha256.Sum256([]byte(name))
-	suffix := "-" + hex.EncodeToString(sum[:])[:8]
-	return name[:maxJobNameLength-len(suffix)] + suffix
+	if role != roleJob {
+		readable = append(readable, role)
+	}
+	return hashed(strings.Join(readable, "-"), tb.Name+"/"+role+"/"+transport, nameHashLength, maxNameLength)
+}
+
+// hashed is readable followed by a hash of key, truncated so that the whole fits in maxLen: the
+// one naming scheme of everything the operator makes.
+func hashed(readable, key string, hashLen, maxLen int) string {
+	sum := sha256.Sum256([]byte(key))
+	suffix := "-" + hex.EncodeToString(sum[:])[:hashLen]
+	if len(readable)+len(suffix) > maxLen {
+		readable = strings.TrimRight(readable[:maxLen-len(suffix)], "-")
+	}
+	return readable + suffix
+}
+
+// JobName is the deterministic name of the Job that runs one transport (InitTransportLabel for
+// the initialization Job). Deterministic names make creation idempotent across operator restarts.
+func (tb *TunnelBenchmark) JobName(transport string) string {
+	return tb.ObjectName(roleJob, transport)
+}
+
+// GatewayName is the name of the SSH gateway's Deployment, Service and key Secret.
+func (tb *TunnelBenchmark) GatewayName() string {
+	return tb.ObjectName(roleGateway, "")
+}
+
+// PoolerName is the name of the pooler objects (Deployment, Service, TLS Secret or CloudNativePG
+// Pooler) of a pooler transport.
+func (tb *TunnelBenchmark) PoolerName(transport string) string {
+	return tb.ObjectName(rolePooler, transport)
+}
+
+// PoolerMetricsName is the headless Service over the pods of a CloudNativePG Pooler, whose
+// PgBouncer exporters the runner reads.
+func (tb *TunnelBenchmark) PoolerMetricsName(transport string) string {
+	return tb.ObjectName(rolePoolerMetrics, transport)
+}
+
+// ClientCertificateName is the Certificate (and Secret) of a TLS transport's client certificate.
+func (tb *TunnelBenchmark) ClientCertificateName(transport string) string {
+	return tb.ObjectName(roleClientCert, transport)
 }
 
 // TimeoutDuration is spec.timeout with its default applied.
 func (tb *TunnelBenchmark) TimeoutDuration() time.Duration {
 	if tb.Spec.Timeout == nil {
-		return 30 * time.Minute
+		return DefaultTimeout
 	}
 	return tb.Spec.Timeout.Duration
 }
@@ -59,40 +117,19 @@ func (s *TunnelBenchmarkStatus) Result(transport string) *TransportResult {
 // ProgressString renders "done/total".
 func ProgressString(done, total int) string { return fmt.Sprintf("%d/%d", done, total) }
 
-// GatewayName is the name of the SSH gateway's Deployment, Service and key Secret.
-func (tb *TunnelBenchmark) GatewayName() string {
-	return tb.JobName("ssh-gateway")
-}
-
-// HasSSH reports whether any transport is an SSH tunnel.
-func (tb *TunnelBenchmark) HasSSH() bool {
-	for _, t := range tb.Spec.Transports {
-		if t.Type == TransportSSH {
-			return true
-		}
-	}
-	return false
-}
-
-// PoolerName is the name of the pooler objects (Deployment, Service, TLS Secret or CloudNativePG
-// Pooler) of a pooler transport.
-func (tb *TunnelBenchmark) PoolerName(transport string) string {
-	return tb.JobName(transport + "-pooler")
-}
-
 // maxClusterNameLength is CloudNativePG's limit on Cluster names, which become parts of Service,
 // Secret and pod names.
 const maxClusterNameLength = 50
 
-// ManagedClusterName is the name of the CloudNativePG Cluster created for spec.server.managed.
+// ManagedClusterName is the name of the CloudNativePG Cluster created for spec.server.managed:
+// <benchmark>-pg, which a user can predict (and which the operator refuses to adopt when someone
+// else's Cluster already has it).
 func (tb *TunnelBenchmark) ManagedClusterName() string {
 	name := tb.Name + "-pg"
 	if len(name) <= maxClusterNameLength {
 		return name
 	}
-	sum := sha256.Sum256([]byte(name))
-	suffix := "-" + hex.EncodeToString(sum[:])[:8]
-	return name[:maxClusterNameLength-len(suffix)] + suffix
+	return hashed(name, name, 8, maxClusterNameLength)
 }
 
 // CNPGClusterName is the CloudNativePG Cluster of the server, or "" for an external server.

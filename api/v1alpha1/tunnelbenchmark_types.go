@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -134,6 +136,7 @@ type CNPGServer struct {
 	ClusterName string `json:"clusterName"`
 
 	// Database to connect to. Defaults to "app", the database CloudNativePG bootstraps.
+	// +kubebuilder:default=app
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Database string `json:"database,omitempty"`
@@ -248,10 +251,9 @@ type PoolerTransport struct {
 
 	// PoolMode is PgBouncer's pool_mode: session (default) or transaction. PgBouncer 1.18, the
 	// pooler image's, cannot keep prepared statements in transaction mode.
-	// +kubebuilder:validation:Enum=session;transaction
 	// +kubebuilder:default=session
 	// +optional
-	PoolMode string `json:"poolMode,omitempty"`
+	PoolMode PoolMode `json:"poolMode,omitempty"`
 
 	// PoolSize is default_pool_size: server connections per user and database. Default 20. In
 	// session mode it must cover spec.load.clients.
@@ -270,43 +272,66 @@ type PoolerTransport struct {
 
 	// ClientTLS is TLS between pgbench and the pooler: disable (default) or require. The pooler's
 	// certificate is issued by a CA the operator generates for the benchmark.
-	// +kubebuilder:validation:Enum=disable;require
 	// +kubebuilder:default=disable
 	// +optional
-	ClientTLS string `json:"clientTLS,omitempty"`
+	ClientTLS PoolerClientTLS `json:"clientTLS,omitempty"`
 
 	// ServerTLS is TLS between the pooler and the server: disable, require (the default) or
 	// verify-full (against the server's CA). A CloudNativePG Pooler always uses TLS with its own
 	// client certificate, so this is not settable for it.
-	// +kubebuilder:validation:Enum=disable;require;verify-full
 	// +optional
-	ServerTLS string `json:"serverTLS,omitempty"`
+	ServerTLS PoolerServerTLS `json:"serverTLS,omitempty"`
 }
 
-// EffectivePooler is the pooler settings with defaults applied, for a transport of type pooler.
+// PoolMode is PgBouncer's pool_mode.
+// +kubebuilder:validation:Enum=session;transaction
+type PoolMode string
+
+const (
+	// PoolModeSession gives each client a server connection for its whole session.
+	PoolModeSession PoolMode = "session"
+	// PoolModeTransaction gives a client a server connection for one transaction at a time.
+	PoolModeTransaction PoolMode = "transaction"
+)
+
+// PoolerClientTLS is TLS between the clients and the pooler.
+// +kubebuilder:validation:Enum=disable;require
+type PoolerClientTLS string
+
+const (
+	// ClientTLSDisable is plain TCP from the clients.
+	ClientTLSDisable PoolerClientTLS = "disable"
+	// ClientTLSRequire makes the pooler present a certificate and refuse plain TCP.
+	ClientTLSRequire PoolerClientTLS = "require"
+)
+
+// PoolerServerTLS is PgBouncer's server_tls_sslmode, between the pooler and the server.
+// +kubebuilder:validation:Enum=disable;require;verify-full
+type PoolerServerTLS string
+
+const (
+	// ServerTLSDisable is plain TCP to the server.
+	ServerTLSDisable PoolerServerTLS = "disable"
+	// ServerTLSRequire encrypts without checking the server certificate.
+	ServerTLSRequire PoolerServerTLS = "require"
+	// ServerTLSVerifyFull checks the server certificate against the server's CA and its name.
+	ServerTLSVerifyFull PoolerServerTLS = "verify-full"
+)
+
+// EffectivePooler is the pooler settings as the apiserver defaults them, for a transport whose
+// pooler block is omitted (defaults only apply inside a present block) or written by a Go client
+// that skipped defaulting. serverTLS has no schema default: a CloudNativePG Pooler must not set it.
 func (t TransportSpec) EffectivePooler() PoolerTransport {
 	p := PoolerTransport{}
 	if t.Pooler != nil {
 		p = *t.Pooler
 	}
-	if p.Placement == "" {
-		p.Placement = PoolerService
-	}
-	if p.PoolMode == "" {
-		p.PoolMode = "session"
-	}
-	if p.PoolSize == 0 {
-		p.PoolSize = 20
-	}
-	if p.MaxClientConnections == 0 {
-		p.MaxClientConnections = 1000
-	}
-	if p.ClientTLS == "" {
-		p.ClientTLS = "disable"
-	}
-	if p.ServerTLS == "" {
-		p.ServerTLS = "require"
-	}
+	p.Placement = cmp.Or(p.Placement, DefaultPoolerPlacement)
+	p.PoolMode = cmp.Or(p.PoolMode, DefaultPoolMode)
+	p.PoolSize = cmp.Or(p.PoolSize, DefaultPoolSize)
+	p.MaxClientConnections = cmp.Or(p.MaxClientConnections, DefaultMaxClientConnections)
+	p.ClientTLS = cmp.Or(p.ClientTLS, DefaultPoolerClientTLS)
+	p.ServerTLS = cmp.Or(p.ServerTLS, DefaultPoolerServerTLS)
 	return p
 }
 
@@ -361,12 +386,18 @@ type SSHTransport struct {
 	CompressionLevel *int32 `json:"compressionLevel,omitempty"`
 }
 
-// EffectiveTunnels is the number of tunnels with the default applied.
-func (s *SSHTransport) EffectiveTunnels() int {
-	if s == nil || s.Tunnels < 1 {
-		return 1
+// EffectiveSSH is the ssh settings with the defaults applied, for a transport of type ssh.
+func (t TransportSpec) EffectiveSSH() SSHTransport {
+	s := SSHTransport{}
+	if t.SSH != nil {
+		s = *t.SSH
 	}
-	return int(s.Tunnels)
+	s.Tunnels = cmp.Or(s.Tunnels, DefaultTunnels)
+	s.SSLMode = cmp.Or(s.SSLMode, DefaultSSHSSLMode)
+	if s.KeepAliveInterval == nil {
+		s.KeepAliveInterval = &metav1.Duration{Duration: DefaultKeepAliveInterval}
+	}
+	return s
 }
 
 // SSLMode is libpq's sslmode for a TLS transport. Modes that may fall back to plain TCP (allow,
@@ -415,10 +446,10 @@ type ClientCertificate struct {
 // EffectiveSSLMode is the sslmode used for a TLS transport, applying the default when the tls block
 // is omitted.
 func (t TransportSpec) EffectiveSSLMode() SSLMode {
-	if t.TLS == nil || t.TLS.SSLMode == "" {
-		return SSLModeVerifyFull
+	if t.TLS == nil {
+		return DefaultTLSSSLMode
 	}
-	return t.TLS.SSLMode
+	return cmp.Or(t.TLS.SSLMode, DefaultTLSSSLMode)
 }
 
 // BuiltinScript is one of pgbench's builtin scripts.
@@ -596,6 +627,12 @@ const (
 	ReasonTimeout              = "Timeout"
 	ReasonSecretNotFound       = "SecretNotFound"
 	ReasonInvalidSecret        = "InvalidSecret"
+	// ReasonOwnershipConflict: an object the benchmark would create already exists and belongs to
+	// someone else; the operator neither uses nor deletes it.
+	ReasonOwnershipConflict = "OwnershipConflict"
+	// ReasonInvalidSpec: the spec asks for what the operator cannot do (caught at apply time
+	// where the schema can express it).
+	ReasonInvalidSpec = "InvalidSpec"
 )
 
 // TunnelBenchmarkStatus is the observed state of a benchmark and its results.
@@ -768,7 +805,7 @@ type PoolerResult struct {
 	// Placement is service or sidecar.
 	Placement PoolerPlacement `json:"placement"`
 	// PoolMode is session or transaction.
-	PoolMode string `json:"poolMode"`
+	PoolMode PoolMode `json:"poolMode"`
 	// ClientHop is pgbench to pooler.
 	ClientHop Hop `json:"clientHop"`
 	// ServerHop is pooler to server.

@@ -76,7 +76,6 @@ func main() {
 	reconciler := &controllers.TunnelBenchmarkReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
-		Scheme:    mgr.GetScheme(),
 		Recorder:  mgr.GetEventRecorder("tunnelbench-controller"),
 		Metrics:   metrics.Default,
 		Defaults: specs.RunnerDefaults{

@@ -1,7 +1,9 @@
 // Command tunnelbench-runner runs inside a benchmark Job's pod.
 //
-//	tunnelbench-runner run [--init] [--wait-timeout 2m] [--termination-log PATH] -- ARGS...
-//	    waits for the server, runs pgbench ARGS, streams its output and writes the report
+//	tunnelbench-runner run --tunnels=N [--init --scale=N | --builtin=NAME|--script --clients=N ...]
+//	    [--termination-log PATH] [--pgbench PATH]
+//	    waits for the server, runs pgbench as the flags say (runspec.Run: the operator renders
+//	    them), streams its output and writes the report
 //	tunnelbench-runner parse
 //	    reads pgbench's stdout+stderr on stdin and prints the parsed result as JSON
 //	tunnelbench-runner probe HOST:PORT
@@ -26,6 +28,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/runner"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
 func main() {
@@ -55,27 +58,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func runPgbench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	// The run's settings are the operator's (runspec); only where things are in this container is
+	// the runner's own, and the operator never sets it.
+	spec := runspec.BindFlags(fs)
 	opts := runner.Options{Stdout: stdout, Stderr: stderr}
 	fs.StringVar(&opts.Pgbench, "pgbench", "pgbench", "pgbench executable")
-	fs.BoolVar(&opts.Init, "init", false, "the arguments initialize (pgbench -i): expect no summary")
-	fs.DurationVar(&opts.WaitTimeout, "wait-timeout", 2*time.Minute, "how long to wait for the server")
 	fs.StringVar(&opts.TerminationLog, "termination-log", "/dev/termination-log", "where to write the report")
-	fs.IntVar(&opts.Tunnels, "tunnels", 1, "SSH tunnels: run one pgbench per tunnel, on ports tunnel-port+i")
-	fs.IntVar(&opts.TunnelPort, "tunnel-port", 0, "loopback port of the first tunnel")
-	fs.StringVar(&opts.SSHLogDir, "ssh-log-dir", "", "folder of the tunnels' ssh -v logs")
-	fs.StringVar(&opts.Pooler, "pooler", "", "the connection goes through a pooler: pgbouncer (admin console readable) or opaque")
-	fs.StringVar(&opts.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
-	var storm int
-	fs.IntVar(&storm, "storm", 0, "after the load, open this many connections one after the other (select 1 each)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	opts.Args = fs.Args()
-	opts.Storm = int32(min(max(storm, 0), 1_000_000))
-	if opts.Pooler != "" && opts.Pooler != runner.PoolerPgBouncer && opts.Pooler != runner.PoolerOpaque {
-		fmt.Fprintf(stderr, "tunnelbench-runner run: --pooler must be %s or %s\n", runner.PoolerPgBouncer, runner.PoolerOpaque)
+	r, err := spec.Run()
+	if err != nil {
+		fmt.Fprintf(stderr, "tunnelbench-runner run: %v\n", err)
 		return 2
 	}
+	opts.Run = r
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rep, err := runner.Run(ctx, opts)

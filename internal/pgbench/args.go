@@ -1,59 +1,102 @@
 package pgbench
 
 import (
+	"cmp"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
-// ScriptPath is where the runner writes an inline script before it starts pgbench.
-const ScriptPath = "/tmp/tunnelbench/script.sql"
-
-// RunArgs returns pgbench's arguments for one transport's run of the load. The connection comes
-// from libpq environment variables, so no host, user or password appears here.
-func RunArgs(load benchv1.LoadSpec) []string {
-	var args []string
+// LoadFor converts a benchmark's load into the runner's. The apiserver has applied the schema's
+// defaults; benchv1's Default* constants (held equal to them by a test) fill what a Go client left
+// unset. An inline script wins over a builtin one.
+func LoadFor(load benchv1.LoadSpec) runspec.Load {
+	out := runspec.Load{
+		Builtin:          string(load.Builtin),
+		Protocol:         string(cmp.Or(load.Protocol, benchv1.DefaultProtocol)),
+		Clients:          int(cmp.Or(load.Clients, benchv1.DefaultClients)),
+		Threads:          int(cmp.Or(load.Threads, benchv1.DefaultThreads)),
+		Reconnect:        load.Reconnect,
+		ProgressInterval: benchv1.DefaultProgressInterval,
+	}
 	if load.Script != "" {
-		// A custom script needs no pgbench_* tables: skip the vacuum pgbench would try first.
-		args = append(args, "-n", "-f", ScriptPath)
-	} else {
-		args = append(args, "-b", string(load.Builtin))
+		out.Builtin, out.Script = "", true
 	}
-	protocol := load.Protocol
-	if protocol == "" {
-		protocol = "simple"
-	}
-	args = append(args,
-		"-M", string(protocol),
-		"-c", strconv.Itoa(int(max(load.Clients, 1))),
-		"-j", strconv.Itoa(int(max(load.Threads, 1))),
-	)
 	switch {
 	case load.Transactions != nil:
-		args = append(args, "-t", strconv.Itoa(int(*load.Transactions)))
+		out.Transactions = int(*load.Transactions)
 	case load.Duration != nil:
-		args = append(args, "-T", seconds(load.Duration.Duration))
+		out.Duration = load.Duration.Duration
 	default:
-		args = append(args, "-T", seconds(benchv1.DefaultDuration))
+		out.Duration = benchv1.DefaultDuration
+	}
+	if load.ProgressInterval != nil {
+		out.ProgressInterval = load.ProgressInterval.Duration
+	}
+	return out
+}
+
+// LoadArgs returns pgbench's arguments for a load; a zero field leaves pgbench's default. The
+// connection comes from libpq environment variables, so no host, user or password appears here.
+func LoadArgs(load runspec.Load) []string {
+	var args []string
+	switch {
+	case load.Script:
+		// A custom script needs no pgbench_* tables: skip the vacuum pgbench would try first.
+		args = append(args, "-n", "-f", runspec.ScriptPath)
+	case load.Builtin != "":
+		args = append(args, "-b", load.Builtin)
+	}
+	if load.Protocol != "" {
+		args = append(args, "-M", load.Protocol)
+	}
+	if load.Clients > 0 {
+		args = append(args, "-c", strconv.Itoa(load.Clients))
+	}
+	if load.Threads > 0 {
+		args = append(args, "-j", strconv.Itoa(load.Threads))
+	}
+	switch {
+	case load.Transactions > 0:
+		args = append(args, "-t", strconv.Itoa(load.Transactions))
+	case load.Duration > 0:
+		args = append(args, "-T", seconds(load.Duration))
 	}
 	if load.Reconnect {
 		args = append(args, "-C")
 	}
-	progress := 5 * time.Second
-	if load.ProgressInterval != nil {
-		progress = load.ProgressInterval.Duration
+	if load.ProgressInterval > 0 {
+		// -P also makes pgbench report the latency stddev in its summary.
+		args = append(args, "-P", seconds(load.ProgressInterval))
 	}
-	// -P also makes pgbench report the latency stddev in its summary.
-	args = append(args, "-P", seconds(progress))
 	return args
 }
 
-// InitArgs returns the arguments of `pgbench -i` for the load's scale.
-func InitArgs(load benchv1.LoadSpec) []string {
-	return []string{"-i", "-s", strconv.Itoa(int(max(load.Scale, 1)))}
+// SplitLoad returns the loads of n pgbench processes that run at the same moment, one per SSH
+// tunnel: copies of load, each with its share of the clients and threads (Split).
+func SplitLoad(load runspec.Load, n int) []runspec.Load {
+	if n <= 1 {
+		return []runspec.Load{load}
+	}
+	out := make([]runspec.Load, 0, n)
+	for _, share := range Split(max(load.Clients, 1), max(load.Threads, 1), n) {
+		l := load
+		l.Clients, l.Threads = share.Clients, share.Threads
+		out = append(out, l)
+	}
+	return out
+}
+
+// InitArgs returns the arguments of `pgbench -i` at a scale; zero leaves pgbench's default.
+func InitArgs(scale int) []string {
+	if scale <= 0 {
+		return []string{"-i"}
+	}
+	return []string{"-i", "-s", strconv.Itoa(scale)}
 }
 
 // seconds renders a duration as whole seconds, rounded up and at least 1: pgbench takes integers.
@@ -81,9 +124,6 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// StormScriptPath is where the runner writes the connection storm's script.
-const StormScriptPath = "/tmp/tunnelbench/storm.sql"
-
 // StormScript is what each connection of a storm runs before it disconnects.
 const StormScript = "select 1;\n"
 
@@ -91,5 +131,5 @@ const StormScript = "select 1;\n"
 // by a single client, each running StormScript once (-C reconnects for every transaction). pgbench
 // then reports the average connection time and the rate of whole cycles.
 func StormArgs(n int32) []string {
-	return []string{"-n", "-C", "-M", "simple", "-c", "1", "-j", "1", "-t", strconv.Itoa(int(n)), "-f", StormScriptPath}
+	return []string{"-n", "-C", "-M", "simple", "-c", "1", "-j", "1", "-t", strconv.Itoa(int(n)), "-f", runspec.StormScriptPath}
 }

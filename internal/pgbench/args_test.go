@@ -1,6 +1,7 @@
 package pgbench
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -8,45 +9,94 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
-func TestRunArgs(t *testing.T) {
+// TestLoadArgs follows a load from the API to pgbench's command line: the API's defaults, then
+// the argv the runner builds from the typed load.
+func TestLoadArgs(t *testing.T) {
 	tx := int32(500)
 	tests := []struct {
-		name string
-		load benchv1.LoadSpec
-		want string
+		name     string
+		load     benchv1.LoadSpec
+		wantLoad runspec.Load
+		want     string
 	}{
 		{
 			name: "defaults",
 			load: benchv1.LoadSpec{Builtin: "select-only"},
+			wantLoad: runspec.Load{Builtin: "select-only", Protocol: "simple", Clients: 1, Threads: 1,
+				Duration: benchv1.DefaultDuration, ProgressInterval: 5 * time.Second},
 			want: "-b select-only -M simple -c 1 -j 1 -T 60 -P 5",
 		},
 		{
 			name: "published tunnel study: prepared, 16 clients, 4 threads, 60s",
 			load: benchv1.LoadSpec{Builtin: "tpcb-like", Protocol: "prepared", Clients: 16, Threads: 4,
 				Duration: &metav1.Duration{Duration: time.Minute}},
+			wantLoad: runspec.Load{Builtin: "tpcb-like", Protocol: "prepared", Clients: 16, Threads: 4,
+				Duration: time.Minute, ProgressInterval: 5 * time.Second},
 			want: "-b tpcb-like -M prepared -c 16 -j 4 -T 60 -P 5",
 		},
 		{
 			name: "inline script, transactions, reconnect, sub-second progress rounds up",
 			load: benchv1.LoadSpec{Script: "select 1;", Protocol: "extended", Clients: 8, Threads: 2,
 				Transactions: &tx, Reconnect: true, ProgressInterval: &metav1.Duration{Duration: 1500 * time.Millisecond}},
+			wantLoad: runspec.Load{Script: true, Protocol: "extended", Clients: 8, Threads: 2, Transactions: 500,
+				Reconnect: true, ProgressInterval: 1500 * time.Millisecond},
 			want: "-n -f /tmp/tunnelbench/script.sql -M extended -c 8 -j 2 -t 500 -C -P 2",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := strings.Join(RunArgs(tt.load), " "); got != tt.want {
-				t.Errorf("RunArgs = %q, want %q", got, tt.want)
+			load := LoadFor(tt.load)
+			if load != tt.wantLoad {
+				t.Errorf("LoadFor = %+v\n      want %+v", load, tt.wantLoad)
+			}
+			if got := strings.Join(LoadArgs(load), " "); got != tt.want {
+				t.Errorf("LoadArgs = %q, want %q", got, tt.want)
 			}
 		})
 	}
 }
 
+// TestLoadArgsLeavesZeroToPgbench: a field the load does not set is no flag at all.
+func TestLoadArgsLeavesZeroToPgbench(t *testing.T) {
+	got := strings.Join(LoadArgs(runspec.Load{Builtin: "select-only", Duration: 1500 * time.Millisecond}), " ")
+	if got != "-b select-only -T 2" {
+		t.Errorf("LoadArgs = %q", got)
+	}
+}
+
+func TestSplitLoad(t *testing.T) {
+	load := runspec.Load{Builtin: "select-only", Protocol: "prepared", Clients: 10, Threads: 4, Duration: time.Minute,
+		ProgressInterval: time.Second}
+	if got := SplitLoad(load, 1); !reflect.DeepEqual(got, []runspec.Load{load}) {
+		t.Errorf("one tunnel: %+v", got)
+	}
+	var got []string
+	for _, l := range SplitLoad(load, 4) {
+		got = append(got, strings.Join(LoadArgs(l), " "))
+	}
+	want := []string{
+		"-b select-only -M prepared -c 3 -j 1 -T 60 -P 1",
+		"-b select-only -M prepared -c 3 -j 1 -T 60 -P 1",
+		"-b select-only -M prepared -c 2 -j 1 -T 60 -P 1",
+		"-b select-only -M prepared -c 2 -j 1 -T 60 -P 1",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("split across 4 tunnels:\n got %q\nwant %q", got, want)
+	}
+	if load.Clients != 10 || load.Threads != 4 {
+		t.Errorf("the split changed the whole run's load: %+v", load)
+	}
+}
+
 func TestInitArgs(t *testing.T) {
-	if got := strings.Join(InitArgs(benchv1.LoadSpec{Scale: 10}), " "); got != "-i -s 10" {
+	if got := strings.Join(InitArgs(10), " "); got != "-i -s 10" {
 		t.Errorf("InitArgs = %q", got)
+	}
+	if got := strings.Join(InitArgs(0), " "); got != "-i" {
+		t.Errorf("InitArgs without a scale = %q", got)
 	}
 }
 

@@ -173,3 +173,15 @@ func Write(dir string, c Config, password string) (string, error) {
 	}
 	return ini, nil
 }
+
+// Snapshot is what the admin console reports at one moment.
+type Snapshot struct {
+	// Transactions is SHOW STATS' total_xact_count summed over databases: transactions PgBouncer
+	// has passed to a server since it started.
+	Transactions int64
+	// ServerConnections counts SHOW SERVERS' rows: connections PgBouncer holds to the server.
+	ServerConnections int
+	// ServerTLS is the TLS column of SHOW SERVERS ("" for plain TCP), from the first server
+	// connection; every connection of a pool uses the same settings.
+	ServerTLS string
+}

@@ -38,16 +38,18 @@ type Flags struct {
 	c              Config
 }
 
-// BindFlags declares the flags Args renders.
+// BindFlags declares the flags Args renders. They have no defaults of their own: the operator
+// always passes every setting (the API's defaults live on the API type), and Config's validation
+// refuses a missing one instead of quietly inventing it.
 func BindFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:6432", "address:port PgBouncer listens on")
+	fs.StringVar(&f.listen, "listen", "", "address:port PgBouncer listens on")
 	fs.StringVar(&f.server, "server", "", "the PostgreSQL server's host:port")
-	fs.StringVar(&f.c.ClientAuth, "client-auth", AuthSCRAM, "client authentication: scram-sha-256 or trust")
-	fs.StringVar(&f.c.PoolMode, "pool-mode", "session", "session or transaction")
-	fs.IntVar(&f.c.PoolSize, "pool-size", 20, "server connections per user and database")
-	fs.IntVar(&f.c.MaxClientConn, "max-client-conn", 100, "client connection limit")
-	fs.StringVar(&f.c.ServerTLSMode, "server-tls", "require", "server_tls_sslmode: disable, require or verify-full")
+	fs.StringVar(&f.c.ClientAuth, "client-auth", "", "client authentication: scram-sha-256 or trust")
+	fs.StringVar(&f.c.PoolMode, "pool-mode", "", "session or transaction")
+	fs.IntVar(&f.c.PoolSize, "pool-size", 0, "server connections per user and database")
+	fs.IntVar(&f.c.MaxClientConn, "max-client-conn", 0, "client connection limit")
+	fs.StringVar(&f.c.ServerTLSMode, "server-tls", "", "server_tls_sslmode: disable, require or verify-full")
 	fs.StringVar(&f.c.ServerCAFile, "server-ca", "", "CA file for server-tls verify-full")
 	fs.StringVar(&f.c.ClientTLSCertFile, "client-tls-cert", "", "certificate presented to clients; requires TLS from them")
 	fs.StringVar(&f.c.ClientTLSKeyFile, "client-tls-key", "", "key of client-tls-cert")

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/pgbouncer/console"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 )
 
@@ -19,6 +20,7 @@ import (
 // package, with TLS on either hop.
 
 func TestPgBouncerHops(t *testing.T) {
+	pgtest.SkipIfShort(t)
 	cases := []struct {
 		name       string
 		clientAuth string
@@ -59,7 +61,7 @@ func TestPgBouncerHops(t *testing.T) {
 			connCfg := poolerConfig(t, bouncer.Port, server, server.Password, tc.clientTLS)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			before, err := pgbouncer.Observe(ctx, connCfg)
+			before, err := console.Observe(ctx, connCfg)
 			if err != nil {
 				t.Fatalf("%v; pgbouncer log:\n%s", err, bouncer.Log())
 			}
@@ -80,7 +82,7 @@ func TestPgBouncerHops(t *testing.T) {
 			if serverSSL != (tc.serverTLS != "disable") {
 				t.Errorf("server hop TLS (pg_stat_ssl) = %v, want %v", serverSSL, tc.serverTLS != "disable")
 			}
-			after, err := pgbouncer.Observe(ctx, connCfg)
+			after, err := console.Observe(ctx, connCfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,12 +15,22 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 )
+
+// SkipIfShort skips a test that runs PostgreSQL (and PgBouncer or pgbench) under -short: those
+// tests need the servers installed on the machine (hack/deps.sh), and `make test` runs them.
+func SkipIfShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs PostgreSQL, pgbench and PgBouncer on this machine: skipped under -short, `make test` runs it")
+	}
+}
 
 // Options shape the server.
 type Options struct {

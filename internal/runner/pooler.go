@@ -8,13 +8,15 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/pgbouncer/console"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
 // poolerCounter brackets the pgbench run with snapshots of the pooler's admin console (or its
 // exporters), whose difference is the evidence that the run's transactions went through the pooler.
 type poolerCounter struct {
-	kind    string
+	kind    runspec.PoolerKind
 	sess    *session
 	observe func(context.Context) (*pgbouncer.Snapshot, error)
 	before  *pgbouncer.Snapshot
@@ -22,12 +24,12 @@ type poolerCounter struct {
 
 // startCounting takes the first snapshot; it does nothing without a pooler, or for an opaque one
 // without exporters.
-func startCounting(ctx context.Context, kind, metrics string, sess *session) (*poolerCounter, error) {
+func startCounting(ctx context.Context, kind runspec.PoolerKind, metrics string, sess *session) (*poolerCounter, error) {
 	c := &poolerCounter{kind: kind, sess: sess}
 	switch {
-	case kind == PoolerPgBouncer:
-		c.observe = func(ctx context.Context) (*pgbouncer.Snapshot, error) { return pgbouncer.Observe(ctx, sess.config) }
-	case kind == PoolerOpaque && metrics != "":
+	case kind == runspec.PoolerPgBouncer:
+		c.observe = func(ctx context.Context) (*pgbouncer.Snapshot, error) { return console.Observe(ctx, sess.config) }
+	case kind == runspec.PoolerOpaque && metrics != "":
 		host, port, err := splitHostPort(metrics)
 		if err != nil {
 			return nil, err

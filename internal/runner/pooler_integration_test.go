@@ -6,18 +6,21 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
 // TestRunThroughRealPgBouncer runs the load, with reconnections, and a connection storm through a
 // real PgBouncer in front of a PostgreSQL that accepts only TLS, in the two ways the operator
 // configures it: SCRAM and TLS from clients (placement service) and loopback trust (sidecar).
 func TestRunThroughRealPgBouncer(t *testing.T) {
+	pgtest.SkipIfShort(t)
 	s := startServer(t, pgtest.Options{RequireTLS: true})
 	setEnv(t, s.Env("require"))
-	if _, out, err := runOnce(t, Options{Init: true, Args: []string{"-i", "-s", "1"}}); err != nil {
+	if _, out, err := runOnce(t, Options{Run: runspec.Run{Init: true, Scale: 1, Tunnels: 1}}); err != nil {
 		t.Fatalf("pgbench -i failed: %v\n%s", err, out)
 	}
 	certDir, err := pgtest.ReadableDir()
@@ -71,8 +74,9 @@ func TestRunThroughRealPgBouncer(t *testing.T) {
 			setEnv(t, s.Env(tt.sslmode))
 			setEnv(t, map[string]string{"PGPORT": strconv.Itoa(bouncer.Port), "PGPASSWORD": tt.password})
 
-			rep, out, err := runOnce(t, Options{Pooler: PoolerPgBouncer, Storm: 150,
-				Args: []string{"-b", "select-only", "-M", tt.protocol, "-C", "-c", "4", "-j", "2", "-T", "2"}})
+			rep, out, err := runOnce(t, Options{Run: runspec.Run{Pooler: runspec.PoolerPgBouncer, Storm: 150, Tunnels: 1,
+				Load: runspec.Load{Builtin: "select-only", Protocol: tt.protocol, Reconnect: true, Clients: 4, Threads: 2,
+					Duration: 2 * time.Second}}})
 			if err != nil {
 				t.Fatalf("run failed: %v\n%s\npgbouncer log:\n%s", err, out, bouncer.Log())
 			}

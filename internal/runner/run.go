@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,49 +16,23 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
-
-// ScriptEnv is the environment variable that carries an inline pgbench script to the runner.
-const ScriptEnv = "TUNNELBENCH_SCRIPT"
 
 // Options configure one run.
 type Options struct {
+	// Run is what the operator asked for (the flags of `tunnelbench-runner run`), validated by the
+	// caller: runspec.Flags.Run does.
+	Run runspec.Run
 	// Pgbench is the pgbench executable.
 	Pgbench string
-	// Args are pgbench's arguments.
-	Args []string
-	// Init marks a `pgbench -i` run: success is its exit status, and there is no summary to parse.
-	Init bool
-	// WaitTimeout bounds the wait for the server to accept a connection.
-	WaitTimeout time.Duration
 	// RetryEvery is the pause between connection attempts while waiting.
 	RetryEvery time.Duration
 	// TerminationLog receives the encoded report; empty to skip.
 	TerminationLog string
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
-	// Tunnels > 1 runs one pgbench per SSH tunnel at the same moment, tunnel i on loopback port
-	// TunnelPort+i, with clients and threads split evenly, and aggregates their results.
-	Tunnels    int
-	TunnelPort int
-	// SSHLogDir holds the tunnels' ssh -v logs (tunnel-<i>.log): what they negotiated and why one
-	// died.
-	SSHLogDir string
-	// Pooler is set when the connection goes through a pooler: PoolerPgBouncer for one whose admin
-	// console the runner's user may read (the operator's own PgBouncer), PoolerOpaque otherwise.
-	Pooler string
-	// Storm, when positive, runs a connection storm of that many connections after the load.
-	Storm int32
-	// PoolerMetrics, for an opaque pooler, is host:port of its pods' metrics exporters (a
-	// headless Service), read instead of the admin console.
-	PoolerMetrics string
 }
-
-// Kinds of pooler, for Options.Pooler.
-const (
-	PoolerPgBouncer = "pgbouncer"
-	PoolerOpaque    = "opaque"
-)
 
 // Run runs pgbench once and returns its report. The report is also written to the termination log,
 // whatever the outcome; the returned error is non-nil when the run failed.
@@ -81,10 +54,17 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 }
 
 func execute(ctx context.Context, opts Options) *report.Report {
-	r := tunnelLogs{dir: opts.SSHLogDir, count: max(opts.Tunnels, 1)}
+	run := opts.Run
+	n := max(run.Tunnels, 1)
+	r := tunnelLogs{dir: run.SSHLogDir, count: n}
 	// Parallel pgbench processes share the container's output.
 	stream := &lockedWriter{w: orDiscard(opts.Stdout)}
-	rep := &report.Report{Command: pgbench.CommandLine("pgbench", opts.Args)}
+	args := pgbench.LoadArgs(run.Load)
+	if run.Init {
+		args = pgbench.InitArgs(run.Scale)
+	}
+	// The whole run's command, before any split across tunnels: what the user asked for.
+	rep := &report.Report{Command: pgbench.CommandLine("pgbench", args)}
 	fail := func(err error) *report.Report {
 		var fe *FailureError
 		if !errors.As(err, &fe) {
@@ -93,10 +73,12 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		rep.Failure = &report.Failure{Reason: fe.Reason, Message: fe.Message}
 		return rep
 	}
-	if err := writeScript(); err != nil {
-		return fail(err)
+	if run.Load.Script {
+		if err := writeScript(); err != nil {
+			return fail(err)
+		}
 	}
-	wait, retry := opts.WaitTimeout, opts.RetryEvery
+	wait, retry := run.WaitTimeout, opts.RetryEvery
 	if wait <= 0 {
 		wait = 2 * time.Minute
 	}
@@ -114,9 +96,9 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	}
 	rep.TLS, rep.ServerVersion = sess.serverTLS, sess.serverVersion
 
-	if opts.Init {
+	if run.Init {
 		rep.StartTime = time.Now().UTC()
-		out, runErr := runProcess(ctx, opts, stream, nil, opts.Args, "")
+		out, runErr := runProcess(ctx, opts, stream, nil, args, "")
 		rep.EndTime = time.Now().UTC()
 		if runErr != nil {
 			return fail(&FailureError{Reason: benchv1.ReasonPgbenchError,
@@ -125,11 +107,10 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return rep
 	}
 
-	counter, err := startCounting(ctx, opts.Pooler, opts.PoolerMetrics, sess)
+	counter, err := startCounting(ctx, run.Pooler, run.PoolerMetrics, sess)
 	if err != nil {
 		return fail(err)
 	}
-	n := max(opts.Tunnels, 1)
 	type outcome struct {
 		result *pgbench.Result
 		output string
@@ -138,11 +119,12 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	outcomes := make([]outcome, n)
 	var wg sync.WaitGroup
 	rep.StartTime = time.Now().UTC()
-	for i, args := range splitArgs(opts.Args, n) {
+	for i, load := range pgbench.SplitLoad(run.Load, n) {
+		args := pgbench.LoadArgs(load)
 		var env []string
 		prefix := ""
 		if n > 1 {
-			env = []string{fmt.Sprintf("PGPORT=%d", opts.TunnelPort+i)}
+			env = []string{fmt.Sprintf("PGPORT=%d", run.TunnelPort+i)}
 			prefix = fmt.Sprintf("[tunnel %d] ", i)
 		}
 		wg.Add(1)
@@ -179,7 +161,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	if rep.Pooler, err = counter.stop(ctx); err != nil {
 		return fail(err)
 	}
-	if opts.Storm > 0 {
+	if run.Storm > 0 {
 		if rep.Storm, err = storm(ctx, opts, stream); err != nil {
 			return fail(err)
 		}
@@ -190,10 +172,10 @@ func execute(ctx context.Context, opts Options) *report.Report {
 // storm runs the connection storm: one client connecting, running select 1 and disconnecting, as
 // many times as asked, through the same connection settings as the load.
 func storm(ctx context.Context, opts Options, stream io.Writer) (*report.Storm, error) {
-	if err := writeFile(pgbench.StormScriptPath, pgbench.StormScript); err != nil {
+	if err := writeFile(runspec.StormScriptPath, pgbench.StormScript); err != nil {
 		return nil, err
 	}
-	args := pgbench.StormArgs(opts.Storm)
+	args := pgbench.StormArgs(opts.Run.Storm)
 	out, runErr := runProcess(ctx, opts, stream, nil, args, "[storm] ")
 	res, err := pgbench.Parse(strings.NewReader(out))
 	switch {
@@ -208,13 +190,14 @@ func storm(ctx context.Context, opts Options, stream io.Writer) (*report.Storm, 
 		MeanConnectMs: res.ConnectionTimeMs, Command: pgbench.CommandLine("pgbench", args)}, nil
 }
 
-// writeScript writes an inline script from the environment where pgbench's -f expects it.
+// writeScript writes the inline script from the environment where pgbench's -f expects it. Without
+// it, pgbench would fail on a missing file, or run a stale one.
 func writeScript() error {
-	script, ok := os.LookupEnv(ScriptEnv)
+	script, ok := os.LookupEnv(runspec.ScriptEnv)
 	if !ok {
-		return nil
+		return fmt.Errorf("the load runs an inline script, but %s is not set", runspec.ScriptEnv)
 	}
-	return writeFile(pgbench.ScriptPath, script)
+	return writeFile(runspec.ScriptPath, script)
 }
 
 func writeFile(path, content string) error {
@@ -240,36 +223,6 @@ func runProcess(ctx context.Context, opts Options, stream io.Writer, env, args [
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
 	return output.String(), err
-}
-
-// splitArgs returns the arguments of n parallel pgbench processes: -c and -j divided evenly.
-func splitArgs(args []string, n int) [][]string {
-	if n <= 1 {
-		return [][]string{args}
-	}
-	clients, threads := 1, 1
-	for i := 0; i+1 < len(args); i++ {
-		switch args[i] {
-		case "-c":
-			clients, _ = strconv.Atoi(args[i+1])
-		case "-j":
-			threads, _ = strconv.Atoi(args[i+1])
-		}
-	}
-	var out [][]string
-	for _, share := range pgbench.Split(clients, threads, n) {
-		a := append([]string(nil), args...)
-		for i := 0; i+1 < len(a); i++ {
-			switch a[i] {
-			case "-c":
-				a[i+1] = strconv.Itoa(share.Clients)
-			case "-j":
-				a[i+1] = strconv.Itoa(share.Threads)
-			}
-		}
-		out = append(out, a)
-	}
-	return out
 }
 
 func orDiscard(w io.Writer) io.Writer {

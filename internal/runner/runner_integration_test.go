@@ -16,6 +16,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
 // These tests run the runner against a real PostgreSQL started for them (initdb in a temporary
@@ -45,8 +46,8 @@ func runOnce(t *testing.T, opts Options) (*report.Report, string, error) {
 	opts.Pgbench = "pgbench"
 	opts.Stdout, opts.Stderr = &out, &out
 	opts.TerminationLog = filepath.Join(t.TempDir(), "termination-log")
-	if opts.WaitTimeout == 0 {
-		opts.WaitTimeout = 10 * time.Second
+	if opts.Run.WaitTimeout == 0 {
+		opts.Run.WaitTimeout = 10 * time.Second
 	}
 	opts.RetryEvery = 200 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -96,10 +97,11 @@ func watchSessions(s *pgtest.Server, app string) (stop func() (maxTLS, maxPlain 
 }
 
 func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
+	pgtest.SkipIfShort(t)
 	s := startServer(t, pgtest.Options{})
 
 	setEnv(t, s.Env("disable"))
-	if rep, out, err := runOnce(t, Options{Init: true, Args: []string{"-i", "-s", "1"}}); err != nil {
+	if rep, out, err := runOnce(t, Options{Run: runspec.Run{Init: true, Scale: 1, Tunnels: 1}}); err != nil {
 		t.Fatalf("pgbench -i through the runner failed: %v\n%s", err, out)
 	} else if rep.Result != nil || !strings.Contains(out, "done in") {
 		t.Fatalf("init report %+v, output %q", rep, out)
@@ -120,7 +122,8 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 			setEnv(t, s.Env(tt.sslmode))
 			t.Setenv("PGAPPNAME", app)
 			stop := watchSessions(s, app)
-			rep, out, err := runOnce(t, Options{Args: []string{"-b", "select-only", "-M", "prepared", "-c", "2", "-j", "1", "-T", "3", "-P", "1"}})
+			rep, out, err := runOnce(t, Options{Run: runspec.Run{Tunnels: 1, Load: runspec.Load{Builtin: "select-only",
+				Protocol: "prepared", Clients: 2, Threads: 1, Duration: 3 * time.Second, ProgressInterval: time.Second}}})
 			maxTLS, maxPlain := stop()
 			if err != nil {
 				t.Fatalf("run failed: %v\n%s", err, out)
@@ -154,8 +157,9 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 
 	t.Run("inline script and reconnect", func(t *testing.T) {
 		setEnv(t, s.Env("require"))
-		t.Setenv(ScriptEnv, "select 1;\n")
-		rep, out, err := runOnce(t, Options{Args: []string{"-n", "-f", "/tmp/tunnelbench/script.sql", "-C", "-c", "2", "-j", "1", "-t", "50"}})
+		t.Setenv(runspec.ScriptEnv, "select 1;\n")
+		rep, out, err := runOnce(t, Options{Run: runspec.Run{Tunnels: 1, Load: runspec.Load{Script: true, Reconnect: true,
+			Clients: 2, Threads: 1, Transactions: 50}}})
 		if err != nil {
 			t.Fatalf("run failed: %v\n%s", err, out)
 		}
@@ -168,6 +172,7 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 // TestRunFailuresAreClassified checks that each way of failing reaches the report with its reason
 // and pgbench's or the server's own words.
 func TestRunFailuresAreClassified(t *testing.T) {
+	pgtest.SkipIfShort(t)
 	s := startServer(t, pgtest.Options{})
 	tlsOnly := startServer(t, pgtest.Options{RequireTLS: true})
 	tests := []struct {
@@ -175,7 +180,7 @@ func TestRunFailuresAreClassified(t *testing.T) {
 		server     *pgtest.Server
 		sslmode    string
 		override   map[string]string
-		args       []string
+		load       runspec.Load
 		wait       time.Duration
 		wantReason string
 		wantText   string
@@ -190,19 +195,19 @@ func TestRunFailuresAreClassified(t *testing.T) {
 			wantReason: benchv1.ReasonTLSError, wantText: "certificate"},
 		{name: "nothing listens", server: s, sslmode: "disable", override: map[string]string{"PGPORT": "1"}, wait: time.Second,
 			wantReason: benchv1.ReasonServerUnreachable, wantText: "did not answer within 1s"},
-		{name: "pgbench error", server: s, sslmode: "disable", override: map[string]string{ScriptEnv: "select 1/0;"},
-			args:       []string{"-n", "-f", "/tmp/tunnelbench/script.sql", "-T", "1"},
+		{name: "pgbench error", server: s, sslmode: "disable", override: map[string]string{runspec.ScriptEnv: "select 1/0;"},
+			load:       runspec.Load{Script: true, Duration: time.Second},
 			wantReason: benchv1.ReasonPgbenchError, wantText: "division by zero"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			setEnv(t, tt.server.Env(tt.sslmode))
 			setEnv(t, tt.override)
-			args := tt.args
-			if args == nil {
-				args = []string{"-S", "-T", "1"}
+			load := tt.load
+			if load == (runspec.Load{}) {
+				load = runspec.Load{Builtin: "select-only", Duration: time.Second}
 			}
-			rep, out, err := runOnce(t, Options{Args: args, WaitTimeout: tt.wait})
+			rep, out, err := runOnce(t, Options{Run: runspec.Run{Load: load, WaitTimeout: tt.wait, Tunnels: 1}})
 			var fe *FailureError
 			if !errors.As(err, &fe) || rep.Failure == nil {
 				t.Fatalf("run error = %v (output %q), want a classified failure", err, out)

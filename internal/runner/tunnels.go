@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
 
-// tunnelLogs reads the ssh -v logs the tunnel sidecars write into a shared folder.
+// tunnelLogs reads the ssh -v logs the tunnel sidecars write into a shared folder
+// (runspec.TunnelLogFile).
 type tunnelLogs struct {
 	dir   string
 	count int
@@ -23,7 +24,7 @@ func (l tunnelLogs) read(i int) (neg *sshtunnel.Negotiated, lastError string) {
 	if l.dir == "" {
 		return nil, ""
 	}
-	b, err := os.ReadFile(filepath.Join(l.dir, fmt.Sprintf("tunnel-%d.log", i)))
+	b, err := os.ReadFile(runspec.TunnelLogFile(l.dir, i))
 	if err != nil {
 		return nil, ""
 	}

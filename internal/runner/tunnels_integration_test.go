@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,11 +16,12 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/sshtest"
 )
 
 // startTunnels runs n real ssh tunnels through a real sshd to the server, on consecutive loopback
-// ports, logging as the sidecars do (tunnel-<i>.log in logDir).
+// ports, logging as the sidecars do (runspec.TunnelLogFile in logDir).
 func startTunnels(t *testing.T, s *pgtest.Server, n int, cipher string) (basePort int, logDir string, ssh []*exec.Cmd) {
 	t.Helper()
 	gw, err := sshtest.Start(fmt.Sprintf("%s:%d", s.Host, s.Port))
@@ -37,7 +37,7 @@ func startTunnels(t *testing.T, s *pgtest.Server, n int, cipher string) (basePor
 	for i := 0; i < n; i++ {
 		tn := gw.Tunnel(fmt.Sprintf("%s:%d", s.Host, s.Port), basePort+i)
 		tn.Cipher = cipher
-		tn.LogFile = filepath.Join(logDir, fmt.Sprintf("tunnel-%d.log", i))
+		tn.LogFile = runspec.TunnelLogFile(logDir, i)
 		cmd := exec.Command("ssh", tn.SSHArgs()...)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -68,9 +68,11 @@ func tail(s string, n int) string {
 }
 
 func TestRunThroughSSHTunnels(t *testing.T) {
+	pgtest.SkipIfShort(t)
+	sshtest.SkipIfShort(t)
 	s := startServer(t, pgtest.Options{})
 	setEnv(t, s.Env("disable"))
-	if _, out, err := runOnce(t, Options{Init: true, Args: []string{"-i", "-s", "1"}}); err != nil {
+	if _, out, err := runOnce(t, Options{Run: runspec.Run{Init: true, Scale: 1, Tunnels: 1}}); err != nil {
 		t.Fatalf("pgbench -i: %v\n%s", err, out)
 	}
 	tests := []struct {
@@ -86,8 +88,9 @@ func TestRunThroughSSHTunnels(t *testing.T) {
 			base, logDir, _ := startTunnels(t, s, tt.tunnels, tt.cipher)
 			t.Setenv("PGHOST", "127.0.0.1")
 			t.Setenv("PGPORT", strconv.Itoa(base))
-			rep, out, err := runOnce(t, Options{Tunnels: tt.tunnels, TunnelPort: base, SSHLogDir: logDir,
-				Args: []string{"-b", "select-only", "-M", "prepared", "-c", "4", "-j", "4", "-T", "3", "-P", "1"}})
+			rep, out, err := runOnce(t, Options{Run: runspec.Run{Tunnels: tt.tunnels, TunnelPort: base, SSHLogDir: logDir,
+				Load: runspec.Load{Builtin: "select-only", Protocol: "prepared", Clients: 4, Threads: 4,
+					Duration: 3 * time.Second, ProgressInterval: time.Second}}})
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, out)
 			}
@@ -128,9 +131,11 @@ func TestRunThroughSSHTunnels(t *testing.T) {
 // TestDeadTunnelFailsTheRun: a tunnel killed mid-run fails the transport with TunnelDown, naming
 // the tunnel and ssh's last words, instead of a quietly lower tps.
 func TestDeadTunnelFailsTheRun(t *testing.T) {
+	pgtest.SkipIfShort(t)
+	sshtest.SkipIfShort(t)
 	s := startServer(t, pgtest.Options{})
 	setEnv(t, s.Env("disable"))
-	if _, out, err := runOnce(t, Options{Init: true, Args: []string{"-i", "-s", "1"}}); err != nil {
+	if _, out, err := runOnce(t, Options{Run: runspec.Run{Init: true, Scale: 1, Tunnels: 1}}); err != nil {
 		t.Fatalf("pgbench -i: %v\n%s", err, out)
 	}
 	base, logDir, ssh := startTunnels(t, s, 2, "")
@@ -145,14 +150,14 @@ func TestDeadTunnelFailsTheRun(t *testing.T) {
 			_ = ssh[1].Process.Signal(syscall.SIGTERM)
 		}
 	}()
-	rep, out, err := runOnce(t, Options{Tunnels: 2, TunnelPort: base, SSHLogDir: logDir,
-		Args: []string{"-b", "select-only", "-c", "2", "-j", "2", "-T", "6"}})
+	rep, out, err := runOnce(t, Options{Run: runspec.Run{Tunnels: 2, TunnelPort: base, SSHLogDir: logDir,
+		Load: runspec.Load{Builtin: "select-only", Clients: 2, Threads: 2, Duration: 6 * time.Second}}})
 	if err == nil {
 		t.Fatalf("the run succeeded although a tunnel died:\n%s", out)
 	}
 	if rep.Failure.Reason != benchv1.ReasonTunnelDown || !strings.Contains(rep.Failure.Message, "tunnel 1 of 2") ||
 		!strings.Contains(rep.Failure.Message, "the ssh session ended") {
-		b, _ := os.ReadFile(filepath.Join(logDir, "tunnel-1.log"))
+		b, _ := os.ReadFile(runspec.TunnelLogFile(logDir, 1))
 		t.Errorf("failure %s: %s\ntunnel-1.log tail: %s", rep.Failure.Reason, rep.Failure.Message, tail(string(b), 8))
 	}
 }

@@ -15,30 +15,26 @@ var CertificateGVK = schema.GroupVersionKind{Group: "cert-manager.io", Version: 
 
 // Certificate is a server certificate for hosts, requested from the benchmark's issuer, stored by
 // cert-manager in a Secret of the same name (tls.crt, tls.key and, from CA issuers, ca.crt).
-func Certificate(tb *benchv1.TunnelBenchmark, name, component string, hosts []string) *unstructured.Unstructured {
-	return certificate(tb, name, component, hosts[0], hosts, "server auth")
+// transport, when set, is the transport it serves alone.
+func Certificate(tb *benchv1.TunnelBenchmark, name, component, transport string, hosts []string) *unstructured.Unstructured {
+	return certificate(tb, name, component, transport, hosts[0], hosts, "server auth")
 }
 
 // ClientCertificate is a client certificate whose CN is a database user, from the benchmark's
 // issuer, for a TLS transport's certificate authentication.
-func ClientCertificate(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec) *unstructured.Unstructured {
-	return certificate(tb, ClientCertificateName(tb, t.Name), "runner", t.TLS.ClientCertificate.CommonName, nil, "client auth")
+func ClientCertificate(tb *benchv1.TunnelBenchmark, transport, commonName string) *unstructured.Unstructured {
+	return certificate(tb, tb.ClientCertificateName(transport), RunnerComponent, transport, commonName, nil, "client auth")
 }
 
-// ClientCertificateName is the Certificate (and Secret) of a transport's client certificate.
-func ClientCertificateName(tb *benchv1.TunnelBenchmark, transport string) string {
-	return tb.JobName(transport + "-client-cert")
-}
-
-func certificate(tb *benchv1.TunnelBenchmark, name, component, commonName string, hosts []string,
+func certificate(tb *benchv1.TunnelBenchmark, name, component, transport, commonName string, hosts []string,
 	usage string) *unstructured.Unstructured {
 	ref := tb.Spec.TLS.IssuerRef
 	kind, group := ref.Kind, ref.Group
 	if kind == "" {
-		kind = "Issuer"
+		kind = benchv1.DefaultIssuerKind
 	}
 	if group == "" {
-		group = "cert-manager.io"
+		group = benchv1.DefaultIssuerGroup
 	}
 	dnsNames := make([]any, 0, len(hosts))
 	for _, h := range hosts {
@@ -50,19 +46,16 @@ func certificate(tb *benchv1.TunnelBenchmark, name, component, commonName string
 		"usages":     []any{usage, "digital signature", "key encipherment"},
 		"privateKey": map[string]any{"algorithm": "ECDSA", "size": int64(256), "rotationPolicy": "Always"},
 		"issuerRef":  map[string]any{"name": ref.Name, "kind": kind, "group": group},
-		// The Secret goes with the Certificate, and so with the benchmark.
-		"secretTemplate": map[string]any{"labels": map[string]any{benchv1.LabelBenchmark: tb.Name}},
+		// cert-manager's Secret has no owner reference (unless cert-manager runs with
+		// --enable-certificate-owner-ref): the operator removes it by this benchmark's UID.
+		"secretTemplate": map[string]any{"labels": map[string]any{
+			benchv1.LabelBenchmark: tb.Name, benchv1.LabelBenchmarkUID: string(tb.UID)}},
 	}}}
 	if len(dnsNames) > 0 {
 		u.Object["spec"].(map[string]any)["dnsNames"] = dnsNames
 	}
 	u.SetGroupVersionKind(CertificateGVK)
-	meta := ownedMeta(tb, name, Labels(tb, component))
-	meta.Labels[benchv1.LabelComponent] = component
-	u.SetName(meta.Name)
-	u.SetNamespace(meta.Namespace)
-	u.SetLabels(meta.Labels)
-	u.SetOwnerReferences(meta.OwnerReferences)
+	SetMeta(u, OwnedMeta(tb, name, component, transport))
 	return u
 }
 
@@ -71,16 +64,16 @@ func ManagedServerCertificateName(tb *benchv1.TunnelBenchmark) string {
 	return tb.ManagedClusterName() + "-tunnelbench-server"
 }
 
-// ManagedServerHosts are the names a managed cluster's server certificate must cover: each of
+// ManagedServerCertificate is the server certificate of a managed cluster: each of
 // CloudNativePG's Services (rw, r, ro), short and qualified.
-func ManagedServerHosts(tb *benchv1.TunnelBenchmark) []string {
+func ManagedServerCertificate(tb *benchv1.TunnelBenchmark) *unstructured.Unstructured {
 	var hosts []string
 	for _, suffix := range []string{"-rw", "-r", "-ro"} {
 		svc := tb.ManagedClusterName() + suffix
 		hosts = append(hosts, svc, fmt.Sprintf("%s.%s", svc, tb.Namespace), fmt.Sprintf("%s.%s.svc", svc, tb.Namespace),
 			fmt.Sprintf("%s.%s.svc.cluster.local", svc, tb.Namespace))
 	}
-	return hosts
+	return Certificate(tb, ManagedServerCertificateName(tb), ServerComponent, "", hosts)
 }
 
 // CertificateReady reads a Certificate's Ready condition and, when not ready, its message.

@@ -12,9 +12,6 @@ import (
 // CNPGClusterGVK is CloudNativePG's Cluster kind, handled as unstructured data like the Pooler.
 var CNPGClusterGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version: "v1", Kind: "Cluster"}
 
-// ManagedDatabase is the database (and its owner) CloudNativePG bootstraps in a managed cluster.
-const ManagedDatabase = "app"
-
 // ManagedCluster is the CloudNativePG Cluster of spec.server.managed, owned by the benchmark.
 // defaultImage is the operator's PostgreSQL image, used when the spec names none.
 func ManagedCluster(tb *benchv1.TunnelBenchmark, defaultImage string) *unstructured.Unstructured {
@@ -23,7 +20,7 @@ func ManagedCluster(tb *benchv1.TunnelBenchmark, defaultImage string) *unstructu
 	if image == "" {
 		image = defaultImage
 	}
-	size := "1Gi"
+	size := benchv1.DefaultStorageSize
 	if m.StorageSize != nil {
 		size = m.StorageSize.String()
 	}
@@ -32,9 +29,9 @@ func ManagedCluster(tb *benchv1.TunnelBenchmark, defaultImage string) *unstructu
 		storage["storageClass"] = m.StorageClass
 	}
 	spec := map[string]any{
-		"instances": int64(max(m.Instances, 1)),
+		"instances": int64(max(m.Instances, benchv1.DefaultInstances)),
 		"storage":   storage,
-		"bootstrap": map[string]any{"initdb": map[string]any{"database": ManagedDatabase, "owner": ManagedDatabase}},
+		"bootstrap": map[string]any{"initdb": map[string]any{"database": benchv1.DefaultDatabase, "owner": benchv1.DefaultDatabase}},
 	}
 	if image != "" {
 		spec["imageName"] = image
@@ -53,12 +50,7 @@ func ManagedCluster(tb *benchv1.TunnelBenchmark, defaultImage string) *unstructu
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetGroupVersionKind(CNPGClusterGVK)
-	meta := ownedMeta(tb, tb.ManagedClusterName(), Labels(tb, "server"))
-	meta.Labels[benchv1.LabelComponent] = "server"
-	u.SetName(meta.Name)
-	u.SetNamespace(meta.Namespace)
-	u.SetLabels(meta.Labels)
-	u.SetOwnerReferences(meta.OwnerReferences)
+	SetMeta(u, OwnedMeta(tb, tb.ManagedClusterName(), ServerComponent, ""))
 	return u
 }
 

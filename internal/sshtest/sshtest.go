@@ -13,12 +13,22 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
+
+// SkipIfShort skips a test that runs sshd and ssh under -short: those tests need OpenSSH installed
+// on the machine (hack/deps.sh), and `make test` runs them.
+func SkipIfShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs OpenSSH's sshd and ssh on this machine: skipped under -short, `make test` runs it")
+	}
+}
 
 // Gateway is a running sshd.
 type Gateway struct {

@@ -122,10 +122,9 @@ type Tunnel struct {
 // (StrictHostKeyChecking yes against the generated known_hosts), and an exit when the forward
 // cannot be set up, so that a broken tunnel fails instead of running half-open.
 func (t Tunnel) SSHArgs() []string {
-	keepAlive := t.KeepAlive
-	if keepAlive <= 0 {
-		keepAlive = 10 * time.Second
-	}
+	// At least a second: ServerAliveInterval=0 would turn the keep-alive off, and a dead tunnel
+	// would go unnoticed (the API's default and minimum make this a guard only).
+	keepAlive := max(t.KeepAlive, time.Second)
 	args := []string{
 		"-N", "-T", "-v",
 		"-p", strconv.Itoa(t.Port),

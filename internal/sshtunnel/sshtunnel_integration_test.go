@@ -125,6 +125,7 @@ func readLog(t *testing.T, path string) string {
 }
 
 func TestTunnelForwardsAndReportsWhatWasNegotiated(t *testing.T) {
+	sshtest.SkipIfShort(t)
 	r := startGateway(t)
 	tests := []struct {
 		name, cipher, mac string
@@ -160,6 +161,7 @@ func TestTunnelForwardsAndReportsWhatWasNegotiated(t *testing.T) {
 }
 
 func TestGatewayRefusesOtherDestinations(t *testing.T) {
+	sshtest.SkipIfShort(t)
 	r := startGateway(t)
 	port, logFile, _ := startTunnel(t, r.tunnel(r.other, r.KnownHostsFile))
 	if port == 0 {
@@ -175,6 +177,7 @@ func TestGatewayRefusesOtherDestinations(t *testing.T) {
 }
 
 func TestClientPinsTheHostKey(t *testing.T) {
+	sshtest.SkipIfShort(t)
 	r := startGateway(t)
 	impostor, err := sshkeys.Generate([]string{"127.0.0.1:" + strconv.Itoa(r.Port)})
 	if err != nil {
@@ -198,6 +201,7 @@ func TestClientPinsTheHostKey(t *testing.T) {
 }
 
 func TestGatewayGivesNoShellAndAdmitsOnlyTheClientKey(t *testing.T) {
+	sshtest.SkipIfShort(t)
 	r := startGateway(t)
 	tn := r.tunnel(r.allowed, r.KnownHostsFile)
 	base := tn.SSHArgs()

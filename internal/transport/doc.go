@@ -1,4 +1,22 @@
-// Package transport turns a resolved server and a transport spec into the libpq settings, volumes
-// and mounts a runner pod needs to reach the server along that path. Each transport type lives in
-// its own file; adding a type (ssh, pooler) means adding a builder here and a case in For.
+// Package transport is the one seam between the reconciler and the kinds of path it measures.
+// A Transport says what it needs next to the server (its peers: gateway, pooler, certificates,
+// each with how to tell it is ready), what reason a benchmark fails with when a peer cannot
+// become ready, what it adds to the runner pod (libpq settings, volumes, sidecars) and to the
+// runner's contract (runspec.Run), and how it records its part of a result from the runner's
+// report. The reconciler knows no transport type: ensure peers, wait (bounded), run the Job,
+// record, remove what served only that transport.
+//
+// Adding a transport type touches:
+//
+//  1. api/v1alpha1/tunnelbenchmark_types.go: the TransportType constant and its Enum marker, and
+//     the type's settings block on TransportSpec (with its CEL rule "only for type X");
+//  2. this package: one file, <type>.go, with a type that embeds basic, overrides what it does,
+//     and registers itself from init (Register); its tests in <type>_test.go;
+//  3. generated files: `make generate manifests` (deepcopy, CRD, the chart's copy).
+//
+// Nothing else: the reconciler, the Job builder, the results and the cleanup are type-agnostic.
+// Peers are owned by the benchmark (specs.OwnedMeta) and carry its labels; those that serve one
+// transport carry its transport label and are removed when its run ends, the others (a gateway
+// several transports share) when the benchmark ends. A runner-side capability the runner does not
+// have yet (a new evidence to collect) is a field of runspec.Run and code in internal/runner.
 package transport

@@ -1,15 +1,31 @@
 package transport
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"strconv"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
-	"github.com/tunnelbench/tunnelbench/internal/runner"
+	"github.com/tunnelbench/tunnelbench/internal/pki"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
+
+func init() { Register(benchv1.TransportPooler, func(c Context) Transport { return pooler{c: c} }) }
 
 // Ports and paths of the pooler transport.
 const (
@@ -21,103 +37,288 @@ const (
 	PoolerTLSDir = "/etc/tunnelbench/pooler-tls"
 	// PoolerServerCADir holds the server's CA, for server TLS verify-full.
 	PoolerServerCADir = "/etc/tunnelbench/pooler-server-ca"
+	// PoolerComponent is the component label of a pooler transport's objects.
+	PoolerComponent = "pooler"
+	// poolerCertValidity bounds the pooler's generated certificate: it serves one benchmark.
+	poolerCertValidity = 7 * 24 * time.Hour
 )
 
-// PoolerEndpoint is where a pooler transport's shared pooler is reached.
-type PoolerEndpoint struct {
-	// Name of the pooler's objects (Deployment, Service, TLS Secret, or CloudNativePG Pooler).
-	Name string
-	// Host is the pooler Service's DNS name.
-	Host string
-	// CNPG marks a CloudNativePG Pooler, whose admin console the benchmark's user cannot read.
-	CNPG bool
-	// MetricsHost, for a CloudNativePG Pooler, is the headless Service of its pods' exporters.
-	MetricsHost string
+// CNPGPoolerGVK is CloudNativePG's Pooler kind. It is handled as unstructured data so that the
+// operator needs neither CloudNativePG's Go module nor its CRDs unless a benchmark uses them.
+var CNPGPoolerGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version: "v1", Kind: "Pooler"}
+
+// pooler puts PgBouncer between pgbench and the server. Placed as a service, it is shared and
+// sits next to the server behind a Service: a CloudNativePG Pooler for a CloudNativePG server,
+// the operator's own PgBouncer otherwise; it serves only its transport and goes when that run
+// ends. Placed as a sidecar, it runs inside the runner pod and clients reach it over loopback.
+type pooler struct {
+	basic
+	c Context
 }
 
-// PgBouncer is one of the operator's own PgBouncers: its settings (the user comes from the
+func (p pooler) settings() benchv1.PoolerTransport { return p.c.Spec.EffectivePooler() }
+
+// cnpg tells whether the shared pooler is CloudNativePG's, whose admin console the benchmark's
+// user cannot read.
+func (p pooler) cnpg() bool {
+	return p.settings().Placement == benchv1.PoolerService && p.c.Benchmark.Spec.Server.CNPGClusterName(p.c.Benchmark) != ""
+}
+
+func (p pooler) name() string { return p.c.Benchmark.PoolerName(p.c.Spec.Name) }
+
+// host is the pooler Service's DNS name.
+func (p pooler) host() string { return fmt.Sprintf("%s.%s.svc", p.name(), p.c.Benchmark.Namespace) }
+
+func (p pooler) meta(name string) metav1.ObjectMeta {
+	return specs.OwnedMeta(p.c.Benchmark, name, PoolerComponent, p.c.Spec.Name)
+}
+
+func (pooler) FailureReason() string { return benchv1.ReasonPoolerUnavailable }
+
+func (p pooler) VerifiesServer() bool { return p.settings().ServerTLS == benchv1.ServerTLSVerifyFull }
+
+func (p pooler) Peers() ([]Peer, error) {
+	switch {
+	case p.settings().Placement == benchv1.PoolerSidecar:
+		return nil, nil
+	case p.cnpg():
+		return p.cnpgPeers(), nil
+	}
+	var peers []Peer
+	if p.settings().ClientTLS == benchv1.ClientTLSRequire {
+		peers = append(peers, p.tlsPeer())
+	}
+	return append(peers,
+		Peer{Object: p.service()},
+		Peer{Object: p.deployment(), Ready: deploymentReady("the pooler"), Created: func() (string, string) {
+			return "PoolerCreated", fmt.Sprintf("Started PgBouncer %s for transport %s", p.name(), p.c.Spec.Name)
+		}},
+	), nil
+}
+
+// tlsPeer is the certificate the pooler presents to clients, in a Secret of the pooler's name:
+// issued by spec.tls.issuerRef when the benchmark has one, else by a CA made for this pooler alone
+// (its ca.crt is kept for clients that want to verify it).
+func (p pooler) tlsPeer() Peer {
+	tb := p.c.Benchmark
+	if tb.Spec.TLS != nil {
+		cert := specs.Certificate(tb, p.name(), PoolerComponent, p.c.Spec.Name, p.hosts())
+		return CertificatePeer(tb, cert, p.c.CertificateWait)
+	}
+	secret := &corev1.Secret{ObjectMeta: p.meta(p.name()), Type: corev1.SecretTypeTLS}
+	return Peer{Object: secret, Generate: func() error {
+		ca, err := pki.NewCA(p.name()+" CA", poolerCertValidity)
+		if err != nil {
+			return err
+		}
+		cert, err := ca.Issue(p.name(), p.hosts(), poolerCertValidity)
+		if err != nil {
+			return err
+		}
+		secret.Data = map[string][]byte{corev1.TLSCertKey: cert.CertPEM, corev1.TLSPrivateKeyKey: cert.KeyPEM, "ca.crt": ca.CertPEM}
+		return nil
+	}}
+}
+
+// hosts are the names the pooler's certificate is valid for: its Service's.
+func (p pooler) hosts() []string {
+	return []string{p.name(), fmt.Sprintf("%s.%s", p.name(), p.c.Benchmark.Namespace), p.host(), p.host() + ".cluster.local"}
+}
+
+func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
+	s := p.settings()
+	run.Pooler = runspec.PoolerPgBouncer
+	switch {
+	case s.Placement == benchv1.PoolerSidecar:
+		pod := libpq(p.c.Server, "127.0.0.1", PoolerListenPort, string(s.ClientTLS))
+		pb := p.pgbouncer("127.0.0.1", pgbouncer.AuthTrust)
+		image, pullPolicy := specs.RunnerImage(p.c.Benchmark, p.c.Defaults)
+		c := pb.container(image, pullPolicy)
+		c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+		c.StartupProbe = specs.StartupProbe(PoolerListenPort)
+		pod.Sidecars = append(pod.Sidecars, c)
+		pod.Volumes = append(pod.Volumes, pb.volumes...)
+		return pod, nil
+	case p.cnpg():
+		run.Pooler = runspec.PoolerOpaque
+		run.PoolerMetrics = net.JoinHostPort(fmt.Sprintf("%s.%s.svc", p.cnpgMetricsServiceName(), p.c.Benchmark.Namespace),
+			strconv.Itoa(pgbouncer.CNPGExporterPort))
+	}
+	return libpq(p.c.Server, p.host(), PoolerServicePort, string(s.ClientTLS)), nil
+}
+
+// Record keeps both hops of the pooler: how each side authenticates (from the pooler's
+// configuration), the TLS each negotiated (measured by the runner and by the server), and the
+// pooler's own counters when the runner could read them.
+func (p pooler) Record(rep *report.Report, res *benchv1.TransportResult) {
+	s := p.settings()
+	out := &benchv1.PoolerResult{
+		Implementation: "PgBouncer", Placement: s.Placement, PoolMode: s.PoolMode,
+		ClientHop: benchv1.Hop{Auth: "scram-sha-256", TLS: "none"},
+		ServerHop: benchv1.Hop{Auth: "password", TLS: "none"},
+	}
+	switch {
+	case s.Placement == benchv1.PoolerSidecar:
+		out.ClientHop.Auth = "trust"
+	case p.cnpg():
+		// CloudNativePG's PgBouncer looks passwords up with auth_query and logs into the server
+		// with the user's own SCRAM secret.
+		out.Implementation = "CloudNativePG Pooler"
+		out.ClientHop.Auth = "scram-sha-256 (auth_query)"
+	}
+	if rp := rep.Pooler; rp != nil {
+		if rp.ClientTLS != nil {
+			out.ClientHop.TLS = rp.ClientTLS.Version + "/" + rp.ClientTLS.Cipher
+		}
+		if rp.Counted {
+			tx, servers := rp.Transactions, int32(rp.ServerConnections)
+			out.Transactions, out.ServerConnections = &tx, &servers
+		}
+	}
+	// pg_stat_ssl describes the server's end of the pooler's connection.
+	if rep.TLS != nil {
+		out.ServerHop.TLS = rep.TLS.Version + "/" + rep.TLS.Cipher
+	}
+	res.Pooler = out
+}
+
+// ownPgBouncer is one of the operator's own PgBouncers: its settings (the user comes from the
 // credentials Secret at start) and what its container mounts.
-type PgBouncer struct {
-	Config pgbouncer.Config
-	// Env passes the credentials by reference.
-	Env     []corev1.EnvVar
-	Volumes []corev1.Volume
-	Mounts  []corev1.VolumeMount
+type ownPgBouncer struct {
+	config  pgbouncer.Config
+	env     []corev1.EnvVar
+	volumes []corev1.Volume
+	mounts  []corev1.VolumeMount
 }
 
-// Args are the container's arguments: `tunnelbench-runner pgbouncer` and the settings.
-func (p PgBouncer) Args() []string {
-	return append([]string{"pgbouncer"}, p.Config.Args()...)
-}
-
-// poolerConnection reaches the server through PgBouncer: the shared one behind its Service, or a
-// sidecar on the pod's loopback. libpq's sslmode is the client hop's TLS.
-func poolerConnection(server Server, t benchv1.TransportSpec, ep PoolerEndpoint) Connection {
-	p := t.EffectivePooler()
-	c := base(server, p.ClientTLS)
-	host, port := ep.Host, PoolerServicePort
-	c.PoolerKind = runner.PoolerPgBouncer
-	if p.Placement == benchv1.PoolerSidecar {
-		host, port = "127.0.0.1", PoolerListenPort
-		sidecar := ownPgBouncer(server, p, "127.0.0.1", pgbouncer.AuthTrust)
-		c.Sidecar = &sidecar
-	} else if ep.CNPG {
-		c.PoolerKind = runner.PoolerOpaque
-		if ep.MetricsHost != "" {
-			c.PoolerMetrics = fmt.Sprintf("%s:%d", ep.MetricsHost, pgbouncer.CNPGExporterPort)
-		}
+// pgbouncer is the operator's PgBouncer listening on listen, with the server, the pool and the
+// server hop's TLS from the spec.
+func (p pooler) pgbouncer(listen, clientAuth string) ownPgBouncer {
+	s, server := p.settings(), p.c.Server
+	pb := ownPgBouncer{
+		config: pgbouncer.Config{
+			ListenAddr: listen, ListenPort: PoolerListenPort, ServerHost: server.Host, ServerPort: int(server.Port),
+			ClientAuth: clientAuth, PoolMode: string(s.PoolMode), PoolSize: int(s.PoolSize),
+			MaxClientConn: int(s.MaxClientConnections), ServerTLSMode: string(s.ServerTLS),
+		},
+		env: []corev1.EnvVar{
+			specs.SecretEnv("PGUSER", server.CredentialsSecret, server.UsernameKey),
+			specs.SecretEnv("PGPASSWORD", server.CredentialsSecret, server.PasswordKey),
+		},
 	}
-	for i, e := range c.Env {
-		switch e.Name {
-		case "PGHOST":
-			c.Env[i].Value = host
-		case "PGPORT":
-			c.Env[i].Value = strconv.Itoa(port)
-		}
+	if p.VerifiesServer() && server.CASecret != "" {
+		pb.config.ServerCAFile = mountServerCA(&pb.volumes, &pb.mounts, server, "pooler-server-ca", PoolerServerCADir)
 	}
-	return c
+	return pb
 }
 
-// ServicePgBouncer is the shared PgBouncer of a pooler transport placed as a service: every client
-// logs in with SCRAM, over TLS when clientTLS is require (certificate from tlsSecret).
-func ServicePgBouncer(server Server, t benchv1.TransportSpec, tlsSecret string) PgBouncer {
-	p := t.EffectivePooler()
-	pb := ownPgBouncer(server, p, "0.0.0.0", pgbouncer.AuthSCRAM)
-	if p.ClientTLS == "require" {
-		pb.Config.ClientTLSCertFile = PoolerTLSDir + "/" + corev1.TLSCertKey
-		pb.Config.ClientTLSKeyFile = PoolerTLSDir + "/" + corev1.TLSPrivateKeyKey
-		pb.Volumes = append(pb.Volumes, secretVolume("pooler-tls", tlsSecret,
+// container runs `tunnelbench-runner pgbouncer`, which writes PgBouncer's configuration into the
+// pod's memory-backed /tmp and becomes PgBouncer.
+func (pb ownPgBouncer) container(image string, pullPolicy corev1.PullPolicy) corev1.Container {
+	return corev1.Container{
+		Name: "pgbouncer", Image: image, ImagePullPolicy: pullPolicy,
+		Command: []string{"tunnelbench-runner"},
+		Args:    append([]string{"pgbouncer"}, pb.config.Args()...),
+		Env:     append([]corev1.EnvVar{{Name: "HOME", Value: runspec.TmpMountPath}}, pb.env...),
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
+		SecurityContext: specs.RestrictedContainerSecurity(),
+		VolumeMounts:    append([]corev1.VolumeMount{{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath}}, pb.mounts...),
+	}
+}
+
+// service exposes the operator's PgBouncer on PostgreSQL's port.
+func (p pooler) service() *corev1.Service {
+	meta := p.meta(p.name())
+	return &corev1.Service{
+		ObjectMeta: meta,
+		Spec: corev1.ServiceSpec{
+			Selector: meta.Labels,
+			Ports: []corev1.ServicePort{{Name: "pgbouncer", Port: PoolerServicePort,
+				TargetPort: intstr.FromInt32(PoolerListenPort), Protocol: corev1.ProtocolTCP}},
+		},
+	}
+}
+
+// deployment runs the operator's PgBouncer next to the server, as the gateway does: every client
+// logs in with SCRAM, over TLS when clientTLS is require.
+func (p pooler) deployment() *appsv1.Deployment {
+	pb := p.pgbouncer("0.0.0.0", pgbouncer.AuthSCRAM)
+	if p.settings().ClientTLS == benchv1.ClientTLSRequire {
+		pb.config.ClientTLSCertFile = PoolerTLSDir + "/" + corev1.TLSCertKey
+		pb.config.ClientTLSKeyFile = PoolerTLSDir + "/" + corev1.TLSPrivateKeyKey
+		pb.volumes = append(pb.volumes, specs.SecretVolume("pooler-tls", p.name(),
 			corev1.KeyToPath{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey},
 			corev1.KeyToPath{Key: corev1.TLSPrivateKeyKey, Path: corev1.TLSPrivateKeyKey}))
-		pb.Mounts = append(pb.Mounts, corev1.VolumeMount{Name: "pooler-tls", MountPath: PoolerTLSDir, ReadOnly: true})
+		pb.mounts = append(pb.mounts, corev1.VolumeMount{Name: "pooler-tls", MountPath: PoolerTLSDir, ReadOnly: true})
 	}
-	return pb
+	image, pullPolicy := specs.RunnerImage(p.c.Benchmark, p.c.Defaults)
+	c := pb.container(image, pullPolicy)
+	c.Ports = []corev1.ContainerPort{{Name: "pgbouncer", ContainerPort: PoolerListenPort}}
+	c.ReadinessProbe = specs.TCPReadiness(PoolerListenPort)
+	return specs.ServerSideDeployment(p.c.Benchmark, p.meta(p.name()), c, pb.volumes...)
 }
 
-// ownPgBouncer is the part of the operator's PgBouncer that does not depend on its placement: the
-// server, the pool and the server hop's TLS.
-func ownPgBouncer(server Server, p benchv1.PoolerTransport, listen, clientAuth string) PgBouncer {
-	pb := PgBouncer{
-		Config: pgbouncer.Config{
-			ListenAddr: listen, ListenPort: PoolerListenPort, ServerHost: server.Host, ServerPort: int(server.Port),
-			ClientAuth: clientAuth, PoolMode: p.PoolMode, PoolSize: int(p.PoolSize), MaxClientConn: int(p.MaxClientConnections),
-			ServerTLSMode: p.ServerTLS,
-		},
-		Env: []corev1.EnvVar{
-			secretEnv("PGUSER", server.CredentialsSecret, server.UsernameKey),
-			secretEnv("PGPASSWORD", server.CredentialsSecret, server.PasswordKey),
-		},
+// cnpgPeers are a CloudNativePG Pooler and a headless Service over its pods (CloudNativePG labels
+// them cnpg.io/poolerName), so that the runner can read each pod's PgBouncer exporter: the
+// pooler's evidence, since its admin console is not open to the application's user. The Pooler is
+// ready when the Deployment CloudNativePG makes for it (named like the Pooler) is available.
+func (p pooler) cnpgPeers() []Peer {
+	return []Peer{
+		{Object: p.cnpgMetricsService()},
+		{Object: p.cnpgPooler(),
+			NotInstalled: "CloudNativePG's Pooler kind is not installed in this cluster: install CloudNativePG, " +
+				"or use pooler.placement sidecar",
+			Created: func() (string, string) {
+				return "PoolerCreated", fmt.Sprintf("Created CloudNativePG Pooler %s for transport %s", p.name(), p.c.Spec.Name)
+			},
+			Ready: func(ctx context.Context, c Cluster, _ client.Object) (bool, string, error) {
+				dep := &appsv1.Deployment{}
+				if err := c.Get(ctx, p.name(), dep); err != nil {
+					return false, "", client.IgnoreNotFound(err)
+				}
+				return dep.Status.AvailableReplicas >= 1, "", nil
+			}},
 	}
-	if p.ServerTLS == "verify-full" && server.CASecret != "" {
-		pb.Config.ServerCAFile = PoolerServerCADir + "/ca.crt"
-		pb.Volumes = append(pb.Volumes, secretVolume("pooler-server-ca", server.CASecret,
-			corev1.KeyToPath{Key: server.CAKey, Path: "ca.crt"}))
-		pb.Mounts = append(pb.Mounts, corev1.VolumeMount{Name: "pooler-server-ca", MountPath: PoolerServerCADir, ReadOnly: true})
-	}
-	return pb
 }
 
-// PoolerHosts are the names the pooler's client certificate is valid for: its Service's.
-func PoolerHosts(ep PoolerEndpoint, namespace string) []string {
-	return []string{ep.Name, fmt.Sprintf("%s.%s", ep.Name, namespace), ep.Host, ep.Host + ".cluster.local"}
+// cnpgPooler is CloudNativePG's Pooler against the benchmark's CloudNativePG server: CloudNativePG
+// runs PgBouncer with its own authentication (auth_query with a client certificate) and TLS to the
+// server; the benchmark sets the pool.
+func (p pooler) cnpgPooler() *unstructured.Unstructured {
+	s := p.settings()
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{
+			"cluster":   map[string]any{"name": p.c.Benchmark.Spec.Server.CNPGClusterName(p.c.Benchmark)},
+			"instances": int64(1),
+			"type":      "rw",
+			"pgbouncer": map[string]any{
+				"poolMode": string(s.PoolMode),
+				"parameters": map[string]any{
+					"default_pool_size": strconv.Itoa(int(s.PoolSize)),
+					"max_client_conn":   strconv.Itoa(int(s.MaxClientConnections)),
+				},
+			},
+		},
+	}}
+	u.SetGroupVersionKind(CNPGPoolerGVK)
+	specs.SetMeta(u, p.meta(p.name()))
+	return u
+}
+
+// cnpgMetricsServiceName is the headless Service of a CloudNativePG Pooler's exporters.
+func (p pooler) cnpgMetricsServiceName() string {
+	return p.c.Benchmark.PoolerMetricsName(p.c.Spec.Name)
+}
+
+func (p pooler) cnpgMetricsService() *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: p.meta(p.cnpgMetricsServiceName()),
+		Spec: corev1.ServiceSpec{
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  map[string]string{"cnpg.io/poolerName": p.name()},
+			Ports: []corev1.ServicePort{{Name: "metrics", Port: pgbouncer.CNPGExporterPort,
+				TargetPort: intstr.FromInt32(pgbouncer.CNPGExporterPort), Protocol: corev1.ProtocolTCP}},
+		},
+	}
 }

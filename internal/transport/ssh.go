@@ -2,102 +2,182 @@ package transport
 
 import (
 	"fmt"
-	"strconv"
-	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
 
-// Paths and ports of the ssh transport inside the runner pod.
-const (
-	// TunnelBasePort is the loopback port of the first tunnel; tunnel i listens on base+i.
-	TunnelBasePort = 15432
-	// SSHClientDir holds the client key and the pinned known_hosts.
-	SSHClientDir = "/etc/tunnelbench/ssh"
-	// SSHLogDir is shared by the tunnel sidecars (which write ssh's -v log) and the runner (which
-	// reads the negotiated algorithms and the reason a tunnel died).
-	SSHLogDir = "/run/tunnelbench/ssh"
-)
+func init() { Register(benchv1.TransportSSH, func(c Context) Transport { return sshTransport{c: c} }) }
 
-// Tunnels is what the ssh transport adds to a runner pod: one ssh sidecar per tunnel.
-type Tunnels struct {
-	Count int
-	// Secret holds the key material (sshkeys); each pod mounts only its part.
-	Secret string
-	// Gateway is the sshd's host name; Target the server's host:port, as the gateway sees it.
-	Gateway     string
-	GatewayPort int
-	Target      string
-	Cipher      string
-	MAC         string
-	Compression bool
-	KeepAlive   time.Duration
+// GatewayComponent is the component label of the SSH gateway.
+const GatewayComponent = "ssh-gateway"
+
+// gatewayKeyDir is where the gateway mounts its host key and authorized_keys.
+const gatewayKeyDir = "/etc/tunnelbench/ssh-gateway"
+
+// sshTransport reaches the server through SSH tunnels: an sshd gateway next to the server, shared
+// by the benchmark's ssh transports, and one `ssh -N -L` native sidecar per tunnel next to
+// pgbench, which connects to the tunnels' loopback ends. The gateway forwards to the server's host
+// and port (in-cluster TCP, as in a hand-run `ssh -L` study where the tunnel ended next to the
+// database). sslmode applies inside the tunnel.
+type sshTransport struct {
+	basic
+	c Context
 }
 
-// Tunnel returns the ssh command of tunnel i.
-func (t Tunnels) Tunnel(i int) sshtunnel.Tunnel {
-	return sshtunnel.Tunnel{
-		Gateway: t.Gateway, Port: t.GatewayPort, LocalPort: TunnelBasePort + i, Target: t.Target,
-		IdentityFile: SSHClientDir + "/id_ed25519", KnownHostsFile: SSHClientDir + "/known_hosts",
-		LogFile: fmt.Sprintf("%s/tunnel-%d.log", SSHLogDir, i), Compression: t.Compression,
-		Cipher: t.Cipher, MAC: t.MAC, KeepAlive: t.KeepAlive,
-	}
+// gatewayHost is the gateway Service's DNS name.
+func gatewayHost(tb *benchv1.TunnelBenchmark) string {
+	return fmt.Sprintf("%s.%s.svc", tb.GatewayName(), tb.Namespace)
 }
 
-// SSHGateway is the gateway a benchmark's ssh transports share.
-type SSHGateway struct {
-	// Name of its Deployment, Service and key Secret.
-	Name string
-	// Host is the Service's DNS name.
-	Host string
+func (s sshTransport) target() string { return fmt.Sprintf("%s:%d", s.c.Server.Host, s.c.Server.Port) }
+
+// Peers are the gateway's key Secret, Service and sshd Deployment. Keys are generated once: an
+// existing Secret is kept, so a restarted operator never swaps the keys under running tunnels.
+// The gateway serves the whole benchmark (no transport label): it goes when the benchmark ends.
+func (s sshTransport) Peers() ([]Peer, error) {
+	tb := s.c.Benchmark
+	secret := &corev1.Secret{ObjectMeta: specs.OwnedMeta(tb, tb.GatewayName(), GatewayComponent, ""), Type: corev1.SecretTypeOpaque}
+	// The fingerprint is reported only for keys this pass stored: an existing Secret wins.
+	fingerprint := "kept from an earlier pass"
+	return []Peer{
+		{Object: secret, Generate: func() error {
+			m, err := sshkeys.Generate([]string{fmt.Sprintf("%s:%d", gatewayHost(tb), sshtunnel.GatewayPort)})
+			if err != nil {
+				return err
+			}
+			secret.Data, fingerprint = m.SecretData(), m.HostFingerprint
+			return nil
+		}},
+		{Object: gatewayService(tb)},
+		{Object: gatewayDeployment(tb, s.target(), s.c.Defaults), Ready: deploymentReady("the SSH gateway"),
+			Created: func() (string, string) {
+				return "GatewayCreated", fmt.Sprintf("Started SSH gateway %s (host key %s)", tb.GatewayName(), fingerprint)
+			}},
+	}, nil
 }
 
-// sshConnection reaches the server through tunnels: pgbench connects to the tunnels' loopback
-// ends, and the gateway forwards to the server's host and port (in-cluster TCP, as in a hand-run
-// `ssh -L` study where the tunnel ended next to the database). sslmode applies inside the tunnel.
-func sshConnection(server Server, t benchv1.TransportSpec, gw SSHGateway) Connection {
-	spec := t.SSH
-	if spec == nil {
-		spec = &benchv1.SSHTransport{}
+func (s sshTransport) VerifiesServer() bool {
+	return s.c.Spec.EffectiveSSH().SSLMode == "verify-ca"
+}
+
+func (s sshTransport) Pod(run *runspec.Run) (specs.Pod, error) {
+	spec := s.c.Spec.EffectiveSSH()
+	tb := s.c.Benchmark
+	p := libpq(s.c.Server, "127.0.0.1", runspec.TunnelBasePort, spec.SSLMode)
+	if s.VerifiesServer() {
+		withServerCA(&p, s.c.Server)
 	}
-	sslMode := spec.SSLMode
-	if sslMode == "" {
-		sslMode = "disable"
-	}
-	c := base(server, sslMode)
-	for i, e := range c.Env {
-		switch e.Name {
-		case "PGHOST":
-			c.Env[i].Value = "127.0.0.1"
-		case "PGPORT":
-			c.Env[i].Value = strconv.Itoa(TunnelBasePort)
-		}
-	}
-	if sslMode == "verify-ca" && server.CASecret != "" {
-		c.Volumes = append(c.Volumes, secretVolume("server-ca", server.CASecret,
-			corev1.KeyToPath{Key: server.CAKey, Path: "ca.crt"}))
-		c.Mounts = append(c.Mounts, corev1.VolumeMount{Name: "server-ca", MountPath: CADir, ReadOnly: true})
-		c.Env = append(c.Env, corev1.EnvVar{Name: "PGSSLROOTCERT", Value: CADir + "/ca.crt"})
-	}
-	c.Volumes = append(c.Volumes,
-		secretVolume("ssh-client", gw.Name,
-			corev1.KeyToPath{Key: "id_ed25519", Path: "id_ed25519"},
-			corev1.KeyToPath{Key: "known_hosts", Path: "known_hosts"}),
+	p.Volumes = append(p.Volumes,
+		specs.SecretVolume("ssh-client", tb.GatewayName(),
+			corev1.KeyToPath{Key: sshkeys.ClientKey, Path: sshkeys.ClientKey},
+			corev1.KeyToPath{Key: sshkeys.KnownHosts, Path: sshkeys.KnownHosts}),
 		corev1.Volume{Name: "ssh-logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-	c.Mounts = append(c.Mounts,
-		corev1.VolumeMount{Name: "ssh-client", MountPath: SSHClientDir, ReadOnly: true},
-		corev1.VolumeMount{Name: "ssh-logs", MountPath: SSHLogDir})
-	keepAlive := 10 * time.Second
-	if spec.KeepAliveInterval != nil {
-		keepAlive = spec.KeepAliveInterval.Duration
+	p.Mounts = append(p.Mounts,
+		corev1.VolumeMount{Name: "ssh-client", MountPath: runspec.SSHClientDir, ReadOnly: true},
+		corev1.VolumeMount{Name: "ssh-logs", MountPath: runspec.SSHLogDir})
+	image, pullPolicy := specs.RunnerImage(tb, s.c.Defaults)
+	for i := 0; i < int(spec.Tunnels); i++ {
+		p.Sidecars = append(p.Sidecars, tunnelSidecar(i, s.tunnel(i, spec), image, pullPolicy))
 	}
-	c.Tunnels = &Tunnels{
-		Count: spec.EffectiveTunnels(), Secret: gw.Name, Gateway: gw.Host, GatewayPort: sshtunnel.GatewayPort,
-		Target: fmt.Sprintf("%s:%d", server.Host, server.Port), Cipher: spec.Cipher, MAC: spec.MAC,
-		Compression: spec.Compression, KeepAlive: keepAlive,
+	run.Tunnels, run.TunnelPort, run.SSHLogDir = int(spec.Tunnels), runspec.TunnelBasePort, runspec.SSHLogDir
+	return p, nil
+}
+
+// tunnel is the ssh command of tunnel i.
+func (s sshTransport) tunnel(i int, spec benchv1.SSHTransport) sshtunnel.Tunnel {
+	return sshtunnel.Tunnel{
+		Gateway: gatewayHost(s.c.Benchmark), Port: sshtunnel.GatewayPort, LocalPort: runspec.TunnelBasePort + i,
+		Target:       s.target(),
+		IdentityFile: runspec.SSHClientDir + "/" + sshkeys.ClientKey, KnownHostsFile: runspec.SSHClientDir + "/" + sshkeys.KnownHosts,
+		LogFile: runspec.TunnelLogFile(runspec.SSHLogDir, i), Compression: spec.Compression,
+		Cipher: spec.Cipher, MAC: spec.MAC, KeepAlive: spec.KeepAliveInterval.Duration,
 	}
-	return c
+}
+
+// FailureReason: a gateway that cannot start leaves every tunnel down.
+func (sshTransport) FailureReason() string { return benchv1.ReasonTunnelDown }
+
+// Record keeps what the tunnels negotiated, from ssh's own log, and the per-tunnel figures.
+func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
+	if rep.SSH != nil {
+		out.SSH = &benchv1.NegotiatedSSH{Cipher: rep.SSH.Cipher, MAC: rep.SSH.MAC, Compression: rep.SSH.Compression}
+	}
+	for _, tn := range rep.Tunnels {
+		out.Tunnels = append(out.Tunnels, benchv1.TunnelResult{Tunnel: int32(tn.Index), TPS: tn.TPS,
+			LatencyAvgMs: tn.LatencyAvgMs, Transactions: tn.Transactions, FailedTransactions: tn.Failed})
+	}
+}
+
+// tunnelSidecar is one `ssh -N -L` as a native sidecar (an init container that keeps running).
+// Its startup probe holds pgbench back until the forward accepts connections; the kubelet stops
+// it once pgbench has ended, so the Job still completes.
+func tunnelSidecar(i int, tn sshtunnel.Tunnel, image string, pullPolicy corev1.PullPolicy) corev1.Container {
+	return corev1.Container{
+		Name: fmt.Sprintf("tunnel-%d", i), Image: image, ImagePullPolicy: pullPolicy,
+		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+		Command:       []string{"ssh"},
+		Args:          tn.SSHArgs(),
+		Env:           []corev1.EnvVar{{Name: "HOME", Value: runspec.TmpMountPath}},
+		StartupProbe:  specs.StartupProbe(tn.LocalPort),
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
+		SecurityContext: specs.RestrictedContainerSecurity(),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath},
+			{Name: "ssh-client", MountPath: runspec.SSHClientDir, ReadOnly: true},
+			{Name: "ssh-logs", MountPath: runspec.SSHLogDir},
+		},
+	}
+}
+
+// gatewayService exposes the gateway's sshd.
+func gatewayService(tb *benchv1.TunnelBenchmark) *corev1.Service {
+	meta := specs.OwnedMeta(tb, tb.GatewayName(), GatewayComponent, "")
+	return &corev1.Service{
+		ObjectMeta: meta,
+		Spec: corev1.ServiceSpec{
+			Selector: meta.Labels,
+			Ports: []corev1.ServicePort{{Name: "ssh", Port: sshtunnel.GatewayPort,
+				TargetPort: intstr.FromInt32(sshtunnel.GatewayPort), Protocol: corev1.ProtocolTCP}},
+		},
+	}
+}
+
+// gatewayDeployment runs OpenSSH's sshd, unprivileged and hardened (sshtunnel.Gateway), next to
+// the server: the only destination it forwards to is target.
+func gatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults specs.RunnerDefaults) *appsv1.Deployment {
+	image, pullPolicy := specs.RunnerImage(tb, defaults)
+	gw := sshtunnel.Gateway{
+		HostKeyFile: gatewayKeyDir + "/" + sshkeys.HostKey, AuthorizedKeysFile: gatewayKeyDir + "/" + sshkeys.AuthorizedKeys,
+		PermitOpen: target, Port: sshtunnel.GatewayPort,
+	}
+	sshd := corev1.Container{
+		Name: "sshd", Image: image, ImagePullPolicy: pullPolicy,
+		Command:        []string{"/usr/sbin/sshd"},
+		Args:           gw.SSHDArgs(),
+		Ports:          []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}},
+		ReadinessProbe: specs.TCPReadiness(sshtunnel.GatewayPort),
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
+		SecurityContext: specs.RestrictedContainerSecurity(),
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: "keys", MountPath: gatewayKeyDir, ReadOnly: true},
+			{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath},
+		},
+	}
+	keys := specs.SecretVolume("keys", tb.GatewayName(),
+		corev1.KeyToPath{Key: sshkeys.HostKey, Path: sshkeys.HostKey},
+		corev1.KeyToPath{Key: sshkeys.AuthorizedKeys, Path: sshkeys.AuthorizedKeys})
+	return specs.ServerSideDeployment(tb, specs.OwnedMeta(tb, tb.GatewayName(), GatewayComponent, ""), sshd, keys)
 }

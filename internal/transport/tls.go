@@ -1,37 +1,77 @@
 package transport
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
-// tlsConnection is TCP with TLS. The server's CA is mounted only for the verifying modes: with a
-// root certificate present, libpq's sslmode=require quietly behaves like verify-ca.
-func tlsConnection(server Server, t benchv1.TransportSpec, issuedClientCert string) Connection {
-	mode := t.EffectiveSSLMode()
-	c := base(server, string(mode))
-	if mode != benchv1.SSLModeRequire && server.CASecret != "" {
-		c.Volumes = append(c.Volumes, secretVolume("server-ca", server.CASecret,
-			corev1.KeyToPath{Key: server.CAKey, Path: "ca.crt"}))
-		c.Mounts = append(c.Mounts, corev1.VolumeMount{Name: "server-ca", MountPath: CADir, ReadOnly: true})
-		c.Env = append(c.Env, corev1.EnvVar{Name: "PGSSLROOTCERT", Value: CADir + "/ca.crt"})
+func init() { Register(benchv1.TransportTLS, func(c Context) Transport { return tlsTransport{c: c} }) }
+
+// tlsTransport is TCP with TLS, optionally presenting a client certificate: one the user stored
+// (tls.clientCertSecret) or one spec.tls.issuerRef issues for the benchmark (tls.clientCertificate).
+type tlsTransport struct {
+	basic
+	c Context
+}
+
+func (t tlsTransport) settings() benchv1.TLSTransport {
+	if t.c.Spec.TLS == nil {
+		return benchv1.TLSTransport{}
+	}
+	return *t.c.Spec.TLS
+}
+
+func (t tlsTransport) Peers() ([]Peer, error) {
+	cc := t.settings().ClientCertificate
+	if cc == nil {
+		return nil, nil
+	}
+	tb := t.c.Benchmark
+	cert := specs.ClientCertificate(tb, t.c.Spec.Name, cc.CommonName)
+	return []Peer{CertificatePeer(tb, cert, t.c.CertificateWait)}, nil
+}
+
+func (tlsTransport) FailureReason() string { return benchv1.ReasonCertificateNotReady }
+
+// VerifiesServer: the CA is mounted only for the verifying modes, since with a root certificate
+// present libpq's sslmode=require quietly behaves like verify-ca.
+func (t tlsTransport) VerifiesServer() bool {
+	return t.c.Spec.EffectiveSSLMode() != benchv1.SSLModeRequire
+}
+
+func (t tlsTransport) UserSecrets() []SecretRef {
+	if ref := t.settings().ClientCertSecret; ref != nil {
+		return []SecretRef{{Name: ref.Name, What: fmt.Sprintf("transport %s's client certificate", t.c.Spec.Name),
+			Keys: []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey}}}
+	}
+	return nil
+}
+
+func (t tlsTransport) Pod(*runspec.Run) (specs.Pod, error) {
+	p := toServer(t.c.Server, string(t.c.Spec.EffectiveSSLMode()))
+	if t.VerifiesServer() {
+		withServerCA(&p, t.c.Server)
 	}
 	clientCert := ""
-	switch {
-	case t.TLS != nil && t.TLS.ClientCertSecret != nil:
-		clientCert = t.TLS.ClientCertSecret.Name
-	case t.TLS != nil && t.TLS.ClientCertificate != nil:
-		clientCert = issuedClientCert
+	switch s := t.settings(); {
+	case s.ClientCertSecret != nil:
+		clientCert = s.ClientCertSecret.Name
+	case s.ClientCertificate != nil:
+		clientCert = t.c.Benchmark.ClientCertificateName(t.c.Spec.Name)
 	}
 	if clientCert != "" {
-		c.Volumes = append(c.Volumes, secretVolume("client-cert", clientCert,
+		p.Volumes = append(p.Volumes, specs.SecretVolume("client-cert", clientCert,
 			corev1.KeyToPath{Key: corev1.TLSCertKey, Path: "tls.crt"},
 			corev1.KeyToPath{Key: corev1.TLSPrivateKeyKey, Path: "tls.key"}))
-		c.Mounts = append(c.Mounts, corev1.VolumeMount{Name: "client-cert", MountPath: ClientCertDir, ReadOnly: true})
-		c.Env = append(c.Env,
+		p.Mounts = append(p.Mounts, corev1.VolumeMount{Name: "client-cert", MountPath: ClientCertDir, ReadOnly: true})
+		p.Env = append(p.Env,
 			corev1.EnvVar{Name: "PGSSLCERT", Value: ClientCertDir + "/tls.crt"},
 			corev1.EnvVar{Name: "PGSSLKEY", Value: ClientCertDir + "/tls.key"})
 	}
-	return c
+	return p, nil
 }

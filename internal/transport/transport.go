@@ -1,140 +1,141 @@
 package transport
 
 import (
+	"context"
 	"fmt"
-	"strconv"
-	"strings"
+	"sort"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
-// Server is a PostgreSQL endpoint resolved from spec.server.
-type Server struct {
-	Host     string
-	Port     int32
-	Database string
-
-	// CredentialsSecret holds the user name and password under UsernameKey and PasswordKey.
-	CredentialsSecret string
-	UsernameKey       string
-	PasswordKey       string
-
-	// CASecret, when set, holds the server's certificate authority under CAKey.
-	CASecret string
-	CAKey    string
+// Transport is one kind of path between pgbench and the server. The reconciler drives every
+// transport the same way, knowing none of them: create its peers in order and wait (bounded) for
+// each, build the runner pod with what the transport adds, run the Job, and let the transport
+// record its part of the result.
+type Transport interface {
+	// Peers are the objects the transport connects through (an SSH gateway, a pooler, a
+	// certificate), in the order they are created: each one is awaited before the next.
+	Peers() ([]Peer, error)
+	// FailureReason is the benchmark's failure reason when a peer cannot become ready.
+	FailureReason() string
+	// Pod is what the transport adds to the runner pod: libpq's settings, volumes, sidecars. It
+	// sets its part of the runner's contract in run (tunnels, the pooler to observe).
+	Pod(run *runspec.Run) (specs.Pod, error)
+	// Record writes the transport's part of the result (what the path negotiated, the pooler's
+	// evidence) from the runner's report.
+	Record(rep *report.Report, out *benchv1.TransportResult)
+	// VerifiesServer reports whether the transport checks the server certificate, and so needs the
+	// server's CA.
+	VerifiesServer() bool
+	// UserSecrets are the Secrets the user must provide for this transport (a client certificate),
+	// checked before anything runs.
+	UserSecrets() []SecretRef
 }
 
-// Endpoint renders the server as host:port/database.
-func (s Server) Endpoint() string {
-	return fmt.Sprintf("%s:%d/%s", s.Host, s.Port, s.Database)
+// Context is what a transport is built from.
+type Context struct {
+	Benchmark *benchv1.TunnelBenchmark
+	Spec      benchv1.TransportSpec
+	Server    Server
+	// Defaults are the operator's settings of the pods it runs (the runner image serves the
+	// peers too).
+	Defaults specs.RunnerDefaults
+	// CertificateWait bounds the wait for cert-manager to issue a certificate, from its creation.
+	CertificateWait time.Duration
 }
 
-// Connection is what a runner container needs to reach the server through one transport.
-type Connection struct {
-	// SSLMode is libpq's sslmode, always explicit so that a transport never silently falls back.
-	SSLMode string
-	Env     []corev1.EnvVar
-	Volumes []corev1.Volume
-	Mounts  []corev1.VolumeMount
-	// Tunnels, for the ssh transport, are the tunnels pgbench connects through.
-	Tunnels *Tunnels
-	// PoolerKind, for the pooler transport, tells the runner what is between it and the server
-	// (runner.PoolerPgBouncer or runner.PoolerOpaque).
-	PoolerKind string
-	// PoolerMetrics, for a CloudNativePG Pooler, is host:port of its pods' exporters.
-	PoolerMetrics string
-	// Sidecar, for the pooler transport placed as a sidecar, is the PgBouncer next to pgbench.
-	Sidecar *PgBouncer
+// SecretRef is a Secret a transport reads, with the keys it needs and what it is for (messages).
+type SecretRef struct {
+	Name string
+	What string
+	Keys []string
 }
 
-// Peers are the objects a benchmark's transports connect through.
-type Peers struct {
-	// Gateway is the benchmark's SSH gateway, for ssh transports.
-	Gateway SSHGateway
-	// Pooler is the transport's shared pooler, for a pooler transport placed as a service.
-	Pooler PoolerEndpoint
-	// ClientCertSecret holds the client certificate issued for a TLS transport's
-	// tls.clientCertificate.
-	ClientCertSecret string
+// Peer is one object a transport needs next to the server. The reconciler creates it when it is
+// missing, refuses it when it exists but belongs to someone else, and waits until Ready says so.
+type Peer struct {
+	// Object is the desired object: named, labelled and owned by the benchmark (specs.OwnedMeta).
+	// Unstructured objects carry their kind.
+	Object client.Object
+	// Generate fills in content made only once, right before the object is created (keys,
+	// certificates): an existing object keeps its own.
+	Generate func() error
+	// Ready reads the stored object; nil means ready as soon as it exists.
+	Ready Readiness
+	// Created, when set, is the event to record when this pass created the object.
+	Created func() (reason, note string)
+	// NotInstalled is the problem to report when the object's kind is unknown to the cluster.
+	NotInstalled string
 }
 
-// Paths inside the runner container where Secrets are mounted.
-const (
-	CADir         = "/etc/tunnelbench/server-ca"
-	ClientCertDir = "/etc/tunnelbench/client-cert"
-	// connectTimeoutSeconds bounds each libpq connection attempt, so an unreachable server fails
-	// the run instead of hanging it.
-	connectTimeoutSeconds = "10"
-)
+// Readiness reports whether a stored peer is ready. problem, when set, says why it never will be
+// by itself: the benchmark fails at once with it.
+type Readiness func(ctx context.Context, c Cluster, stored client.Object) (ready bool, problem string, err error)
 
-// For returns the connection of a transport through its peers.
-func For(server Server, t benchv1.TransportSpec, peers Peers) (Connection, error) {
-	switch t.Type {
-	case benchv1.TransportDirect:
-		return direct(server), nil
-	case benchv1.TransportTLS:
-		return tlsConnection(server, t, peers.ClientCertSecret), nil
-	case benchv1.TransportSSH:
-		return sshConnection(server, t, peers.Gateway), nil
-	case benchv1.TransportPooler:
-		return poolerConnection(server, t, peers.Pooler), nil
-	default:
-		return Connection{}, fmt.Errorf("transport %q: unsupported type %q", t.Name, t.Type)
+// Cluster is what a transport may read of the cluster while it judges its peers.
+type Cluster interface {
+	// Get reads an object of the benchmark's namespace without a cache.
+	Get(ctx context.Context, name string, obj client.Object) error
+	// StuckPods describes the first pod with these labels that cannot start by itself, or "".
+	StuckPods(ctx context.Context, labels map[string]string, what string) string
+	// Now is the reconciler's clock.
+	Now() time.Time
+}
+
+// Factory builds a transport of one type.
+type Factory func(Context) Transport
+
+var registry = map[benchv1.TransportType]Factory{}
+
+// Register makes a transport type known; each transport's file calls it from init.
+func Register(t benchv1.TransportType, f Factory) {
+	if _, dup := registry[t]; dup {
+		panic(fmt.Sprintf("transport type %q registered twice", t))
 	}
+	registry[t] = f
 }
 
-// ForInit returns the connection of the `pgbench -i` run: a direct path that still uses TLS when
-// the server insists on it (sslmode=prefer), since initialization measures nothing.
-func ForInit(server Server) Connection {
-	return base(server, "prefer")
-}
-
-// base sets the settings every transport shares: endpoint, credentials and timeouts.
-func base(server Server, sslMode string) Connection {
-	return Connection{
-		SSLMode: sslMode,
-		Env: []corev1.EnvVar{
-			{Name: "PGHOST", Value: server.Host},
-			{Name: "PGPORT", Value: strconv.Itoa(int(server.Port))},
-			{Name: "PGDATABASE", Value: server.Database},
-			secretEnv("PGUSER", server.CredentialsSecret, server.UsernameKey),
-			secretEnv("PGPASSWORD", server.CredentialsSecret, server.PasswordKey),
-			{Name: "PGSSLMODE", Value: sslMode},
-			{Name: "PGCONNECT_TIMEOUT", Value: connectTimeoutSeconds},
-		},
+// Types are the registered transport types, sorted.
+func Types() []benchv1.TransportType {
+	out := make([]benchv1.TransportType, 0, len(registry))
+	for t := range registry {
+		out = append(out, t)
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }
 
-// ConnInfo renders the connection as a libpq connection string without user or password.
-func (c Connection) ConnInfo() string {
-	keys := []struct{ env, key string }{
-		{"PGHOST", "host"}, {"PGPORT", "port"}, {"PGDATABASE", "dbname"}, {"PGSSLMODE", "sslmode"},
-		{"PGSSLROOTCERT", "sslrootcert"}, {"PGSSLCERT", "sslcert"},
+// For returns the transport of c.Spec's type.
+func For(c Context) (Transport, error) {
+	f, ok := registry[c.Spec.Type]
+	if !ok {
+		return nil, fmt.Errorf("transport %q: unsupported type %q", c.Spec.Name, c.Spec.Type)
 	}
-	var parts []string
-	for _, k := range keys {
-		for _, e := range c.Env {
-			if e.Name == k.env && e.ValueFrom == nil {
-				parts = append(parts, k.key+"="+e.Value)
-			}
+	return f(c), nil
+}
+
+// VerifiesServer reports whether any transport of the benchmark checks the server certificate.
+func VerifiesServer(tb *benchv1.TunnelBenchmark, server Server) bool {
+	for _, t := range tb.Spec.Transports {
+		if tr, err := For(Context{Benchmark: tb, Spec: t, Server: server}); err == nil && tr.VerifiesServer() {
+			return true
 		}
 	}
-	return strings.Join(parts, " ")
+	return false
 }
 
-func secretEnv(name, secret, key string) corev1.EnvVar {
-	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key,
-	}}}
-}
+// basic is the part of a transport that has no peers, adds nothing to the run and records
+// nothing of its own; transports embed it and override what they do.
+type basic struct{}
 
-// secretVolume mounts selected keys of a Secret read-only. Mode 0440 with the pod's fsGroup keeps
-// private keys acceptable to libpq, which refuses key files readable by others.
-func secretVolume(name, secret string, items ...corev1.KeyToPath) corev1.Volume {
-	mode := int32(0o440)
-	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName: secret, Items: items, DefaultMode: &mode,
-	}}}
-}
+func (basic) Peers() ([]Peer, error)                          { return nil, nil }
+func (basic) FailureReason() string                           { return benchv1.ReasonJobFailed }
+func (basic) Record(*report.Report, *benchv1.TransportResult) {}
+func (basic) VerifiesServer() bool                            { return false }
+func (basic) UserSecrets() []SecretRef                        { return nil }

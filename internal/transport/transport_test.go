@@ -3,72 +3,264 @@ package transport
 import (
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
 
-func TestConnInfo(t *testing.T) {
-	s := Server{Host: "db.example", Port: 6432, Database: "bench", CredentialsSecret: "creds",
-		UsernameKey: "username", PasswordKey: "password", CASecret: "ca", CAKey: "ca.crt"}
-	tests := []struct {
-		transport benchv1.TransportSpec
-		want      string
-	}{
-		{benchv1.TransportSpec{Name: "d", Type: "direct"}, "host=db.example port=6432 dbname=bench sslmode=disable"},
-		{benchv1.TransportSpec{Name: "t", Type: "tls"},
-			"host=db.example port=6432 dbname=bench sslmode=verify-full sslrootcert=/etc/tunnelbench/server-ca/ca.crt"},
-		{benchv1.TransportSpec{Name: "r", Type: "tls", TLS: &benchv1.TLSTransport{SSLMode: "require"}},
-			"host=db.example port=6432 dbname=bench sslmode=require"},
+func forSpec(t *testing.T, tb *benchv1.TunnelBenchmark, spec benchv1.TransportSpec) Transport {
+	t.Helper()
+	tr, err := For(Context{Benchmark: tb, Spec: spec, Server: server, Defaults: defaults})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.transport.Name, func(t *testing.T) {
-			c, err := For(s, tt.transport, Peers{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := c.ConnInfo(); got != tt.want {
-				t.Errorf("ConnInfo = %q, want %q", got, tt.want)
-			}
-		})
+	return tr
+}
+
+func TestEveryAPITypeIsRegistered(t *testing.T) {
+	want := []benchv1.TransportType{benchv1.TransportDirect, benchv1.TransportPooler, benchv1.TransportSSH, benchv1.TransportTLS}
+	got := Types()
+	if len(got) != len(want) {
+		t.Fatalf("registered %v, want %v", got, want)
 	}
-	pooler := Peers{Pooler: PoolerEndpoint{Name: "b-p-pooler", Host: "b-p-pooler.ns.svc"}}
-	poolerCases := []struct {
-		name    string
-		spec    *benchv1.PoolerTransport
-		peers   Peers
-		want    string
-		kind    string
-		sidecar bool
-	}{
-		{"service", nil, pooler, "host=b-p-pooler.ns.svc port=5432 dbname=bench sslmode=disable", "pgbouncer", false},
-		{"service with TLS", &benchv1.PoolerTransport{ClientTLS: "require"}, pooler,
-			"host=b-p-pooler.ns.svc port=5432 dbname=bench sslmode=require", "pgbouncer", false},
-		{"cloudnative-pg", nil, Peers{Pooler: PoolerEndpoint{Name: "b-p-pooler", Host: "b-p-pooler.ns.svc", CNPG: true}},
-			"host=b-p-pooler.ns.svc port=5432 dbname=bench sslmode=disable", "opaque", false},
-		{"sidecar", &benchv1.PoolerTransport{Placement: "sidecar"}, pooler,
-			"host=127.0.0.1 port=6432 dbname=bench sslmode=disable", "pgbouncer", true},
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("registered %v, want %v", got, want)
+		}
 	}
-	for _, tt := range poolerCases {
-		t.Run("pooler "+tt.name, func(t *testing.T) {
-			c, err := For(s, benchv1.TransportSpec{Name: "p", Type: "pooler", Pooler: tt.spec}, tt.peers)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := c.ConnInfo(); got != tt.want {
-				t.Errorf("ConnInfo = %q, want %q", got, tt.want)
-			}
-			if c.PoolerKind != tt.kind || (c.Sidecar != nil) != tt.sidecar {
-				t.Errorf("pooler kind %q sidecar %v", c.PoolerKind, c.Sidecar != nil)
-			}
-			if c.Sidecar != nil && (c.Sidecar.Config.ClientAuth != "trust" || c.Sidecar.Config.ListenAddr != "127.0.0.1" ||
-				c.Sidecar.Config.ServerHost != "db.example" || c.Sidecar.Config.ServerPort != 6432) {
-				t.Errorf("sidecar settings %+v", c.Sidecar.Config)
-			}
-		})
-	}
-	if _, err := For(s, benchv1.TransportSpec{Name: "x", Type: "carrier-pigeon"}, Peers{}); err == nil {
+	if _, err := For(Context{Benchmark: benchmark(nil), Spec: benchv1.TransportSpec{Name: "x", Type: "carrier-pigeon"}}); err == nil {
 		t.Error("an unsupported type must be an error")
 	}
-	if got := ForInit(s).ConnInfo(); got != "host=db.example port=6432 dbname=bench sslmode=prefer" {
+}
+
+func TestConnInfo(t *testing.T) {
+	external := func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-rw", Database: "app"}}
+	}
+	tests := []struct {
+		name   string
+		mutate func(*benchv1.TunnelBenchmark)
+		spec   benchv1.TransportSpec
+		want   string
+		pooler runspec.PoolerKind
+	}{
+		{"direct", nil, benchv1.TransportSpec{Type: "direct"}, "host=pg-rw port=5432 dbname=app sslmode=disable", ""},
+		{"tls", nil, benchv1.TransportSpec{Type: "tls"},
+			"host=pg-rw port=5432 dbname=app sslmode=verify-full sslrootcert=/etc/tunnelbench/server-ca/ca.crt", ""},
+		{"tls require", nil, benchv1.TransportSpec{Type: "tls", TLS: &benchv1.TLSTransport{SSLMode: "require"}},
+			"host=pg-rw port=5432 dbname=app sslmode=require", ""},
+		{"ssh", nil, benchv1.TransportSpec{Type: "ssh"}, "host=127.0.0.1 port=15432 dbname=app sslmode=disable", ""},
+		{"own pooler", external, benchv1.TransportSpec{Type: "pooler"},
+			"host=" + benchmark(nil).PoolerName("p") + ".db.svc port=5432 dbname=app sslmode=disable", runspec.PoolerPgBouncer},
+		{"own pooler with TLS", external, benchv1.TransportSpec{Type: "pooler", Pooler: &benchv1.PoolerTransport{ClientTLS: "require"}},
+			"host=" + benchmark(nil).PoolerName("p") + ".db.svc port=5432 dbname=app sslmode=require", runspec.PoolerPgBouncer},
+		{"CloudNativePG Pooler", nil, benchv1.TransportSpec{Type: "pooler"},
+			"host=" + benchmark(nil).PoolerName("p") + ".db.svc port=5432 dbname=app sslmode=disable", runspec.PoolerOpaque},
+		{"sidecar pooler", nil, benchv1.TransportSpec{Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar"}},
+			"host=127.0.0.1 port=6432 dbname=app sslmode=disable", runspec.PoolerPgBouncer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.spec.Name = "p"
+			var run runspec.Run
+			pod, err := forSpec(t, benchmark(tt.mutate), tt.spec).Pod(&run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ConnInfo(pod.Env); got != tt.want {
+				t.Errorf("ConnInfo = %q, want %q", got, tt.want)
+			}
+			if run.Pooler != tt.pooler {
+				t.Errorf("the runner observes pooler %q, want %q", run.Pooler, tt.pooler)
+			}
+		})
+	}
+	if got := ConnInfo(ForInit(server).Env); got != "host=pg-rw port=5432 dbname=app sslmode=prefer" {
 		t.Errorf("init ConnInfo = %q", got)
+	}
+}
+
+// TestVerifiesServer: which transports need the server's CA (the Secret is then checked before
+// anything runs).
+func TestVerifiesServer(t *testing.T) {
+	tests := []struct {
+		spec benchv1.TransportSpec
+		want bool
+	}{
+		{benchv1.TransportSpec{Type: "direct"}, false},
+		{benchv1.TransportSpec{Type: "tls"}, true},
+		{benchv1.TransportSpec{Type: "tls", TLS: &benchv1.TLSTransport{SSLMode: "require"}}, false},
+		{benchv1.TransportSpec{Type: "tls", TLS: &benchv1.TLSTransport{SSLMode: "verify-ca"}}, true},
+		{benchv1.TransportSpec{Type: "ssh"}, false},
+		{benchv1.TransportSpec{Type: "ssh", SSH: &benchv1.SSHTransport{SSLMode: "require"}}, false},
+		{benchv1.TransportSpec{Type: "ssh", SSH: &benchv1.SSHTransport{SSLMode: "verify-ca"}}, true},
+		{benchv1.TransportSpec{Type: "pooler"}, false},
+		{benchv1.TransportSpec{Type: "pooler", Pooler: &benchv1.PoolerTransport{ServerTLS: "verify-full"}}, true},
+	}
+	for _, tt := range tests {
+		tt.spec.Name = "x"
+		if got := forSpec(t, benchmark(nil), tt.spec).VerifiesServer(); got != tt.want {
+			t.Errorf("%s %+v %+v %+v: VerifiesServer = %v, want %v", tt.spec.Type, tt.spec.TLS, tt.spec.SSH, tt.spec.Pooler, got, tt.want)
+		}
+	}
+	tb := benchmark(func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.Transports = []benchv1.TransportSpec{{Name: "d", Type: "direct"}, {Name: "t", Type: "tls"}}
+	})
+	if !VerifiesServer(tb, server) {
+		t.Error("a benchmark with a verifying transport needs the CA")
+	}
+}
+
+// TestPeers: what each transport makes next to the server, in order, with its labels: a peer that
+// serves one transport carries its transport label (removed when its run ends), the gateway several
+// transports share does not.
+func TestPeers(t *testing.T) {
+	external := func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-rw", Database: "app"}}
+	}
+	issuer := func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.TLS = &benchv1.BenchmarkTLS{IssuerRef: benchv1.IssuerReference{Name: "ca", Kind: "ClusterIssuer"}}
+	}
+	tests := []struct {
+		name      string
+		mutate    func(*benchv1.TunnelBenchmark)
+		spec      benchv1.TransportSpec
+		kinds     []string
+		transport string
+		reason    string
+	}{
+		{"direct", nil, benchv1.TransportSpec{Type: "direct"}, nil, "", benchv1.ReasonJobFailed},
+		{"tls", nil, benchv1.TransportSpec{Type: "tls"}, nil, "", benchv1.ReasonCertificateNotReady},
+		{"tls with an issued client certificate", issuer, benchv1.TransportSpec{Type: "tls",
+			TLS: &benchv1.TLSTransport{ClientCertificate: &benchv1.ClientCertificate{CommonName: "app"}}},
+			[]string{"Certificate"}, "x", benchv1.ReasonCertificateNotReady},
+		{"ssh", nil, benchv1.TransportSpec{Type: "ssh"}, []string{"Secret", "Service", "Deployment"}, "", benchv1.ReasonTunnelDown},
+		{"own pooler", external, benchv1.TransportSpec{Type: "pooler"}, []string{"Service", "Deployment"}, "x",
+			benchv1.ReasonPoolerUnavailable},
+		{"own pooler with generated TLS", external, benchv1.TransportSpec{Type: "pooler",
+			Pooler: &benchv1.PoolerTransport{ClientTLS: "require"}}, []string{"Secret", "Service", "Deployment"}, "x",
+			benchv1.ReasonPoolerUnavailable},
+		{"own pooler with issued TLS", func(tb *benchv1.TunnelBenchmark) { external(tb); issuer(tb) },
+			benchv1.TransportSpec{Type: "pooler", Pooler: &benchv1.PoolerTransport{ClientTLS: "require"}},
+			[]string{"Certificate", "Service", "Deployment"}, "x", benchv1.ReasonPoolerUnavailable},
+		{"CloudNativePG Pooler", nil, benchv1.TransportSpec{Type: "pooler"}, []string{"Service", "Pooler"}, "x",
+			benchv1.ReasonPoolerUnavailable},
+		{"sidecar pooler", nil, benchv1.TransportSpec{Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar"}},
+			nil, "", benchv1.ReasonPoolerUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.spec.Name = "x"
+			tb := benchmark(tt.mutate)
+			tr := forSpec(t, tb, tt.spec)
+			peers, err := tr.Peers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(peers) != len(tt.kinds) {
+				t.Fatalf("%d peers, want %v", len(peers), tt.kinds)
+			}
+			for i, p := range peers {
+				kind := ""
+				switch o := p.Object.(type) {
+				case *corev1.Secret:
+					kind = "Secret"
+				case *corev1.Service:
+					kind = "Service"
+				case *appsv1.Deployment:
+					kind = "Deployment"
+				case *unstructured.Unstructured:
+					kind = o.GetKind()
+				}
+				if kind != tt.kinds[i] {
+					t.Errorf("peer %d is a %s, want %s", i, kind, tt.kinds[i])
+				}
+				o := p.Object
+				if o.GetNamespace() != "db" || o.GetLabels()[benchv1.LabelBenchmark] != "bench" ||
+					o.GetLabels()[benchv1.LabelTransport] != tt.transport {
+					t.Errorf("peer %s: namespace %q labels %v, want transport label %q", o.GetName(), o.GetNamespace(), o.GetLabels(), tt.transport)
+				}
+				if refs := o.GetOwnerReferences(); len(refs) != 1 || refs[0].UID != "uid-1" || refs[0].Controller == nil || !*refs[0].Controller {
+					t.Errorf("peer %s is not controlled by the benchmark: %+v", o.GetName(), refs)
+				}
+			}
+			if got := tr.FailureReason(); got != tt.reason {
+				t.Errorf("failure reason %s, want %s", got, tt.reason)
+			}
+		})
+	}
+}
+
+// TestRecord: each transport's part of a result, from the runner's report.
+func TestRecord(t *testing.T) {
+	rep := &report.Report{
+		TLS:     &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
+		SSH:     &sshtunnel.Negotiated{Cipher: "aes128-ctr", MAC: "hmac-sha2-256-etm@openssh.com", Compression: "none"},
+		Tunnels: []report.Tunnel{{Index: 0, TPS: 60, Transactions: 600}, {Index: 1, TPS: 40, Transactions: 400}},
+		Pooler: &report.Pooler{ClientTLS: &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_128_GCM_SHA256"},
+			Counted: true, Transactions: 1000, ServerConnections: 4},
+	}
+	tests := []struct {
+		name   string
+		mutate func(*benchv1.TunnelBenchmark)
+		spec   benchv1.TransportSpec
+		check  func(t *testing.T, r benchv1.TransportResult)
+	}{
+		{"direct records nothing of its own", nil, benchv1.TransportSpec{Type: "direct"}, func(t *testing.T, r benchv1.TransportResult) {
+			if r.SSH != nil || r.Tunnels != nil || r.Pooler != nil {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"ssh: negotiated algorithms and tunnels", nil, benchv1.TransportSpec{Type: "ssh"}, func(t *testing.T, r benchv1.TransportResult) {
+			if r.SSH == nil || r.SSH.Cipher != "aes128-ctr" || len(r.Tunnels) != 2 || r.Tunnels[1].TPS != 40 || r.Pooler != nil {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"own pooler: both hops and the evidence", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-rw", Database: "app"}}
+		}, benchv1.TransportSpec{Type: "pooler"}, func(t *testing.T, r benchv1.TransportResult) {
+			p := r.Pooler
+			if p == nil || p.Implementation != "PgBouncer" || p.ClientHop.Auth != "scram-sha-256" ||
+				p.ClientHop.TLS != "TLSv1.3/TLS_AES_128_GCM_SHA256" || p.ServerHop.TLS != "TLSv1.3/TLS_AES_256_GCM_SHA384" ||
+				p.Transactions == nil || *p.Transactions != 1000 || *p.ServerConnections != 4 || p.PoolMode != "session" {
+				t.Errorf("%+v", p)
+			}
+		}},
+		{"CloudNativePG Pooler", nil, benchv1.TransportSpec{Type: "pooler"}, func(t *testing.T, r benchv1.TransportResult) {
+			if p := r.Pooler; p == nil || p.Implementation != "CloudNativePG Pooler" || p.ClientHop.Auth != "scram-sha-256 (auth_query)" {
+				t.Errorf("%+v", p)
+			}
+		}},
+		{"sidecar pooler", nil, benchv1.TransportSpec{Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar"}},
+			func(t *testing.T, r benchv1.TransportResult) {
+				if p := r.Pooler; p == nil || p.ClientHop.Auth != "trust" || p.Placement != "sidecar" {
+					t.Errorf("%+v", p)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.spec.Name = "x"
+			var r benchv1.TransportResult
+			forSpec(t, benchmark(tt.mutate), tt.spec).Record(rep, &r)
+			tt.check(t, r)
+		})
+	}
+}
+
+func TestUserSecrets(t *testing.T) {
+	spec := benchv1.TransportSpec{Name: "m", Type: "tls", TLS: &benchv1.TLSTransport{
+		ClientCertSecret: &benchv1.LocalObjectReference{Name: "client-tls"}}}
+	got := forSpec(t, benchmark(nil), spec).UserSecrets()
+	if len(got) != 1 || got[0].Name != "client-tls" || len(got[0].Keys) != 2 {
+		t.Errorf("user secrets %+v", got)
+	}
+	if got := forSpec(t, benchmark(nil), benchv1.TransportSpec{Name: "d", Type: "direct"}).UserSecrets(); got != nil {
+		t.Errorf("direct needs no Secret of its own: %+v", got)
 	}
 }

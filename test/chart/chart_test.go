@@ -24,6 +24,14 @@ import (
 
 var chartDir = filepath.Join("..", "..", "charts", "tunnelbench")
 
+// needsHelm skips the test under -short: it runs the helm binary, which `make test` builds.
+func needsHelm(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs the helm binary (HELM): skipped under -short, `make test` runs it")
+	}
+}
+
 func helm(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	bin := os.Getenv("HELM")
@@ -74,6 +82,7 @@ func convert(t *testing.T, u *unstructured.Unstructured, into any) {
 }
 
 func TestLint(t *testing.T) {
+	needsHelm(t)
 	for _, set := range [][]string{nil, {"--set", "metrics.serviceMonitor.enabled=true"}} {
 		out, err := helm(t, append([]string{"lint", "--strict", chartDir}, set...)...)
 		if err != nil || !strings.Contains(out, "0 chart(s) failed") {
@@ -83,6 +92,7 @@ func TestLint(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
+	needsHelm(t)
 	objs := render(t)
 	for _, kind := range []string{"CustomResourceDefinition", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
 		"Role", "RoleBinding", "Deployment", "Service"} {
@@ -125,6 +135,7 @@ func TestDefaults(t *testing.T) {
 // TestManagerRoleMatchesGenerated: the chart's operator ClusterRole must hold exactly the rules
 // controller-gen derived from the reconciler's markers — no more, no less.
 func TestManagerRoleMatchesGenerated(t *testing.T) {
+	needsHelm(t)
 	b, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +161,7 @@ func TestManagerRoleMatchesGenerated(t *testing.T) {
 }
 
 func TestValues(t *testing.T) {
+	needsHelm(t)
 	tests := []struct {
 		name  string
 		set   []string
@@ -214,6 +226,7 @@ func TestValues(t *testing.T) {
 }
 
 func TestSchemaRejectsBadValues(t *testing.T) {
+	needsHelm(t)
 	tests := []struct {
 		set, want string
 	}{

@@ -14,6 +14,8 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/test/events"
+	"github.com/tunnelbench/tunnelbench/test/poll"
 )
 
 // cnpgBenchmark compares direct, TLS verified against CloudNativePG's CA, and a pooler (a
@@ -83,8 +85,8 @@ func cloudNativePG(t *testing.T) {
 		}
 		end := waitForEnd(t, ns, tb.Name, 12*time.Minute)
 		assertCNPGResults(t, end)
-		assertEvents(t, ns, tb.Name, "ClusterCreated", "PoolerCreated", "Completed")
-		eventually(t, 2*time.Minute, "the managed Cluster deleted", func() error {
+		events.Wait(t, k8s, ns, tb.Name, 30*time.Second, "ClusterCreated", "PoolerCreated", "Completed")
+		poll.Until(t, 2*time.Minute, time.Second, "the managed Cluster deleted", func() error {
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: end.Status.ManagedCluster}, cluster()); err == nil {
 				return fmt.Errorf("Cluster %s still exists", end.Status.ManagedCluster)
 			}

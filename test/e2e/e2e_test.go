@@ -29,7 +29,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -41,6 +40,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
+	"github.com/tunnelbench/tunnelbench/test/events"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
@@ -136,7 +137,7 @@ func TestEndToEnd(t *testing.T) {
 		if done.Status.Best == nil || done.Status.Progress != "3/3" {
 			t.Errorf("best %+v progress %q", done.Status.Best, done.Status.Progress)
 		}
-		assertEvents(t, ns, tb.Name, "Accepted", "JobCreated", "Initialized", "TransportCompleted", "Completed")
+		events.Wait(t, k8s, ns, tb.Name, 30*time.Second, "Accepted", "JobCreated", "Initialized", "TransportCompleted", "Completed")
 		out, _ := run(t, "kubectl", "get", "tb", "-n", ns)
 		t.Logf("kubectl get tb:\n%s", out)
 	})
@@ -178,7 +179,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("per-tunnel figures: %+v", r)
 		}
 		// An ended benchmark keeps no sshd running.
-		eventually(t, time.Minute, "the SSH gateway removed", func() error {
+		poll.Until(t, time.Minute, time.Second, "the SSH gateway removed", func() error {
 			pods := &corev1.PodList{}
 			if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
 				benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: "ssh-gateway"}); err != nil {
@@ -257,7 +258,7 @@ spec:
 			t.Fatal(err)
 		}
 		sel := client.MatchingLabels{benchv1.LabelBenchmark: tb.Name}
-		eventually(t, 2*time.Minute, "a running runner pod", func() error {
+		poll.Until(t, 2*time.Minute, time.Second, "a running runner pod", func() error {
 			pods := &corev1.PodList{}
 			if err := k8s.List(ctx, pods, client.InNamespace(ns), sel); err != nil {
 				return err
@@ -272,7 +273,7 @@ spec:
 		if err := k8s.Delete(ctx, tb); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 2*time.Minute, "Jobs, pods and Secrets gone", func() error {
+		poll.Until(t, 2*time.Minute, time.Second, "Jobs, pods and Secrets gone", func() error {
 			jobs, pods, secrets := &batchv1.JobList{}, &corev1.PodList{}, &corev1.SecretList{}
 			for _, l := range []client.ObjectList{jobs, pods, secrets} {
 				if err := k8s.List(ctx, l, client.InNamespace(ns), sel); err != nil {
@@ -353,7 +354,7 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 			t.Errorf("%s: %v server connections, want 1..%d", name, ptrVal(p.ServerConnections), want.maxServers)
 		}
 	}
-	eventually(t, time.Minute, "the pooler removed", func() error {
+	poll.Until(t, time.Minute, time.Second, "the pooler removed", func() error {
 		pods := &corev1.PodList{}
 		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
 			benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: "pooler"}); err != nil {
@@ -384,8 +385,8 @@ func sshSecurity(t *testing.T, ns string, pg *fixture.Postgres) {
 		t.Fatal(err)
 	}
 	defer func() { _ = k8s.Delete(ctx, tb) }()
-	gateway := tb.Name + "-ssh-gateway"
-	eventually(t, 2*time.Minute, "the SSH gateway", func() error {
+	gateway := tb.GatewayName()
+	poll.Until(t, 2*time.Minute, time.Second, "the SSH gateway", func() error {
 		pods := &corev1.PodList{}
 		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
 			benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: "ssh-gateway"}); err != nil {
@@ -434,7 +435,7 @@ echo "== command"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts %[3]s id </
 	if err := k8s.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Minute, "the probe pod to finish", func() error {
+	poll.Until(t, 2*time.Minute, time.Second, "the probe pod to finish", func() error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return err
 		}
@@ -529,7 +530,7 @@ func dump(t *testing.T, ns string) {
 func waitForEnd(t *testing.T, ns, name string, timeout time.Duration) *benchv1.TunnelBenchmark {
 	t.Helper()
 	tb := &benchv1.TunnelBenchmark{}
-	eventually(t, timeout, "benchmark "+name+" to end", func() error {
+	poll.Until(t, timeout, time.Second, "benchmark "+name+" to end", func() error {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tb); err != nil {
 			return err
 		}
@@ -550,30 +551,6 @@ func assertFailed(t *testing.T, tb *benchv1.TunnelBenchmark, reason, text string
 	if c != nil && strings.Contains(c.Message, "password=") {
 		t.Errorf("the failure message leaks a password: %s", c.Message)
 	}
-}
-
-func assertEvents(t *testing.T, ns, name string, reasons ...string) {
-	t.Helper()
-	events := &eventsv1.EventList{}
-	if err := k8s.List(ctx, events, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for _, e := range events.Items {
-		if e.Regarding.Name == name {
-			seen[e.Reason] = true
-		}
-	}
-	for _, r := range reasons {
-		if !seen[r] {
-			t.Errorf("no %s event for %s (seen %v)", r, name, seen)
-		}
-	}
-}
-
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	poll.Until(t, timeout, time.Second, what, check)
 }
 
 // scrapeWithPrometheus runs Debian's Prometheus on the host and points it at the operator the way
@@ -626,7 +603,11 @@ scrape_configs:
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeLoopbackAddr(t)
+	port, err := loopback.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	prom := exec.Command(env(t, "PROMETHEUS"), "--config.file="+cfgFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr)
 	var promLog bytes.Buffer
@@ -643,7 +624,7 @@ scrape_configs:
 	})
 
 	query := fmt.Sprintf(`tunnelbench_transport_tps{namespace=%q,benchmark=%q}`, ns, tb.Name)
-	eventually(t, 90*time.Second, "Prometheus to scrape tps", func() error {
+	poll.Until(t, 90*time.Second, time.Second, "Prometheus to scrape tps", func() error {
 		series, err := promQuery(addr, query)
 		if err != nil {
 			return err
@@ -755,16 +736,6 @@ func promQuery(addr, query string) ([]promSeries, error) {
 		return nil, fmt.Errorf("query %s: %s", query, body)
 	}
 	return out.Data.Result, nil
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 func mustQuantity(s string) resource.Quantity { return resource.MustParse(s) }

@@ -20,6 +20,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
 type path struct {
@@ -82,10 +83,10 @@ func run(rounds int, connections int32) error {
 		p.port = bouncer.Port
 		paths = append(paths, p.path)
 	}
-	if err := os.MkdirAll(filepath.Dir(pgbench.StormScriptPath), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(runspec.StormScriptPath), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(pgbench.StormScriptPath, []byte(pgbench.StormScript), 0o644); err != nil {
+	if err := os.WriteFile(runspec.StormScriptPath, []byte(pgbench.StormScript), 0o644); err != nil {
 		return err
 	}
 

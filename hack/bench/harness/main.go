@@ -1,5 +1,5 @@
 // Command harness measures the runner's overhead: it runs bare pgbench and pgbench through the
-// tunnelbench-runner binary with the same flags against the same local PostgreSQL, interleaved
+// tunnelbench-runner binary with the same load against the same local PostgreSQL, interleaved
 // (A B B A ...) so that drift and warm-up hit both alike, and prints the ratio of their tps.
 //
 //	go run ./hack/bench/harness [-rounds 6] [-duration 10s] [-clients 4] [-threads 2]
@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
 // target is the lowest acceptable runner/bare tps ratio.
@@ -64,10 +64,14 @@ func run(rounds int, duration time.Duration, clients, threads int, builtin, prot
 		return fmt.Errorf("pgbench -i: %w: %s", err, out)
 	}
 
-	args := []string{"-b", builtin, "-M", protocol, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(threads),
-		"-T", strconv.Itoa(int(duration.Seconds())), "-P", "5"}
+	// One load for both kinds of run: bare pgbench gets its arguments, the runner its flags, which
+	// it turns into the same arguments.
+	load := runspec.Load{Builtin: builtin, Protocol: protocol, Clients: clients, Threads: threads,
+		Duration: duration, ProgressInterval: 5 * time.Second}
+	bareArgs := pgbench.LoadArgs(load)
+	runnerArgs := runspec.Run{Load: load, Tunnels: 1, WaitTimeout: time.Minute}.Args()
 	fmt.Printf("pgbench %s, sslmode=%s, %d rounds, PostgreSQL %s on 127.0.0.1\n\n",
-		strings.Join(args, " "), sslmode, rounds, filepath.Base(filepath.Dir(srv.BinDir)))
+		strings.Join(bareArgs, " "), sslmode, rounds, filepath.Base(filepath.Dir(srv.BinDir)))
 	fmt.Println("| round | order | bare pgbench tps | through runner tps | ratio |")
 	fmt.Println("|---|---|---|---|---|")
 
@@ -81,9 +85,9 @@ func run(rounds int, duration time.Duration, clients, threads int, builtin, prot
 		for _, kind := range order {
 			var tps float64
 			if kind == "bare" {
-				tps, err = bareRun(env, args)
+				tps, err = bareRun(env, bareArgs)
 			} else {
-				tps, err = runnerRun(env, runnerBin, work, args)
+				tps, err = runnerRun(env, runnerBin, work, runnerArgs)
 			}
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", i+1, kind, err)
@@ -124,9 +128,10 @@ func bareRun(env, args []string) (float64, error) {
 	return res.TPS, nil
 }
 
-func runnerRun(env []string, runnerBin, work string, args []string) (float64, error) {
+// runnerRun runs the runner with the flags of a runspec.Run (runspec.Run.Args).
+func runnerRun(env []string, runnerBin, work string, runArgs []string) (float64, error) {
 	termLog := filepath.Join(work, "termination-log")
-	cmdArgs := append([]string{"run", "--termination-log", termLog, "--"}, args...)
+	cmdArgs := append([]string{"run", "--termination-log", termLog}, runArgs...)
 	if out, err := command(env, runnerBin, cmdArgs...).CombinedOutput(); err != nil {
 		return 0, fmt.Errorf("%w: %s", err, out)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/sshtest"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
@@ -54,9 +55,14 @@ type bench struct {
 	work, runner string
 	srv          *pgtest.Server
 	gw           *sshtest.Gateway
-	args         []string
-	env          []string
+	// load is the workload of every run: an inline script, which the runner receives in
+	// runspec.ScriptEnv and bare pgbench reads from runspec.ScriptPath.
+	load runspec.Load
+	env  []string
 }
+
+// script is the workload: the cheapest round trip, so that the transport is what is measured.
+const script = "select 1;\n"
 
 func run(rounds int, duration time.Duration, clients, threads int) error {
 	b := &bench{}
@@ -84,11 +90,14 @@ func run(rounds int, duration time.Duration, clients, threads int) error {
 	if out, err := b.command("pgbench", "-i", "-s", "1", "-q").CombinedOutput(); err != nil {
 		return fmt.Errorf("pgbench -i: %w: %s", err, out)
 	}
-	if err := os.WriteFile("/tmp/tunnelbench-select1.sql", []byte("select 1;\n"), 0o644); err != nil {
+	// Bare pgbench reads the script where the runner writes it (the runner rewrites the same text).
+	if err := os.MkdirAll(filepath.Dir(runspec.ScriptPath), 0o755); err != nil {
 		return err
 	}
-	b.args = []string{"-n", "-f", "/tmp/tunnelbench-select1.sql", "-M", "prepared", "-c", strconv.Itoa(clients),
-		"-j", strconv.Itoa(threads), "-T", strconv.Itoa(int(duration.Seconds()))}
+	if err := os.WriteFile(runspec.ScriptPath, []byte(script), 0o644); err != nil {
+		return err
+	}
+	b.load = runspec.Load{Script: true, Protocol: "prepared", Clients: clients, Threads: threads, Duration: duration}
 
 	configs := []config{{"chacha20 (default)", "chacha20-poly1305@openssh.com", false, 1}}
 	for _, c := range sshtunnel.Ciphers[1:] {
@@ -165,7 +174,7 @@ func (b *bench) command(name string, args ...string) *exec.Cmd {
 
 // bare runs pgbench straight at the server.
 func (b *bench) bare(env map[string]string) (float64, error) {
-	cmd := exec.Command("pgbench", b.args...)
+	cmd := exec.Command("pgbench", pgbench.LoadArgs(b.load)...)
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -201,7 +210,7 @@ func (b *bench) tunnelled(c config, ours bool) (float64, float64, error) {
 		var args []string
 		if ours {
 			tn.Cipher, tn.Compression = c.cipher, c.compression
-			tn.LogFile = filepath.Join(b.work, fmt.Sprintf("tunnel-%d.log", i))
+			tn.LogFile = runspec.TunnelLogFile(b.work, i)
 			args = tn.SSHArgs()
 		} else {
 			flags := "-qTnN"
@@ -230,9 +239,9 @@ func (b *bench) tunnelled(c config, ours bool) (float64, float64, error) {
 	}
 	cpuBefore := b.tunnelCPU(ssh)
 	termLog := filepath.Join(b.work, "termination-log")
-	cmd := exec.Command(b.runner, append([]string{"run", "--termination-log", termLog, "--tunnels", strconv.Itoa(c.tunnels),
-		"--tunnel-port", strconv.Itoa(base), "--ssh-log-dir", b.work, "--"}, b.args...)...)
-	cmd.Env = env
+	spec := runspec.Run{Load: b.load, Tunnels: c.tunnels, TunnelPort: base, SSHLogDir: b.work, WaitTimeout: time.Minute}
+	cmd := exec.Command(b.runner, append([]string{"run", "--termination-log", termLog}, spec.Args()...)...)
+	cmd.Env = append(append([]string(nil), env...), runspec.ScriptEnv+"="+script)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return 0, 0, fmt.Errorf("%w: %s", err, out)
 	}
@@ -252,17 +261,14 @@ func (b *bench) tunnelled(c config, ours bool) (float64, float64, error) {
 }
 
 // handRun starts one bare pgbench per tunnel at once, splitting clients and threads like the
-// study's 8 × -c 2, and sums their tps.
+// study's 8 × -c 2 (the runner's split), and sums their tps.
 func (b *bench) handRun(env []string, base, n int) (float64, error) {
-	clients, threads := flagValue(b.args, "-c"), flagValue(b.args, "-j")
-	shares := pgbench.Split(clients, threads, n)
-	tps := make([]float64, n)
-	errs := make([]error, n)
+	loads := pgbench.SplitLoad(b.load, n)
+	tps := make([]float64, len(loads))
+	errs := make([]error, len(loads))
 	var wg sync.WaitGroup
-	for i, share := range shares {
-		args := append([]string(nil), b.args...)
-		setFlag(args, "-c", share.Clients)
-		setFlag(args, "-j", share.Threads)
+	for i, load := range loads {
+		args := pgbench.LoadArgs(load)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -290,24 +296,6 @@ func (b *bench) handRun(env []string, base, n int) (float64, error) {
 		sum += tps[i]
 	}
 	return sum, nil
-}
-
-func flagValue(args []string, flag string) int {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == flag {
-			v, _ := strconv.Atoi(args[i+1])
-			return v
-		}
-	}
-	return 1
-}
-
-func setFlag(args []string, flag string, v int) {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == flag {
-			args[i+1] = strconv.Itoa(v)
-		}
-	}
 }
 
 // tunnelCPU is the CPU time the ssh clients and the gateway's sshd sessions (the children of the

@@ -1,4 +1,4 @@
-package specs
+package transport
 
 import (
 	"strconv"
@@ -15,7 +15,7 @@ import (
 
 func TestGatewayIsHardenedAndPinned(t *testing.T) {
 	tb := benchmark(nil)
-	dep := GatewayDeployment(tb, "pg-rw:5432", RunnerDefaults{Image: "runner:1", PullPolicy: corev1.PullIfNotPresent})
+	dep := gatewayDeployment(tb, "pg-rw:5432", defaults)
 	if ref := metav1.GetControllerOf(dep); ref == nil || ref.UID != "uid-1" {
 		t.Errorf("gateway owner %+v", ref)
 	}
@@ -45,7 +45,7 @@ func TestGatewayIsHardenedAndPinned(t *testing.T) {
 	if a.PodAffinityTerm.LabelSelector.MatchLabels["cnpg.io/cluster"] != "pg" {
 		t.Errorf("the gateway should prefer the CloudNativePG cluster's node: %+v", a)
 	}
-	svc := GatewayService(tb)
+	svc := gatewayService(tb)
 	if svc.Name != tb.GatewayName() || svc.Spec.Ports[0].Port != 2222 || svc.Spec.Selector[benchv1.LabelComponent] != GatewayComponent {
 		t.Errorf("service %+v", svc)
 	}
@@ -65,7 +65,7 @@ func TestJobWithTunnels(t *testing.T) {
 		port := 15432 + i
 		for _, want := range []string{"-N", "-L 127.0.0.1:" + strconv.Itoa(port) + ":pg-rw:5432", "StrictHostKeyChecking=yes",
 			"ExitOnForwardFailure=yes", "-c aes256-ctr", "-m hmac-sha2-256-etm@openssh.com", "Compression=yes",
-			"ServerAliveInterval=5", "tunnelbench@bench-ssh-gateway.db.svc"} {
+			"ServerAliveInterval=5", "tunnelbench@" + tb.GatewayName() + ".db.svc"} {
 			if !strings.Contains(args, want) {
 				t.Errorf("tunnel %d args lack %q: %s", i, want, args)
 			}

@@ -1,20 +1,25 @@
-package specs
+package transport
 
 import (
+	"flag"
+	"io"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
-var server = transport.Server{Host: "pg-rw", Port: 5432, Database: "app", CredentialsSecret: "pg-app",
+var server = Server{Host: "pg-rw", Port: 5432, Database: "app", CredentialsSecret: "pg-app",
 	UsernameKey: "username", PasswordKey: "password", CASecret: "pg-ca", CAKey: "ca.crt"}
 
 func benchmark(mutate func(*benchv1.TunnelBenchmark)) *benchv1.TunnelBenchmark {
@@ -32,16 +37,34 @@ func benchmark(mutate func(*benchv1.TunnelBenchmark)) *benchv1.TunnelBenchmark {
 	return tb
 }
 
+var defaults = specs.RunnerDefaults{Image: "runner:1", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute}
+
+// job builds the runner Job of a transport as the reconciler does: the transport's pod and its
+// part of the runner's contract.
+func job(t *testing.T, tb *benchv1.TunnelBenchmark, tr benchv1.TransportSpec, init bool) (*batchv1.Job, runspec.Run) {
+	t.Helper()
+	run := specs.RunFor(tb, init, time.Minute)
+	pod := ForInit(server)
+	if !init {
+		trn, err := For(Context{Benchmark: tb, Spec: tr, Server: server, Defaults: defaults})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pod, err = trn.Pod(&run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run.Validate(); err != nil {
+		t.Fatalf("the runner would refuse the run: %v", err)
+	}
+	return specs.Job(specs.JobRequest{Benchmark: tb, Transport: tr.Name, Pod: pod, Run: run,
+		ActiveDeadline: 90 * time.Second, Defaults: defaults}), run
+}
+
 func build(t *testing.T, tb *benchv1.TunnelBenchmark, tr benchv1.TransportSpec) *corev1.PodSpec {
 	t.Helper()
-	conn, err := transport.For(server, tr, transport.Peers{Gateway: GatewayFor(tb), Pooler: PoolerFor(tb, tr)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	job := Job(JobRequest{Benchmark: tb, Transport: tr.Name, Connection: conn, PgbenchArgs: pgbench.RunArgs(tb.Spec.Load),
-		ActiveDeadline: 90 * time.Second,
-		Defaults:       RunnerDefaults{Image: "runner:1", PullPolicy: corev1.PullIfNotPresent, WaitTimeout: time.Minute}})
-	if job.Name != "bench-"+tr.Name || job.Namespace != "db" || *job.Spec.BackoffLimit != 0 || *job.Spec.ActiveDeadlineSeconds != 90 {
+	job, _ := job(t, tb, tr, false)
+	if job.Name != tb.JobName(tr.Name) || job.Namespace != "db" || *job.Spec.BackoffLimit != 0 || *job.Spec.ActiveDeadlineSeconds != 90 {
 		t.Errorf("job meta/spec: %s/%s backoff %d deadline %d", job.Namespace, job.Name, *job.Spec.BackoffLimit, *job.Spec.ActiveDeadlineSeconds)
 	}
 	if ref := metav1.GetControllerOf(job); ref == nil || ref.UID != "uid-1" || ref.Kind != "TunnelBenchmark" {
@@ -78,7 +101,8 @@ func TestJobSecurityAndDefaults(t *testing.T) {
 	if _, limited := c.Resources.Limits[corev1.ResourceCPU]; limited {
 		t.Error("no CPU limit by default: throttling distorts latency")
 	}
-	if c.Image != "runner:1" || strings.Join(c.Args, " ") != "run --wait-timeout=1m0s -- -b select-only -M simple -c 4 -j 2 -T 60 -P 5" {
+	if c.Image != "runner:1" || strings.Join(c.Args, " ") != "run --wait-timeout=1m0s --builtin=select-only --protocol=simple "+
+		"--clients=4 --threads=2 --duration=1m0s --progress-interval=5s --tunnels=1" {
 		t.Errorf("image %q args %q", c.Image, c.Args)
 	}
 	e := env(pod)
@@ -107,7 +131,7 @@ func TestJobTransportsAndRunnerOverrides(t *testing.T) {
 			transport: benchv1.TransportSpec{Name: "tls", Type: "tls"},
 			check: func(t *testing.T, pod *corev1.PodSpec) {
 				e := env(pod)
-				if e["PGSSLMODE"].Value != "verify-full" || e["PGSSLROOTCERT"].Value != transport.CADir+"/ca.crt" {
+				if e["PGSSLMODE"].Value != "verify-full" || e["PGSSLROOTCERT"].Value != CADir+"/ca.crt" {
 					t.Errorf("env %v", e)
 				}
 				if len(pod.Volumes) != 2 || pod.Volumes[1].Secret.SecretName != "pg-ca" {
@@ -132,7 +156,7 @@ func TestJobTransportsAndRunnerOverrides(t *testing.T) {
 				SSLMode: "verify-ca", ClientCertSecret: &benchv1.LocalObjectReference{Name: "client-tls"}}},
 			check: func(t *testing.T, pod *corev1.PodSpec) {
 				e := env(pod)
-				if e["PGSSLCERT"].Value != transport.ClientCertDir+"/tls.crt" || e["PGSSLKEY"].Value != transport.ClientCertDir+"/tls.key" {
+				if e["PGSSLCERT"].Value != ClientCertDir+"/tls.crt" || e["PGSSLKEY"].Value != ClientCertDir+"/tls.key" {
 					t.Errorf("env %v", e)
 				}
 				v := pod.Volumes[len(pod.Volumes)-1]
@@ -151,7 +175,8 @@ func TestJobTransportsAndRunnerOverrides(t *testing.T) {
 			transport: benchv1.TransportSpec{Name: "direct", Type: "direct"},
 			check: func(t *testing.T, pod *corev1.PodSpec) {
 				c := pod.Containers[0]
-				if env(pod)["TUNNELBENCH_SCRIPT"].Value != "select 1;" || !strings.Contains(strings.Join(c.Args, " "), "-f "+pgbench.ScriptPath) {
+				if env(pod)[runspec.ScriptEnv].Value != "select 1;" || !slices.Contains(c.Args, "--script") ||
+					strings.Contains(strings.Join(c.Args, " "), "--builtin") {
 					t.Errorf("script not passed: args %v", c.Args)
 				}
 				if c.Image != "custom:2" || pod.NodeSelector["zone"] != "a" || c.Resources.Requests.Cpu().String() != "2" {
@@ -172,5 +197,67 @@ func TestJobNameStaysAValidLabel(t *testing.T) {
 	a, b := tb.JobName("direct"), tb.JobName("direct-2")
 	if len(a) > 63 || len(b) > 63 || a == b || a != tb.JobName("direct") {
 		t.Errorf("job names %q %q", a, b)
+	}
+}
+
+// TestRunFor: what the operator tells the runner for each kind of Job, and that the Job's args
+// carry exactly that to the runner's parser.
+func TestRunFor(t *testing.T) {
+	tx := int32(200)
+	tests := []struct {
+		name      string
+		tb        *benchv1.TunnelBenchmark
+		transport benchv1.TransportSpec
+		init      bool
+		want      runspec.Run
+	}{
+		{
+			name: "initialization: the scale, no load, no storm",
+			tb: benchmark(func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Scale, tb.Spec.Load.ConnectionStorm = 10, &benchv1.ConnectionStorm{Connections: 100}
+			}),
+			transport: benchv1.TransportSpec{Name: "direct", Type: "direct"},
+			init:      true,
+			want:      runspec.Run{Init: true, Scale: 10, WaitTimeout: time.Minute, Tunnels: 1},
+		},
+		{
+			name: "direct load with a storm",
+			tb: benchmark(func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Transactions, tb.Spec.Load.Reconnect = &tx, true
+				tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 100}
+			}),
+			transport: benchv1.TransportSpec{Name: "direct", Type: "direct"},
+			want: runspec.Run{WaitTimeout: time.Minute, Tunnels: 1, Storm: 100, Load: runspec.Load{Builtin: "select-only",
+				Protocol: "simple", Clients: 4, Threads: 2, Transactions: 200, Reconnect: true, ProgressInterval: 5 * time.Second}},
+		},
+		{
+			name:      "ssh: the tunnels, their ports and logs",
+			tb:        benchmark(nil),
+			transport: benchv1.TransportSpec{Name: "ssh", Type: "ssh", SSH: &benchv1.SSHTransport{Tunnels: 3}},
+			want: runspec.Run{WaitTimeout: time.Minute, Tunnels: 3, TunnelPort: runspec.TunnelBasePort, SSHLogDir: runspec.SSHLogDir,
+				Load: runspec.Load{Builtin: "select-only", Protocol: "simple", Clients: 4, Threads: 2, Duration: time.Minute,
+					ProgressInterval: 5 * time.Second}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			job, run := job(t, tt.tb, tt.transport, tt.init)
+			if !reflect.DeepEqual(run, tt.want) {
+				t.Fatalf("the runner's contract:\n got %+v\nwant %+v", run, tt.want)
+			}
+			args := job.Spec.Template.Spec.Containers[0].Args
+			if len(args) == 0 || args[0] != "run" {
+				t.Fatalf("runner args %q", args)
+			}
+			fs := flag.NewFlagSet("run", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			f := runspec.BindFlags(fs)
+			if err := fs.Parse(args[1:]); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := f.Run(); err != nil || !reflect.DeepEqual(got, run) {
+				t.Errorf("the runner reads %+v (%v) from %q, want %+v", got, err, args, run)
+			}
+		})
 	}
 }

@@ -1,4 +1,7 @@
-package pgbouncer
+// Package console reads PgBouncer's admin console: SHOW STATS and SHOW SERVERS as evidence that
+// a run's traffic went through the pooler. It is the runner's alone: the operator, which only
+// configures PgBouncer, does not link the database driver.
+package console
 
 import (
 	"context"
@@ -6,22 +9,12 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 )
 
 // AdminDatabase is the name of PgBouncer's admin console.
 const AdminDatabase = "pgbouncer"
-
-// Snapshot is what the admin console reports at one moment.
-type Snapshot struct {
-	// Transactions is SHOW STATS' total_xact_count summed over databases: transactions PgBouncer
-	// has passed to a server since it started.
-	Transactions int64
-	// ServerConnections counts SHOW SERVERS' rows: connections PgBouncer holds to the server.
-	ServerConnections int
-	// ServerTLS is the TLS column of SHOW SERVERS ("" for plain TCP), from the first server
-	// connection; every connection of a pool uses the same settings.
-	ServerTLS string
-}
 
 // AdminConfig turns a connection configuration of the pooler into one of its admin console, which
 // speaks only the simple query protocol.
@@ -35,13 +28,13 @@ func AdminConfig(cfg *pgx.ConnConfig) *pgx.ConnConfig {
 }
 
 // Observe connects to the admin console and takes a snapshot.
-func Observe(ctx context.Context, cfg *pgx.ConnConfig) (*Snapshot, error) {
+func Observe(ctx context.Context, cfg *pgx.ConnConfig) (*pgbouncer.Snapshot, error) {
 	conn, err := pgx.ConnectConfig(ctx, AdminConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to PgBouncer's admin console: %w", err)
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	snap := &Snapshot{}
+	snap := &pgbouncer.Snapshot{}
 	stats, err := rows(ctx, conn, "SHOW STATS")
 	if err != nil {
 		return nil, err

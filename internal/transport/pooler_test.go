@@ -1,17 +1,16 @@
-package specs
+package transport
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/pki"
-	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 func poolerSpec(p *benchv1.PoolerTransport) benchv1.TransportSpec {
@@ -55,7 +54,7 @@ func TestPoolerSidecar(t *testing.T) {
 	}
 	for _, want := range []string{"pgbouncer", "--listen=127.0.0.1:6432", "--server=pg-rw:5432", "--client-auth=trust",
 		"--pool-mode=transaction", "--pool-size=3", "--max-client-conn=50", "--server-tls=verify-full",
-		"--server-ca=" + transport.PoolerServerCADir + "/ca.crt"} {
+		"--server-ca=" + PoolerServerCADir + "/ca.crt"} {
 		if !slices.Contains(sc.Args, want) {
 			t.Errorf("sidecar args %v lack %q", sc.Args, want)
 		}
@@ -88,15 +87,15 @@ func TestServicePooler(t *testing.T) {
 		tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-rw", Database: "app"}}
 	})
 	tr := poolerSpec(&benchv1.PoolerTransport{ClientTLS: "require"})
-	ep := PoolerFor(tb, tr)
-	if ep.CNPG || ep.Name != "bench-pool-pooler" || ep.Host != "bench-pool-pooler.db.svc" {
-		t.Fatalf("endpoint %+v", ep)
+	p := pooler{c: Context{Benchmark: tb, Spec: tr, Server: server, Defaults: defaults}}
+	if p.cnpg() || p.name() != tb.PoolerName("pool") || p.host() != tb.PoolerName("pool")+".db.svc" {
+		t.Fatalf("pooler %s at %s, CloudNativePG %v", p.name(), p.host(), p.cnpg())
 	}
-	dep := PoolerDeployment(tb, tr, transport.ServicePgBouncer(server, tr, ep.Name), RunnerDefaults{Image: "runner:1"})
+	dep := p.deployment()
 	c := dep.Spec.Template.Spec.Containers[0]
 	for _, want := range []string{"--listen=0.0.0.0:6432", "--client-auth=scram-sha-256", "--pool-mode=session",
 		"--pool-size=20", "--max-client-conn=1000", "--server-tls=require",
-		"--client-tls-cert=" + transport.PoolerTLSDir + "/tls.crt"} {
+		"--client-tls-cert=" + PoolerTLSDir + "/tls.crt"} {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("pooler args %v lack %q", c.Args, want)
 		}
@@ -105,26 +104,40 @@ func TestServicePooler(t *testing.T) {
 	if c.ReadinessProbe == nil || dep.Spec.Template.Spec.SecurityContext == nil || !*dep.Spec.Template.Spec.SecurityContext.RunAsNonRoot {
 		t.Errorf("pooler pod lacks a readiness probe or a non-root security context")
 	}
-	svc := PoolerService(tb, tr)
-	if svc.Name != ep.Name || svc.Spec.Ports[0].Port != 5432 || svc.Spec.Ports[0].TargetPort.IntVal != 6432 {
+	svc := p.service()
+	if svc.Name != p.name() || svc.Spec.Ports[0].Port != 5432 || svc.Spec.Ports[0].TargetPort.IntVal != 6432 {
 		t.Errorf("service %+v", svc.Spec)
 	}
-	ca, _ := pki.NewCA("ca", time.Hour)
-	cert, _ := ca.Issue("pooler", transport.PoolerHosts(ep, tb.Namespace), time.Hour)
-	sec := PoolerTLSSecret(tb, tr, ca, cert)
-	if sec.Type != corev1.SecretTypeTLS || len(sec.Data["tls.key"]) == 0 || !slices.Contains(cert.Cert.DNSNames, ep.Host) {
-		t.Errorf("TLS secret %s / names %v", sec.Type, cert.Cert.DNSNames)
+	peers, err := p.Peers()
+	if err != nil || len(peers) != 3 {
+		t.Fatalf("peers %v (%v): want the TLS Secret, the Service and the Deployment", peers, err)
+	}
+	sec := peers[0].Object.(*corev1.Secret)
+	if err := peers[0].Generate(); err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(sec.Data["tls.crt"])
+	if block == nil {
+		t.Fatal("tls.crt is not PEM")
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sec.Type != corev1.SecretTypeTLS || len(sec.Data["tls.key"]) == 0 || !slices.Contains(cert.DNSNames, p.host()) {
+		t.Errorf("TLS secret %s / names %v", sec.Type, cert.DNSNames)
 	}
 }
 
 func TestCNPGPooler(t *testing.T) {
 	tb := benchmark(nil)
 	tr := poolerSpec(&benchv1.PoolerTransport{PoolMode: "transaction", PoolSize: 5, MaxClientConnections: 200})
-	if !PoolerFor(tb, tr).CNPG {
+	p := pooler{c: Context{Benchmark: tb, Spec: tr, Server: server}}
+	if !p.cnpg() {
 		t.Fatal("a CloudNativePG server's service pooler must be a CloudNativePG Pooler")
 	}
-	u := CNPGPooler(tb, tr)
-	if u.GetKind() != "Pooler" || u.GetAPIVersion() != "postgresql.cnpg.io/v1" || u.GetName() != "bench-pool-pooler" ||
+	u := p.cnpgPooler()
+	if u.GetKind() != "Pooler" || u.GetAPIVersion() != "postgresql.cnpg.io/v1" || u.GetName() != tb.PoolerName("pool") ||
 		len(u.GetOwnerReferences()) != 1 {
 		t.Errorf("meta %s %s %s %v", u.GetAPIVersion(), u.GetKind(), u.GetName(), u.GetOwnerReferences())
 	}
@@ -137,8 +150,8 @@ func TestCNPGPooler(t *testing.T) {
 			t.Errorf("%s = %q, want %q", path, got, want)
 		}
 	}
-	sidecar := poolerSpec(&benchv1.PoolerTransport{Placement: "sidecar"})
-	if PoolerFor(tb, sidecar).CNPG {
+	sidecar := pooler{c: Context{Benchmark: tb, Spec: poolerSpec(&benchv1.PoolerTransport{Placement: "sidecar"}), Server: server}}
+	if sidecar.cnpg() {
 		t.Error("a sidecar pooler is the operator's own PgBouncer, even for a CloudNativePG server")
 	}
 }

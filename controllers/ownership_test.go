@@ -1,0 +1,167 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+)
+
+// TestNeverTouchesWhatItDoesNotOwn: an object of the name the operator would give a peer, made by
+// someone else, is neither used nor deleted: the benchmark fails at once, naming it, and the object
+// is still there after the benchmark has ended and after it is deleted.
+func TestNeverTouchesWhatItDoesNotOwn(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createExternalSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+
+	tests := []struct {
+		name      string
+		benchmark func() *benchv1.TunnelBenchmark
+		// theirs is the object someone else made under the name of one of the benchmark's peers.
+		theirs func(tb *benchv1.TunnelBenchmark) client.Object
+		kind   string
+	}{
+		{
+			name: "a user's CloudNativePG Cluster named <benchmark>-pg",
+			benchmark: func() *benchv1.TunnelBenchmark {
+				tb := newBenchmark(ns, "orders")
+				tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{}}
+				return tb
+			},
+			theirs: func(tb *benchv1.TunnelBenchmark) client.Object {
+				u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+					"instances": int64(1), "storage": map[string]any{"size": "1Gi"}}}}
+				u.SetGroupVersionKind(specs.CNPGClusterGVK)
+				u.SetNamespace(ns)
+				u.SetName(tb.ManagedClusterName())
+				return u
+			},
+			kind: "Cluster",
+		},
+		{
+			name: "a Service under the pooler's name",
+			benchmark: func() *benchv1.TunnelBenchmark {
+				tb := newBenchmark(ns, "a", benchv1.TransportSpec{Name: "b-c", Type: benchv1.TransportPooler})
+				tb.Spec.Server = externalServer()
+				return tb
+			},
+			theirs: func(tb *benchv1.TunnelBenchmark) client.Object {
+				return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tb.PoolerName("b-c")},
+					Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 5432}}}}
+			},
+			kind: "Service",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := tt.benchmark()
+			theirs := tt.theirs(tb)
+			if err := testClient.Create(ctx, theirs); err != nil {
+				t.Fatal(err)
+			}
+			if err := testClient.Create(ctx, tb); err != nil {
+				t.Fatal(err)
+			}
+			done := waitForPhase(t, ns, tb.Name, benchv1.PhaseFailed)
+			c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionFailed)
+			if c == nil || c.Reason != benchv1.ReasonOwnershipConflict ||
+				!strings.Contains(c.Message, tt.kind+" "+ns+"/"+theirs.GetName()) || !strings.Contains(c.Message, "has no controller") {
+				t.Errorf("Failed condition %+v", c)
+			}
+			if len(listJobs(t, ns)) != 0 {
+				t.Error("a benchmark that refused a peer ran a Job")
+			}
+			survives := func() error {
+				got := emptyLike(theirs)
+				if err := testClient.Get(ctx, client.ObjectKeyFromObject(theirs), got); err != nil {
+					return err
+				}
+				if !got.GetDeletionTimestamp().IsZero() {
+					return errorf("%s is being deleted", got.GetName())
+				}
+				return nil
+			}
+			consistently(t, 2*time.Second, "their object survives the ended benchmark", survives)
+			if err := testClient.Delete(ctx, done); err != nil {
+				t.Fatal(err)
+			}
+			consistently(t, 2*time.Second, "their object survives the deleted benchmark", survives)
+		})
+	}
+}
+
+// TestNamesOfTwoUserStringsNeverCollide: benchmark "a" with transport "b-c" and benchmark "a-b"
+// with transport "c" run side by side, each with its own pooler and Job.
+func TestNamesOfTwoUserStringsNeverCollide(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createExternalSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+	var poolers []string
+	for _, pair := range [][2]string{{"a", "b-c"}, {"a-b", "c"}} {
+		tb := newBenchmark(ns, pair[0], benchv1.TransportSpec{Name: pair[1], Type: benchv1.TransportPooler})
+		tb.Spec.Server = externalServer()
+		if err := testClient.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		poolers = append(poolers, tb.PoolerName(pair[1]))
+	}
+	if poolers[0] == poolers[1] {
+		t.Fatalf("both benchmarks name their pooler %s", poolers[0])
+	}
+	for i, name := range poolers {
+		svc := &corev1.Service{}
+		eventually(t, 15*time.Second, "pooler "+name, func() error {
+			return testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc)
+		})
+		if ref := metav1.GetControllerOf(svc); ref == nil || ref.Name != []string{"a", "a-b"}[i] {
+			t.Errorf("pooler %s is controlled by %+v", name, ref)
+		}
+	}
+}
+
+// TestIssuedSecretsGoWithTheBenchmark: cert-manager's Secret carries no owner reference; the
+// operator removes it (by the benchmark's UID label) once the transport it served is done, and
+// leaves alone a Secret without that label.
+func TestIssuedSecretsGoWithTheBenchmark(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+	tb := newBenchmark(ns, "issued-client", benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS,
+		TLS: &benchv1.TLSTransport{ClientCertificate: &benchv1.ClientCertificate{CommonName: "app"}}})
+	tb.Spec.TLS = issuer()
+	if err := testClient.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	name := tb.ClientCertificateName("tls")
+	issue(t, waitForCertificate(t, ns, name))
+	finishJob(t, waitForJob(t, ns, tb.JobName("tls")), 0, resultReport(1000, nil))
+	waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
+	eventually(t, 10*time.Second, "the issued Secret removed", func() error {
+		err := testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Secret{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return errorf("Secret %s still there (%v)", name, err)
+	})
+	if getSecretOrNil(t, ns, "pg-app") == nil {
+		t.Error("the credentials Secret, which the benchmark does not own, was removed")
+	}
+}

@@ -1,0 +1,268 @@
+package runspec
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// PoolerKind says what kind of pooler, if any, stands between pgbench and the server: it decides
+// how the runner collects the evidence that the load went through it.
+type PoolerKind string
+
+// Kinds of pooler; the empty kind is no pooler. The constants are untyped so that the plain string
+// fields that carry them through the transports (transport.Connection.PoolerKind) take them too.
+const (
+	// PoolerPgBouncer is a PgBouncer whose admin console the runner's user may read: the
+	// operator's own.
+	PoolerPgBouncer = "pgbouncer"
+	// PoolerOpaque is a pooler whose admin console the runner cannot read (CloudNativePG's): its
+	// metrics exporters, when known, are read instead.
+	PoolerOpaque = "opaque"
+)
+
+// MaxStorm bounds Run.Storm, as the API bounds spec.load.connectionStorm.connections.
+const MaxStorm = 1_000_000
+
+// Load is the pgbench workload of a run, in pgbench's own terms. A zero field is left to pgbench's
+// default; the operator fills every field it means (pgbench.LoadFor applies the API's defaults).
+type Load struct {
+	// Builtin is one of pgbench's builtin scripts (-b). Exactly one of Builtin and Script is set.
+	Builtin string
+	// Script runs the inline script the pod receives in the ScriptEnv variable (-f): the text can
+	// be long and has no place among the flags.
+	Script bool
+	// Protocol is the query protocol (-M): simple, extended or prepared.
+	Protocol string
+	// Clients and Threads are pgbench's -c and -j, for the whole run: the runner splits them
+	// across SSH tunnels.
+	Clients int
+	Threads int
+	// Duration (-T) or Transactions per client (-t): exactly one is set.
+	Duration     time.Duration
+	Transactions int
+	// Reconnect opens a connection per transaction (-C).
+	Reconnect bool
+	// ProgressInterval is the period of pgbench's progress reports (-P).
+	ProgressInterval time.Duration
+}
+
+// Run is everything the operator tells the runner about one run: what to run, how long to wait for
+// the server, and what the connection goes through (tunnels, a pooler), which decides how the
+// runner runs pgbench and what evidence it collects. The connection itself is not here: it comes
+// from libpq's environment, which keeps the password out of the arguments.
+type Run struct {
+	// Init runs `pgbench -i` at Scale instead of a load: success is its exit status, and there is
+	// no summary to parse.
+	Init  bool
+	Scale int
+	// WaitTimeout bounds the wait for the server to accept a connection; zero leaves it to the
+	// runner.
+	WaitTimeout time.Duration
+	// Load is the workload of a run that is not Init.
+	Load Load
+	// Storm, when positive, runs a connection storm of that many connections after the load.
+	Storm int32
+	// Tunnels is the number of SSH tunnels, at least 1 (1 without SSH). With more than one, the
+	// runner runs one pgbench per tunnel at the same moment, tunnel i on loopback port
+	// TunnelPort+i, with clients and threads split evenly, and aggregates their results.
+	Tunnels    int
+	TunnelPort int
+	// SSHLogDir holds the tunnels' ssh -v logs (TunnelLogFile): what they negotiated and why one
+	// died.
+	SSHLogDir string
+	// Pooler is the kind of pooler the connection goes through, empty for none.
+	Pooler PoolerKind
+	// PoolerMetrics, for an opaque pooler, is host:port of its pods' metrics exporters (a headless
+	// Service), read instead of the admin console.
+	PoolerMetrics string
+}
+
+// Args renders the run as the flags of `tunnelbench-runner run` (the subcommand itself not
+// included). A flag whose value is the zero value is left out, which BindFlags reads back as that
+// same zero value; --tunnels, which has no valid zero value, is always there.
+func (r Run) Args() []string {
+	var a args
+	a.addBool("init", r.Init)
+	a.addInt("scale", r.Scale)
+	a.addDuration("wait-timeout", r.WaitTimeout)
+	a.addString("builtin", r.Load.Builtin)
+	a.addBool("script", r.Load.Script)
+	a.addString("protocol", r.Load.Protocol)
+	a.addInt("clients", r.Load.Clients)
+	a.addInt("threads", r.Load.Threads)
+	a.addDuration("duration", r.Load.Duration)
+	a.addInt("transactions", r.Load.Transactions)
+	a.addBool("reconnect", r.Load.Reconnect)
+	a.addDuration("progress-interval", r.Load.ProgressInterval)
+	a.addInt("storm", int(r.Storm))
+	a = append(a, "--tunnels="+strconv.Itoa(r.Tunnels))
+	a.addInt("tunnel-port", r.TunnelPort)
+	a.addString("ssh-log-dir", r.SSHLogDir)
+	a.addString("pooler", string(r.Pooler))
+	a.addString("pooler-metrics", r.PoolerMetrics)
+	return a
+}
+
+// args collects --name=value flags, skipping zero values.
+type args []string
+
+func (a *args) addString(name, v string) {
+	if v != "" {
+		*a = append(*a, "--"+name+"="+v)
+	}
+}
+
+func (a *args) addInt(name string, v int) {
+	if v != 0 {
+		*a = append(*a, "--"+name+"="+strconv.Itoa(v))
+	}
+}
+
+func (a *args) addDuration(name string, v time.Duration) {
+	if v != 0 {
+		*a = append(*a, "--"+name+"="+v.String())
+	}
+}
+
+func (a *args) addBool(name string, v bool) {
+	if v {
+		*a = append(*a, "--"+name)
+	}
+}
+
+// Flags holds the parsed flags until Run is called.
+type Flags struct {
+	fs    *flag.FlagSet
+	storm int
+	r     Run
+}
+
+// BindFlags declares on fs the flags Args renders. Every default is the zero value, which is what
+// Args leaves out: the operator's Run is the only source of settings, with no second set of
+// defaults on the runner's side.
+func BindFlags(fs *flag.FlagSet) *Flags {
+	f := &Flags{fs: fs}
+	r, l := &f.r, &f.r.Load
+	fs.BoolVar(&r.Init, "init", false, "initialize the pgbench tables (pgbench -i) instead of running a load")
+	fs.IntVar(&r.Scale, "scale", 0, "scale factor of --init (pgbench -s)")
+	fs.DurationVar(&r.WaitTimeout, "wait-timeout", 0, "how long to wait for the server to accept a connection (0: the runner's default)")
+	fs.StringVar(&l.Builtin, "builtin", "", "builtin script (pgbench -b)")
+	fs.BoolVar(&l.Script, "script", false, "run the inline script of $"+ScriptEnv+" (pgbench -f)")
+	fs.StringVar(&l.Protocol, "protocol", "", "query protocol: simple, extended or prepared (pgbench -M)")
+	fs.IntVar(&l.Clients, "clients", 0, "concurrent sessions, split across the tunnels (pgbench -c)")
+	fs.IntVar(&l.Threads, "threads", 0, "worker threads, split across the tunnels (pgbench -j)")
+	fs.DurationVar(&l.Duration, "duration", 0, "duration of the load, in whole seconds (pgbench -T)")
+	fs.IntVar(&l.Transactions, "transactions", 0, "transactions per client, instead of --duration (pgbench -t)")
+	fs.BoolVar(&l.Reconnect, "reconnect", false, "open a connection per transaction (pgbench -C)")
+	fs.DurationVar(&l.ProgressInterval, "progress-interval", 0, "period of the progress reports (pgbench -P)")
+	fs.IntVar(&f.storm, "storm", 0, "after the load, open this many connections one after the other (select 1 each)")
+	fs.IntVar(&r.Tunnels, "tunnels", 0, "SSH tunnels, at least 1: run one pgbench per tunnel, on ports tunnel-port+i")
+	fs.IntVar(&r.TunnelPort, "tunnel-port", 0, "loopback port of the first tunnel")
+	fs.StringVar(&r.SSHLogDir, "ssh-log-dir", "", "folder of the tunnels' ssh -v logs")
+	fs.StringVar((*string)(&r.Pooler), "pooler", "", "the connection goes through a pooler: "+PoolerPgBouncer+
+		" (admin console readable) or "+PoolerOpaque)
+	fs.StringVar(&r.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
+	return f
+}
+
+// Run returns the parsed run once it is valid. The run takes no positional arguments: pgbench's
+// command line is the runner's to build, from the Load.
+func (f *Flags) Run() (Run, error) {
+	if f.fs.NArg() > 0 {
+		return Run{}, fmt.Errorf("unexpected arguments %q: pgbench's settings are flags (--builtin, --clients, ...)", f.fs.Args())
+	}
+	// Checked before the conversion to int32, which would wrap.
+	if f.storm < 0 || f.storm > MaxStorm {
+		return Run{}, fmt.Errorf("invalid run: %s", stormRange(f.storm))
+	}
+	r := f.r
+	r.Storm = int32(f.storm)
+	if err := r.Validate(); err != nil {
+		return Run{}, err
+	}
+	return r, nil
+}
+
+func stormRange(n int) string {
+	return fmt.Sprintf("--storm %d is out of range 0..%d", n, MaxStorm)
+}
+
+// Validate reports a run the runner cannot carry out as asked, before anything starts: a mistake on
+// either side of the contract fails the Job with its reason instead of measuring something else.
+func (r Run) Validate() error {
+	var errs []string
+	add := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	if r.WaitTimeout < 0 {
+		add("--wait-timeout must not be negative")
+	}
+	if r.Tunnels < 1 {
+		add("--tunnels must be at least 1, not %d", r.Tunnels)
+	}
+	if r.TunnelPort < 0 || r.TunnelPort+max(r.Tunnels, 1)-1 > 65535 {
+		add("--tunnel-port %d leaves no port for every tunnel", r.TunnelPort)
+	}
+	if r.Tunnels > 1 && r.TunnelPort == 0 {
+		add("--tunnels=%d needs --tunnel-port", r.Tunnels)
+	}
+	switch r.Pooler {
+	case "", PoolerPgBouncer, PoolerOpaque:
+	default:
+		add("--pooler must be %s or %s, not %q", PoolerPgBouncer, PoolerOpaque, r.Pooler)
+	}
+	if r.PoolerMetrics != "" && r.Pooler != PoolerOpaque {
+		add("--pooler-metrics applies only to --pooler=%s", PoolerOpaque)
+	}
+	if r.Storm < 0 || r.Storm > MaxStorm {
+		add("%s", stormRange(int(r.Storm)))
+	}
+	if r.Init {
+		if r.Load != (Load{}) {
+			add("--init runs no load: the load flags do not apply")
+		}
+		if r.Storm != 0 {
+			add("--storm does not apply to --init")
+		}
+		if r.Scale < 0 {
+			add("--scale must not be negative")
+		}
+	} else {
+		if r.Scale != 0 {
+			add("--scale applies only to --init")
+		}
+		errs = append(errs, r.Load.problems()...)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid run: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// problems lists what makes a load impossible to run.
+func (l Load) problems() []string {
+	var errs []string
+	switch {
+	case l.Builtin != "" && l.Script:
+		errs = append(errs, "--builtin and --script are mutually exclusive")
+	case l.Builtin == "" && !l.Script:
+		errs = append(errs, "one of --builtin or --script is required")
+	}
+	switch {
+	case l.Duration != 0 && l.Transactions != 0:
+		errs = append(errs, "--duration and --transactions are mutually exclusive")
+	case l.Duration == 0 && l.Transactions == 0:
+		// pgbench would run its own default of 10 transactions, which nobody asked for.
+		errs = append(errs, "one of --duration or --transactions is required")
+	}
+	switch l.Protocol {
+	case "", "simple", "extended", "prepared":
+	default:
+		errs = append(errs, fmt.Sprintf("--protocol must be simple, extended or prepared, not %q", l.Protocol))
+	}
+	if l.Clients < 0 || l.Threads < 0 || l.Transactions < 0 || l.Duration < 0 || l.ProgressInterval < 0 {
+		errs = append(errs, "--clients, --threads, --transactions, --duration and --progress-interval must not be negative")
+	}
+	return errs
+}

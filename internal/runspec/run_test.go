@@ -1,0 +1,124 @@
+package runspec
+
+import (
+	"flag"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func parse(args []string) (Run, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return Run{}, err
+	}
+	return f.Run()
+}
+
+func load() Load {
+	return Load{Builtin: "select-only", Protocol: "prepared", Clients: 4, Threads: 2, Duration: 10 * time.Second,
+		ProgressInterval: 5 * time.Second}
+}
+
+// TestArgsRoundTrip: what the operator renders is what the runner reads, field for field, for each
+// shape of run the operator builds.
+func TestArgsRoundTrip(t *testing.T) {
+	tests := []struct {
+		name string
+		run  Run
+	}{
+		{"init", Run{Init: true, Scale: 10, WaitTimeout: time.Minute, Tunnels: 1}},
+		{"plain load", Run{WaitTimeout: 2 * time.Minute, Load: load(), Tunnels: 1}},
+		{"script", Run{Load: Load{Script: true, Protocol: "extended", Clients: 8, Threads: 2, Duration: 90 * time.Second,
+			ProgressInterval: 1500 * time.Millisecond}, Tunnels: 1}},
+		{"reconnect", Run{Load: func() Load { l := load(); l.Reconnect = true; return l }(), Tunnels: 1}},
+		{"transactions instead of a duration", Run{Load: Load{Builtin: "tpcb-like", Protocol: "simple", Clients: 1, Threads: 1,
+			Transactions: 500, ProgressInterval: time.Second}, Tunnels: 1}},
+		{"ssh with 4 tunnels", Run{WaitTimeout: time.Minute, Load: load(), Tunnels: 4, TunnelPort: TunnelBasePort,
+			SSHLogDir: SSHLogDir}},
+		{"opaque pooler with metrics", Run{Load: load(), Tunnels: 1, Pooler: PoolerOpaque,
+			PoolerMetrics: "pool-metrics.db.svc:9127"}},
+		{"pgbouncer and a storm", Run{Load: load(), Storm: 150, Tunnels: 1, Pooler: PoolerPgBouncer}},
+		{"largest storm", Run{Load: load(), Storm: MaxStorm, Tunnels: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.run.Validate(); err != nil {
+				t.Fatalf("the test's run is invalid: %v", err)
+			}
+			got, err := parse(tt.run.Args())
+			if err != nil {
+				t.Fatalf("parsing %q: %v", tt.run.Args(), err)
+			}
+			if !reflect.DeepEqual(got, tt.run) {
+				t.Errorf("round trip of %q:\n got %+v\nwant %+v", tt.run.Args(), got, tt.run)
+			}
+		})
+	}
+}
+
+func TestArgs(t *testing.T) {
+	r := Run{WaitTimeout: time.Minute, Load: load(), Tunnels: 3, TunnelPort: TunnelBasePort, SSHLogDir: SSHLogDir}
+	want := "--wait-timeout=1m0s --builtin=select-only --protocol=prepared --clients=4 --threads=2 --duration=10s " +
+		"--progress-interval=5s --tunnels=3 --tunnel-port=15432 --ssh-log-dir=/run/tunnelbench/ssh"
+	if got := strings.Join(r.Args(), " "); got != want {
+		t.Errorf("Args = %q\n want %q", got, want)
+	}
+	initRun := Run{Init: true, Scale: 10, Tunnels: 1}
+	if got := strings.Join(initRun.Args(), " "); got != "--init --scale=10 --tunnels=1" {
+		t.Errorf("init Args = %q", got)
+	}
+}
+
+func TestFlagsRejectBadRuns(t *testing.T) {
+	valid := []string{"--builtin=select-only", "--duration=10s", "--tunnels=1"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown pooler", []string{"--pooler=pgpool"}, "--pooler must be"},
+		{"duration and transactions", []string{"--transactions=10"}, "mutually exclusive"},
+		{"storm below range", []string{"--storm=-1"}, "--storm -1 is out of range"},
+		{"storm above range", []string{"--storm=1000001"}, "out of range 0..1000000"},
+		{"storm beyond int32", []string{"--storm=4294967297"}, "out of range"},
+		{"no tunnel", []string{"--tunnels=0"}, "--tunnels must be at least 1"},
+		{"tunnels without a port", []string{"--tunnels=2"}, "needs --tunnel-port"},
+		{"metrics of a readable pooler", []string{"--pooler=pgbouncer", "--pooler-metrics=m:9127"}, "--pooler-metrics applies only"},
+		{"unknown protocol", []string{"--protocol=binary"}, "--protocol must be"},
+		{"builtin and script", []string{"--script"}, "mutually exclusive"},
+		{"negative clients", []string{"--clients=-1"}, "must not be negative"},
+		{"pgbench argv", []string{"--", "-c", "4"}, "unexpected arguments"},
+		{"storm with init", []string{"--init", "--storm=5"}, "--storm does not apply"},
+		{"scale without init", []string{"--scale=3"}, "--scale applies only to --init"},
+		{"not a duration", []string{"--duration=10"}, "invalid value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Later flags override earlier ones, and the valid base keeps each case to one fault.
+			_, err := parse(append(append([]string(nil), valid...), tt.args...))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+	for name, args := range map[string][]string{
+		"no tunnels flag": {"--builtin=select-only", "--duration=10s"},
+		"no load":         {"--tunnels=1"},
+		"load with init":  {"--init", "--tunnels=1", "--clients=4"},
+	} {
+		if _, err := parse(args); err == nil {
+			t.Errorf("%s: %q was accepted", name, args)
+		}
+	}
+}
+
+func TestTunnelLogFile(t *testing.T) {
+	if got := TunnelLogFile(SSHLogDir, 3); got != "/run/tunnelbench/ssh/tunnel-3.log" {
+		t.Errorf("TunnelLogFile = %q", got)
+	}
+}

@@ -1,0 +1,41 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+)
+
+// CertificatePeer is a cert-manager Certificate requested from spec.tls.issuerRef, ready once
+// cert-manager says so. The wait is bounded by wait from the Certificate's creation: an issuer
+// that never delivers fails the benchmark with a message that says where to look.
+func CertificatePeer(tb *benchv1.TunnelBenchmark, cert *unstructured.Unstructured, wait time.Duration) Peer {
+	ref := tb.Spec.TLS.IssuerRef
+	return Peer{
+		Object: cert,
+		NotInstalled: fmt.Sprintf("cert-manager is not installed (no Certificate kind), so spec.tls.issuerRef %s/%s "+
+			"cannot issue Certificate %s: install cert-manager or remove spec.tls", ref.Kind, ref.Name, cert.GetName()),
+		Created: func() (string, string) {
+			return "CertificateRequested", fmt.Sprintf("Requested Certificate %s from %s %s", cert.GetName(), ref.Kind, ref.Name)
+		},
+		Ready: func(_ context.Context, c Cluster, stored client.Object) (bool, string, error) {
+			u, ok := stored.(*unstructured.Unstructured)
+			if !ok {
+				return false, "", fmt.Errorf("certificate %s: unexpected type %T", cert.GetName(), stored)
+			}
+			if ok, message := specs.CertificateReady(u); ok {
+				return true, "", nil
+			} else if age := c.Now().Sub(u.GetCreationTimestamp().Time); age >= wait {
+				return false, fmt.Sprintf("Certificate %s from %s %s is not Ready after %s (%s): check the issuer "+
+					"(`kubectl describe certificate %s`)", u.GetName(), ref.Kind, ref.Name, wait, message, u.GetName()), nil
+			}
+			return false, "", nil
+		},
+	}
+}

@@ -1,0 +1,99 @@
+package transport
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+)
+
+// Server is a PostgreSQL endpoint resolved from spec.server.
+type Server struct {
+	Host     string
+	Port     int32
+	Database string
+
+	// CredentialsSecret holds the user name and password under UsernameKey and PasswordKey.
+	CredentialsSecret string
+	UsernameKey       string
+	PasswordKey       string
+
+	// CASecret, when set, holds the server's certificate authority under CAKey.
+	CASecret string
+	CAKey    string
+}
+
+// Endpoint renders the server as host:port/database.
+func (s Server) Endpoint() string {
+	return fmt.Sprintf("%s:%d/%s", s.Host, s.Port, s.Database)
+}
+
+// Paths inside the runner container where Secrets are mounted.
+const (
+	CADir         = "/etc/tunnelbench/server-ca"
+	ClientCertDir = "/etc/tunnelbench/client-cert"
+	// connectTimeoutSeconds bounds each libpq connection attempt, so an unreachable server fails
+	// the run instead of hanging it.
+	connectTimeoutSeconds = "10"
+)
+
+// libpq returns the settings every path shares, pointed at host:port: the database, the
+// credentials by reference, an explicit sslmode (a transport never silently falls back) and the
+// connect timeout.
+func libpq(server Server, host string, port int32, sslMode string) specs.Pod {
+	return specs.Pod{Env: []corev1.EnvVar{
+		{Name: "PGHOST", Value: host},
+		{Name: "PGPORT", Value: strconv.Itoa(int(port))},
+		{Name: "PGDATABASE", Value: server.Database},
+		specs.SecretEnv("PGUSER", server.CredentialsSecret, server.UsernameKey),
+		specs.SecretEnv("PGPASSWORD", server.CredentialsSecret, server.PasswordKey),
+		{Name: "PGSSLMODE", Value: sslMode},
+		{Name: "PGCONNECT_TIMEOUT", Value: connectTimeoutSeconds},
+	}}
+}
+
+// toServer is libpq's settings straight to the server.
+func toServer(server Server, sslMode string) specs.Pod {
+	return libpq(server, server.Host, server.Port, sslMode)
+}
+
+// ForInit returns the runner pod of the `pgbench -i` run: a direct path that still uses TLS when
+// the server insists on it (sslmode=prefer), since initialization measures nothing.
+func ForInit(server Server) specs.Pod {
+	return toServer(server, "prefer")
+}
+
+// withServerCA mounts the server's CA for libpq to verify the server against.
+func withServerCA(p *specs.Pod, server Server) {
+	if server.CASecret == "" {
+		return
+	}
+	p.Env = append(p.Env, corev1.EnvVar{Name: "PGSSLROOTCERT", Value: mountServerCA(&p.Volumes, &p.Mounts, server, "server-ca", CADir)})
+}
+
+// mountServerCA adds the server's CA, from its Secret, as dir/ca.crt and returns that path.
+func mountServerCA(volumes *[]corev1.Volume, mounts *[]corev1.VolumeMount, server Server, volume, dir string) string {
+	*volumes = append(*volumes, specs.SecretVolume(volume, server.CASecret, corev1.KeyToPath{Key: server.CAKey, Path: "ca.crt"}))
+	*mounts = append(*mounts, corev1.VolumeMount{Name: volume, MountPath: dir, ReadOnly: true})
+	return dir + "/ca.crt"
+}
+
+// ConnInfo renders libpq's settings as a connection string without user or password.
+func ConnInfo(env []corev1.EnvVar) string {
+	keys := []struct{ env, key string }{
+		{"PGHOST", "host"}, {"PGPORT", "port"}, {"PGDATABASE", "dbname"}, {"PGSSLMODE", "sslmode"},
+		{"PGSSLROOTCERT", "sslrootcert"}, {"PGSSLCERT", "sslcert"},
+	}
+	var parts []string
+	for _, k := range keys {
+		for _, e := range env {
+			if e.Name == k.env && e.ValueFrom == nil {
+				parts = append(parts, k.key+"="+e.Value)
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,25 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// deploymentReady is ready once one of the operator's Deployments has an available replica; a pod
+// of it that cannot start by itself (an image that cannot be pulled) is a problem, reported
+// without waiting for the timeout.
+func deploymentReady(what string) Readiness {
+	return func(ctx context.Context, c Cluster, stored client.Object) (bool, string, error) {
+		dep, ok := stored.(*appsv1.Deployment)
+		if !ok {
+			return false, "", fmt.Errorf("%s: unexpected type %T", what, stored)
+		}
+		if dep.Status.AvailableReplicas >= 1 {
+			return true, "", nil
+		}
+		return false, c.StuckPods(ctx, dep.Spec.Selector.MatchLabels, what), nil
+	}
+}
