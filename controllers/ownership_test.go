@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,19 +140,8 @@ func TestNamesOfTwoUserStringsNeverCollide(t *testing.T) {
 // operator removes it (by the benchmark's UID label) once the transport it served is done, and
 // leaves alone a Secret without that label.
 func TestIssuedSecretsGoWithTheBenchmark(t *testing.T) {
-	needsEnvtest(t)
-	ns := newNamespace(t)
-	createCNPGSecrets(t, ns)
-	startOperator(t)
 	ctx := context.Background()
-	tb := newBenchmark(ns, "issued-client", benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS,
-		TLS: &benchv1.TLSTransport{ClientCertificate: &benchv1.ClientCertificate{CommonName: "app"}}})
-	tb.Spec.TLS = issuer()
-	if err := testClient.Create(ctx, tb); err != nil {
-		t.Fatal(err)
-	}
-	name := tb.ClientCertificateName("tls")
-	issue(t, waitForCertificate(t, ns, name))
+	ns, tb, name := startIssuedClientCertificate(t, "issued-client")
 	finishJob(t, waitForJob(t, ns, tb.JobName("tls")), 0, resultReport(1000, nil))
 	waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
 	eventually(t, 10*time.Second, "the issued Secret removed", func() error {
@@ -164,4 +154,53 @@ func TestIssuedSecretsGoWithTheBenchmark(t *testing.T) {
 	if getSecretOrNil(t, ns, "pg-app") == nil {
 		t.Error("the credentials Secret, which the benchmark does not own, was removed")
 	}
+	eventually(t, 10*time.Second, "the finalizer removed once the benchmark has cleaned up", func() error {
+		if f := getBenchmark(t, ns, tb.Name).Finalizers; len(f) != 0 {
+			return errorf("finalizers %v", f)
+		}
+		return nil
+	})
+}
+
+// TestIssuedSecretsGoWhenARunningBenchmarkIsDeleted: a benchmark deleted while it runs is held by
+// the cleanup finalizer until cert-manager's Secret is removed, then goes.
+func TestIssuedSecretsGoWhenARunningBenchmarkIsDeleted(t *testing.T) {
+	ctx := context.Background()
+	ns, tb, name := startIssuedClientCertificate(t, "deleted-midway")
+	waitForJob(t, ns, tb.JobName("tls"))
+	if got := getBenchmark(t, ns, tb.Name); !slices.Contains(got.Finalizers, CleanupFinalizer) {
+		t.Fatalf("a running benchmark with an issuer has finalizers %v", got.Finalizers)
+	}
+	if err := testClient.Delete(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the Secret and the benchmark gone", func() error {
+		if err := testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			return errorf("Secret %s still there (%v)", name, err)
+		}
+		if err := testClient.Get(ctx, client.ObjectKeyFromObject(tb), &benchv1.TunnelBenchmark{}); !apierrors.IsNotFound(err) {
+			return errorf("the benchmark is still there (%v)", err)
+		}
+		return nil
+	})
+}
+
+// startIssuedClientCertificate runs a benchmark whose TLS transport presents a client certificate
+// issued by cert-manager (played by the test), and returns its namespace, the benchmark and the
+// name of the issued Certificate and Secret.
+func startIssuedClientCertificate(t *testing.T, name string) (string, *benchv1.TunnelBenchmark, string) {
+	t.Helper()
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	tb := newBenchmark(ns, name, benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS,
+		TLS: &benchv1.TLSTransport{ClientCertificate: &benchv1.ClientCertificate{CommonName: "app"}}})
+	tb.Spec.TLS = issuer()
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	cert := tb.ClientCertificateName("tls")
+	issue(t, waitForCertificate(t, ns, cert))
+	return ns, tb, cert
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -70,7 +71,7 @@ type TunnelBenchmarkReconciler struct {
 // (list) and deleted only when the benchmark controls them (removeOwned). Secrets are read by
 // name, never listed. Updating tunnelbenchmarks/finalizers lets it set blockOwnerDeletion on the
 // Jobs it owns where the OwnerReferencesPermissionEnforcement admission plugin is on.
-// +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
@@ -94,7 +95,14 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		return ctrl.Result{}, fmt.Errorf("cannot get the benchmark: %w", err)
 	}
 	if !tb.DeletionTimestamp.IsZero() {
+		if controllerutil.ContainsFinalizer(tb, CleanupFinalizer) {
+			r.removeOwned(ctx, tb, "")
+			return ctrl.Result{}, r.setFinalizer(ctx, tb, false)
+		}
 		return ctrl.Result{}, nil
+	}
+	if err := r.setFinalizer(ctx, tb, tb.Spec.TLS != nil && !tb.Status.Phase.IsTerminal()); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	original := tb.DeepCopy()
@@ -114,7 +122,36 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		}
 	}
 	r.Metrics.Observe(tb)
+	if tb.Status.Phase.IsTerminal() {
+		// Ended and cleaned up (removeOwned above): nothing left for the finalizer to wait for.
+		if ferr := r.setFinalizer(ctx, tb, false); ferr != nil {
+			return ctrl.Result{}, ferr
+		}
+	}
 	return result, err
+}
+
+// CleanupFinalizer holds a benchmark that asks cert-manager for certificates until the operator
+// has removed what cert-manager wrote for it: cert-manager's Secrets carry no owner reference
+// (unless it runs with --enable-certificate-owner-ref), so garbage collection would leave them
+// behind. It is set while such a benchmark runs and removed once it has ended and cleaned up.
+const CleanupFinalizer = "bench.tunnelbench.io/cleanup"
+
+// setFinalizer adds or removes CleanupFinalizer with a patch of the benchmark's metadata only.
+func (r *TunnelBenchmarkReconciler) setFinalizer(ctx context.Context, tb *benchv1.TunnelBenchmark, want bool) error {
+	if controllerutil.ContainsFinalizer(tb, CleanupFinalizer) == want {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(tb.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if want {
+		controllerutil.AddFinalizer(tb, CleanupFinalizer)
+	} else {
+		controllerutil.RemoveFinalizer(tb, CleanupFinalizer)
+	}
+	if err := r.Patch(ctx, tb, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("cannot update the benchmark's finalizers: %w", err)
+	}
+	return nil
 }
 
 // reconcile is the ordered list of steps; each returns early while it waits.

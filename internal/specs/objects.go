@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -122,6 +123,20 @@ func RestrictedContainerSecurity() *corev1.SecurityContext {
 		AllowPrivilegeEscalation: ptr.To(false),
 		ReadOnlyRootFilesystem:   ptr.To(true),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// HelperContainer is a container of the operator's image next to pgbench or to the server (a
+// tunnel, sshd, PgBouncer): restricted, with HOME on the memory-backed /tmp, and CPU and memory
+// requests so that it keeps its share of a loaded node.
+func HelperContainer(name, image string, pullPolicy corev1.PullPolicy, cpu, memory string) corev1.Container {
+	return corev1.Container{
+		Name: name, Image: image, ImagePullPolicy: pullPolicy,
+		Env: []corev1.EnvVar{{Name: "HOME", Value: runspec.TmpMountPath}},
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}},
+		SecurityContext: RestrictedContainerSecurity(),
+		VolumeMounts:    []corev1.VolumeMount{{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath}},
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -215,16 +214,11 @@ func (p pooler) pgbouncer(listen, clientAuth string) ownPgBouncer {
 // container runs `tunnelbench-runner pgbouncer`, which writes PgBouncer's configuration into the
 // pod's memory-backed /tmp and becomes PgBouncer.
 func (pb ownPgBouncer) container(image string, pullPolicy corev1.PullPolicy) corev1.Container {
-	return corev1.Container{
-		Name: "pgbouncer", Image: image, ImagePullPolicy: pullPolicy,
-		Command: []string{"tunnelbench-runner"},
-		Args:    append([]string{"pgbouncer"}, pb.config.Args()...),
-		Env:     append([]corev1.EnvVar{{Name: "HOME", Value: runspec.TmpMountPath}}, pb.env...),
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
-		SecurityContext: specs.RestrictedContainerSecurity(),
-		VolumeMounts:    append([]corev1.VolumeMount{{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath}}, pb.mounts...),
-	}
+	c := specs.HelperContainer("pgbouncer", image, pullPolicy, "250m", "32Mi")
+	c.Command, c.Args = []string{"tunnelbench-runner"}, append([]string{"pgbouncer"}, pb.config.Args()...)
+	c.Env = append(c.Env, pb.env...)
+	c.VolumeMounts = append(c.VolumeMounts, pb.mounts...)
+	return c
 }
 
 // service exposes the operator's PgBouncer on PostgreSQL's port.

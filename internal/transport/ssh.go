@@ -5,7 +5,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -123,22 +122,14 @@ func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
 // Its startup probe holds pgbench back until the forward accepts connections; the kubelet stops
 // it once pgbench has ended, so the Job still completes.
 func tunnelSidecar(i int, tn sshtunnel.Tunnel, image string, pullPolicy corev1.PullPolicy) corev1.Container {
-	return corev1.Container{
-		Name: fmt.Sprintf("tunnel-%d", i), Image: image, ImagePullPolicy: pullPolicy,
-		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-		Command:       []string{"ssh"},
-		Args:          tn.SSHArgs(),
-		Env:           []corev1.EnvVar{{Name: "HOME", Value: runspec.TmpMountPath}},
-		StartupProbe:  specs.StartupProbe(tn.LocalPort),
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
-		SecurityContext: specs.RestrictedContainerSecurity(),
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath},
-			{Name: "ssh-client", MountPath: runspec.SSHClientDir, ReadOnly: true},
-			{Name: "ssh-logs", MountPath: runspec.SSHLogDir},
-		},
-	}
+	c := specs.HelperContainer(fmt.Sprintf("tunnel-%d", i), image, pullPolicy, "100m", "16Mi")
+	c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+	c.Command, c.Args = []string{"ssh"}, tn.SSHArgs()
+	c.StartupProbe = specs.StartupProbe(tn.LocalPort)
+	c.VolumeMounts = append(c.VolumeMounts,
+		corev1.VolumeMount{Name: "ssh-client", MountPath: runspec.SSHClientDir, ReadOnly: true},
+		corev1.VolumeMount{Name: "ssh-logs", MountPath: runspec.SSHLogDir})
+	return c
 }
 
 // gatewayService exposes the gateway's sshd.
@@ -162,20 +153,11 @@ func gatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults spec
 		HostKeyFile: gatewayKeyDir + "/" + sshkeys.HostKey, AuthorizedKeysFile: gatewayKeyDir + "/" + sshkeys.AuthorizedKeys,
 		PermitOpen: target, Port: sshtunnel.GatewayPort,
 	}
-	sshd := corev1.Container{
-		Name: "sshd", Image: image, ImagePullPolicy: pullPolicy,
-		Command:        []string{"/usr/sbin/sshd"},
-		Args:           gw.SSHDArgs(),
-		Ports:          []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}},
-		ReadinessProbe: specs.TCPReadiness(sshtunnel.GatewayPort),
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
-		SecurityContext: specs.RestrictedContainerSecurity(),
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: "keys", MountPath: gatewayKeyDir, ReadOnly: true},
-			{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath},
-		},
-	}
+	sshd := specs.HelperContainer("sshd", image, pullPolicy, "250m", "32Mi")
+	sshd.Command, sshd.Args = []string{"/usr/sbin/sshd"}, gw.SSHDArgs()
+	sshd.Ports = []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}}
+	sshd.ReadinessProbe = specs.TCPReadiness(sshtunnel.GatewayPort)
+	sshd.VolumeMounts = append(sshd.VolumeMounts, corev1.VolumeMount{Name: "keys", MountPath: gatewayKeyDir, ReadOnly: true})
 	keys := specs.SecretVolume("keys", tb.GatewayName(),
 		corev1.KeyToPath{Key: sshkeys.HostKey, Path: sshkeys.HostKey},
 		corev1.KeyToPath{Key: sshkeys.AuthorizedKeys, Path: sshkeys.AuthorizedKeys})
