@@ -1,10 +1,13 @@
 package controllers
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
@@ -122,5 +125,43 @@ func TestProblemReason(t *testing.T) {
 	}
 	if got := problemReason(&peerProblem{}, benchv1.ReasonPoolerUnavailable); got != benchv1.ReasonPoolerUnavailable {
 		t.Errorf("a peer that cannot start: %s", got)
+	}
+}
+
+func TestExplainFailedJob(t *testing.T) {
+	failedJob := func(reason, message string) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "b-direct"}, Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason, Message: message}}}}
+	}
+	tests := []struct {
+		name       string
+		job        *batchv1.Job
+		rep        *report.Report
+		terminated *corev1.ContainerStateTerminated
+		reason     string
+		contains   []string
+	}{
+		{"the runner's own classified failure wins", failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+			&report.Report{Failure: &report.Failure{Reason: benchv1.ReasonAuthenticationFailed, Message: "password authentication failed"}},
+			nil, benchv1.ReasonAuthenticationFailed, []string{"password authentication failed"}},
+		{"the deadline is the benchmark's timeout", failedJob(batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline"),
+			nil, nil, benchv1.ReasonTimeout, []string{"DeadlineExceeded", "raise spec.timeout"}},
+		{"killed without a report", failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit"), nil,
+			&corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}, benchv1.ReasonJobFailed,
+			[]string{"Job b-direct failed (BackoffLimitExceeded)", "runner container: OOMKilled (exit code 137)"}},
+		{"nothing known", &batchv1.Job{}, nil, nil, benchv1.ReasonJobFailed, []string{"failed without a report"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reason, message := explainFailedJob(tt.job, tt.rep, tt.terminated)
+			if reason != tt.reason {
+				t.Errorf("reason %s, want %s", reason, tt.reason)
+			}
+			for _, want := range tt.contains {
+				if !strings.Contains(message, want) {
+					t.Errorf("message %q lacks %q", message, want)
+				}
+			}
+		})
 	}
 }

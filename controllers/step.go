@@ -105,11 +105,19 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
 }
 
-// failedStep explains a failed Job: the runner's own classified failure when it wrote one, and the
-// Job controller's reason otherwise (deadline exceeded, pod killed, out of memory).
+// failedStep explains a failed Job from what its pod left.
 func (r *TunnelBenchmarkReconciler) failedStep(ctx context.Context, job *batchv1.Job) stepOutcome {
-	if rep := r.jobReport(ctx, job); rep != nil && rep.Failure != nil {
-		return stepOutcome{state: stepFailed, reason: rep.Failure.Reason, message: rep.Failure.Message}
+	terminated := r.runnerTermination(ctx, job)
+	reason, message := explainFailedJob(job, decodeReport(ctx, job, terminated), terminated)
+	return stepOutcome{state: stepFailed, reason: reason, message: message}
+}
+
+// explainFailedJob is the reason and message of a failed Job: the runner's own classified failure
+// when it wrote one, and the Job controller's reason otherwise (deadline exceeded, pod killed, out
+// of memory), with the runner container's end.
+func explainFailedJob(job *batchv1.Job, rep *report.Report, terminated *corev1.ContainerStateTerminated) (string, string) {
+	if rep != nil && rep.Failure != nil {
+		return rep.Failure.Reason, rep.Failure.Message
 	}
 	reason, message := benchv1.ReasonJobFailed, "the runner pod failed without a report"
 	for _, c := range job.Status.Conditions {
@@ -121,15 +129,19 @@ func (r *TunnelBenchmarkReconciler) failedStep(ctx context.Context, job *batchv1
 			}
 		}
 	}
-	if terminated := r.runnerTermination(ctx, job); terminated != nil && terminated.Reason != "" {
+	if terminated != nil && terminated.Reason != "" {
 		message += fmt.Sprintf("; runner container: %s (exit code %d)", terminated.Reason, terminated.ExitCode)
 	}
-	return stepOutcome{state: stepFailed, reason: reason, message: message}
+	return reason, message
 }
 
 // jobReport reads the runner's report from the termination message of the Job's pod.
 func (r *TunnelBenchmarkReconciler) jobReport(ctx context.Context, job *batchv1.Job) *report.Report {
-	terminated := r.runnerTermination(ctx, job)
+	return decodeReport(ctx, job, r.runnerTermination(ctx, job))
+}
+
+// decodeReport reads the runner's report from its container's termination message, or nil.
+func decodeReport(ctx context.Context, job *batchv1.Job, terminated *corev1.ContainerStateTerminated) *report.Report {
 	if terminated == nil || strings.TrimSpace(terminated.Message) == "" {
 		return nil
 	}
