@@ -23,7 +23,7 @@ tools: ## Build every tool binary (controller-gen, envtest, golangci-lint, the c
 .PHONY: manifests
 manifests: ## Generate the CRD and RBAC manifests.
 	$(TOOLS) controller-gen >/dev/null
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./api/...;./controllers/..." \
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./api/...;./controllers/...;./internal/transport/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/sync-chart.sh
 

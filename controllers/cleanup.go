@@ -2,8 +2,8 @@ package controllers
 
 import (
 	"context"
+	"slices"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,13 +19,16 @@ import (
 )
 
 // ownedKinds are the kinds of what the operator makes next to the server for a benchmark (besides
-// its Jobs, which stay with their results until the benchmark is deleted).
-var ownedKinds = []schema.GroupVersionKind{
-	appsv1.SchemeGroupVersion.WithKind("Deployment"),
-	corev1.SchemeGroupVersion.WithKind("Service"),
-	transport.CNPGPoolerGVK,
-	specs.CertificateGVK,
-	specs.CNPGClusterGVK,
+// its Jobs, which stay with their results until the benchmark is deleted): every transport's
+// peers, and a managed server's Cluster and certificate.
+func ownedKinds() []schema.GroupVersionKind {
+	kinds := transport.PeerKinds()
+	for _, k := range []schema.GroupVersionKind{specs.CNPGClusterGVK, specs.CertificateGVK} {
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
 }
 
 // removeOwned deletes what the operator made for the benchmark: everything once it has ended, or
@@ -33,8 +36,8 @@ var ownedKinds = []schema.GroupVersionKind{
 // benchmark's labels (as CloudNativePG finds its managed resources), deleted only when this
 // benchmark controls them, and each delete is conditioned on the UID that was found, so that an
 // object re-created under the same name by someone else in between is never touched. Secrets are
-// not listed (the operator may only get them by name): the ones it made share the name of a
-// Deployment or Certificate it made; cert-manager's, which carry no owner reference, are removed
+// not listed (the operator may only get them by name): the ones it made share the name of another
+// object it made (the gateway's, a pooler's, a Certificate's); cert-manager's, which carry no owner reference, are removed
 // when they carry this benchmark's UID label. A managed server kept by `retain` stays, with its
 // certificate. Garbage collection would remove the owned objects with the benchmark anyway; this
 // only makes it sooner, so that nothing holding connections or credentials outlives its use.
@@ -46,7 +49,7 @@ func (r *TunnelBenchmarkReconciler) removeOwned(ctx context.Context, tb *benchv1
 	}
 	keepServer := tb.Spec.Server.Managed != nil && tb.Spec.Server.Managed.Retain
 	var secretNames []string
-	for _, gvk := range ownedKinds {
+	for _, gvk := range ownedKinds() {
 		list := &metav1.PartialObjectMetadataList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		if err := r.APIReader.List(ctx, list, client.InNamespace(tb.Namespace), selector); err != nil {
@@ -62,7 +65,7 @@ func (r *TunnelBenchmarkReconciler) removeOwned(ctx context.Context, tb *benchv1
 				continue
 			}
 			o.SetGroupVersionKind(gvk)
-			if gvk.Kind == "Deployment" || gvk == specs.CertificateGVK {
+			if !slices.Contains(secretNames, o.Name) {
 				secretNames = append(secretNames, o.Name)
 			}
 			if r.deleteFound(ctx, o) && gvk == specs.CNPGClusterGVK {

@@ -69,17 +69,17 @@ type TunnelBenchmarkReconciler struct {
 // through owner references); it deletes only what it made next to the server once that is no
 // longer needed: the SSH gateway, poolers, certificates and a managed cluster, found by label
 // (list) and deleted only when the benchmark controls them (removeOwned). Secrets are read by
-// name, never listed. Updating tunnelbenchmarks/finalizers lets it set blockOwnerDeletion on the
+// name, never listed. What each transport's peers need is marked in its own file in
+// internal/transport. Updating tunnelbenchmarks/finalizers lets it set blockOwnerDeletion on the
 // Jobs it owns where the OwnerReferencesPermissionEnforcement admission plugin is on.
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/finalizers,verbs=update
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;create;delete
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=poolers;clusters,verbs=get;list;create;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
+// +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters,verbs=get;list;create;delete
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;create;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -12,6 +12,10 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
+// cert-manager Certificates, and the Secrets cert-manager writes for them (removed by name).
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;create;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;delete
+
 // CertificatePeer is a cert-manager Certificate requested from spec.tls.issuerRef, ready once
 // cert-manager says so. The wait is bounded by wait from the Certificate's creation: an issuer
 // that never delivers fails the benchmark with a message that says where to look.

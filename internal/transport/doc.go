@@ -11,12 +11,15 @@
 //  1. api/v1alpha1/tunnelbenchmark_types.go: the TransportType constant and its Enum marker, and
 //     the type's settings block on TransportSpec (with its CEL rule "only for type X");
 //  2. this package: one file, <type>.go, with a type that embeds basic, overrides what it does,
-//     and registers itself from init (Register); its tests in <type>_test.go;
-//  3. generated files: `make generate manifests` (deepcopy, CRD, the chart's copy).
+//     and registers itself from init (Register, with the kinds of the peers it makes, so that the
+//     reconciler finds and removes them by label), with the kubebuilder RBAC markers those peers
+//     need; its tests in <type>_test.go;
+//  3. generated files: `make generate manifests` (deepcopy, CRD, RBAC, the chart's copies).
 //
 // Nothing else: the reconciler, the Job builder, the results and the cleanup are type-agnostic.
 // Peers are owned by the benchmark (specs.OwnedMeta) and carry its labels; those that serve one
 // transport carry its transport label and are removed when its run ends, the others (a gateway
-// several transports share) when the benchmark ends. A runner-side capability the runner does not
+// several transports share) when the benchmark ends. A Secret peer (never listed: the operator
+// may only get Secrets by name) shares its name with another of the transport's peers. A runner-side capability the runner does not
 // have yet (a new evidence to collect) is a field of runspec.Run and code in internal/runner.
 package transport

@@ -5,7 +5,14 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Kinds of peers, for Register.
+var (
+	deploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment")
+	serviceKind    = corev1.SchemeGroupVersion.WithKind("Service")
 )
 
 // deploymentReady is ready once one of the operator's Deployments has an available replica; a pod

@@ -24,7 +24,17 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
-func init() { Register(benchv1.TransportPooler, func(c Context) Transport { return pooler{c: c} }) }
+// The operator's PgBouncer (TLS Secret, Service, Deployment) or a CloudNativePG Pooler with the
+// Service of its exporters; its certificate from cert-manager (certificate.go).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;create;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=poolers,verbs=get;list;create;delete
+
+func init() {
+	Register(benchv1.TransportPooler, func(c Context) Transport { return pooler{c: c} },
+		serviceKind, deploymentKind, CNPGPoolerGVK, specs.CertificateGVK)
+}
 
 // Ports and paths of the pooler transport.
 const (

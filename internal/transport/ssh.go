@@ -16,7 +16,15 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
 
-func init() { Register(benchv1.TransportSSH, func(c Context) Transport { return sshTransport{c: c} }) }
+// The gateway: its key Secret, Service and sshd Deployment, created, read and removed by the
+// operator (Secrets by name only, never listed).
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;create;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
+
+func init() {
+	Register(benchv1.TransportSSH, func(c Context) Transport { return sshTransport{c: c} }, serviceKind, deploymentKind)
+}
 
 // GatewayComponent is the component label of the SSH gateway.
 const GatewayComponent = "ssh-gateway"

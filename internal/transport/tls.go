@@ -10,7 +10,9 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
-func init() { Register(benchv1.TransportTLS, func(c Context) Transport { return tlsTransport{c: c} }) }
+func init() {
+	Register(benchv1.TransportTLS, func(c Context) Transport { return tlsTransport{c: c} }, specs.CertificateGVK)
+}
 
 // tlsTransport is TCP with TLS, optionally presenting a client certificate: one the user stored
 // (tls.clientCertSecret) or one spec.tls.issuerRef issues for the benchmark (tls.clientCertificate).

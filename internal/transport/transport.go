@@ -3,9 +3,10 @@ package transport
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -91,14 +92,22 @@ type Cluster interface {
 // Factory builds a transport of one type.
 type Factory func(Context) Transport
 
-var registry = map[benchv1.TransportType]Factory{}
+type registration struct {
+	factory Factory
+	kinds   []schema.GroupVersionKind
+}
 
-// Register makes a transport type known; each transport's file calls it from init.
-func Register(t benchv1.TransportType, f Factory) {
+var registry = map[benchv1.TransportType]registration{}
+
+// Register makes a transport type known; each transport's file calls it from init, with the kinds
+// of the peers it makes (besides Secrets, which the operator may not list): the reconciler finds
+// and removes peers by listing these kinds by label. The same file carries the RBAC markers for
+// them.
+func Register(t benchv1.TransportType, f Factory, peerKinds ...schema.GroupVersionKind) {
 	if _, dup := registry[t]; dup {
 		panic(fmt.Sprintf("transport type %q registered twice", t))
 	}
-	registry[t] = f
+	registry[t] = registration{factory: f, kinds: peerKinds}
 }
 
 // Types are the registered transport types, sorted.
@@ -107,17 +116,30 @@ func Types() []benchv1.TransportType {
 	for t := range registry {
 		out = append(out, t)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
+	return out
+}
+
+// PeerKinds are the kinds of every registered transport's peers, each once, in a stable order.
+func PeerKinds() []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for _, t := range Types() {
+		for _, k := range registry[t].kinds {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
 	return out
 }
 
 // For returns the transport of c.Spec's type.
 func For(c Context) (Transport, error) {
-	f, ok := registry[c.Spec.Type]
+	r, ok := registry[c.Spec.Type]
 	if !ok {
 		return nil, fmt.Errorf("transport %q: unsupported type %q", c.Spec.Name, c.Spec.Type)
 	}
-	return f(c), nil
+	return r.factory(c), nil
 }
 
 // VerifiesServer reports whether any transport of the benchmark checks the server certificate.

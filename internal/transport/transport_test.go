@@ -1,11 +1,13 @@
 package transport
 
 import (
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -31,6 +33,12 @@ func TestEveryAPITypeIsRegistered(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("registered %v, want %v", got, want)
+		}
+	}
+	kinds := PeerKinds()
+	for _, k := range []string{"Deployment", "Service", "Pooler", "Certificate"} {
+		if !slices.ContainsFunc(kinds, func(g schema.GroupVersionKind) bool { return g.Kind == k }) {
+			t.Errorf("peer kinds %v lack %s: its objects would never be found to be removed", kinds, k)
 		}
 	}
 	if _, err := For(Context{Benchmark: benchmark(nil), Spec: benchv1.TransportSpec{Name: "x", Type: "carrier-pigeon"}}); err == nil {
