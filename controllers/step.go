@@ -63,6 +63,10 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	job := &batchv1.Job{}
 	key := types.NamespacedName{Namespace: tb.Namespace, Name: tb.JobName(s.transport)}
 	err := r.Get(ctx, key, job)
+	expired := !r.now().Before(deadline)
+	if apierrors.IsNotFound(err) && expired {
+		return stepOutcome{state: stepFailed, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}, nil
+	}
 	if apierrors.IsNotFound(err) {
 		desired := specs.Job(specs.JobRequest{
 			Benchmark: tb, Transport: s.transport, Pod: s.pod, Run: s.run,
@@ -98,6 +102,10 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 		return stepOutcome{state: stepSucceeded, report: rep}, nil
 	case jobCondition(job, batchv1.JobFailed):
 		return r.failedStep(ctx, job), nil
+	}
+	if expired {
+		// Its own activeDeadlineSeconds stops it too.
+		return stepOutcome{state: stepFailed, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}, nil
 	}
 	if stuck := r.stuckPod(ctx, job); stuck != "" {
 		return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: stuck}, nil

@@ -434,3 +434,59 @@ func phaseGauge(t *testing.T, op *operator, phase benchv1.Phase) float64 {
 	}
 	return 0
 }
+
+// TestResultReadBeforeTheDeadline: an operator that was down when the last Job completed, and
+// comes back after spec.timeout, records the result instead of a timeout over it; a transport that
+// had not started by then is not started any more.
+func TestResultReadBeforeTheDeadline(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name       string
+		transports []benchv1.TransportSpec
+		phase      benchv1.Phase
+	}{
+		{"late", []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}, benchv1.PhaseCompleted},
+		{"late-two", []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect},
+			{Name: "tls", Type: benchv1.TransportTLS}}, benchv1.PhaseFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := newBenchmark(ns, tt.name, tt.transports...)
+			tb.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Second}
+			if err := testClient.Create(ctx, tb); err != nil {
+				t.Fatal(err)
+			}
+			op := startOperator(t)
+			job := waitForJob(t, ns, jobName(tt.name, "direct"))
+			op.Stop()
+			finishJob(t, job, 0, resultReport(1234, nil))
+			started := getBenchmark(t, ns, tt.name).Status.StartTime.Time
+			time.Sleep(time.Until(started.Add(11 * time.Second)))
+
+			startOperator(t)
+			done := waitForPhase(t, ns, tt.name, tt.phase)
+			if res := done.Status.Result("direct"); res == nil || res.TPS != 1234 {
+				t.Fatalf("the finished run's result was lost: %+v", done.Status.Results)
+			}
+			if tt.phase == benchv1.PhaseFailed {
+				assertCondition(t, done, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonTimeout)
+				if n := len(listJobsOf(t, ns, tt.name)); n != 1 {
+					t.Errorf("%d Jobs: nothing may start after the deadline", n)
+				}
+			}
+		})
+	}
+}
+
+func listJobsOf(t *testing.T, ns, benchmark string) []batchv1.Job {
+	t.Helper()
+	var out []batchv1.Job
+	for _, j := range listJobs(t, ns) {
+		if j.Labels[benchv1.LabelBenchmark] == benchmark {
+			out = append(out, j)
+		}
+	}
+	return out
+}
