@@ -23,7 +23,9 @@ import (
 type peerProblem struct {
 	// notOwned marks an object of the peer's name that this benchmark does not control.
 	notOwned bool
-	message  string
+	// reason, when set, overrides the transport's failure reason (Unschedulable).
+	reason  string
+	message string
 }
 
 // ensurePeers creates a transport's peers where missing, in order, and reports whether all of them
@@ -66,11 +68,14 @@ func (r *TunnelBenchmarkReconciler) ensurePeer(ctx context.Context, tb *benchv1.
 	if p.Ready == nil {
 		return true, nil, nil
 	}
-	ready, problem, err := p.Ready(ctx, peerCluster{r: r, namespace: tb.Namespace}, stored)
-	if problem != "" {
-		return false, &peerProblem{message: problem}, err
+	st, err := p.Ready(ctx, peerCluster{r: r, namespace: tb.Namespace}, stored)
+	switch {
+	case st.Problem != "":
+		return false, &peerProblem{reason: st.Reason, message: st.Problem}, err
+	case !st.Ready && st.Waiting != "":
+		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Waiting", st.Waiting)
 	}
-	return ready, nil, err
+	return st.Ready, nil, err
 }
 
 func (r *TunnelBenchmarkReconciler) createPeer(ctx context.Context, tb *benchv1.TunnelBenchmark, p transport.Peer,
@@ -147,8 +152,8 @@ func (c peerCluster) Get(ctx context.Context, name string, obj client.Object) er
 	return c.r.APIReader.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: name}, obj)
 }
 
-func (c peerCluster) StuckPods(ctx context.Context, labels map[string]string, what string) string {
-	return c.r.stuckPods(ctx, c.namespace, labels, "", what)
+func (c peerCluster) PodTrouble(ctx context.Context, labels map[string]string, what string) transport.Status {
+	return c.r.podTrouble(ctx, c.namespace, labels, "", what)
 }
 
 func (c peerCluster) Now() time.Time { return c.r.now() }

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -149,7 +150,7 @@ func problemReason(p *peerProblem, reason string) string {
 	if p.notOwned {
 		return benchv1.ReasonOwnershipConflict
 	}
-	return reason
+	return cmp.Or(p.reason, reason)
 }
 
 // cnpgServer follows CloudNativePG's naming conventions for a cluster's endpoint and Secrets.

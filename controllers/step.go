@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // step is one Job of a benchmark: initialization or a transport's run.
@@ -45,13 +47,6 @@ type stepOutcome struct {
 	reason  string
 	message string
 	requeue ctrl.Result
-}
-
-// stuckWaitingReasons are container states that never resolve by themselves: waiting for them
-// would only end at the benchmark's timeout, with a less useful message.
-var stuckWaitingReasons = map[string]bool{
-	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true,
-	"CreateContainerConfigError": true, "CreateContainerError": true,
 }
 
 // runStep creates the step's Job if it does not exist, and otherwise reads its outcome. The Job's
@@ -107,8 +102,15 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 		// Its own activeDeadlineSeconds stops it too.
 		return stepOutcome{state: stepFailed, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}, nil
 	}
-	if stuck := r.stuckPod(ctx, job); stuck != "" {
-		return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: stuck}, nil
+	switch trouble := r.jobPodTrouble(ctx, job); {
+	case trouble.Problem != "":
+		return stepOutcome{state: stepFailed, reason: cmp.Or(trouble.Reason, benchv1.ReasonJobFailed), message: trouble.Problem}, nil
+	case trouble.Waiting != "":
+		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Waiting",
+			fmt.Sprintf("Job %s: %s", key.Name, trouble.Waiting))
+	default:
+		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "JobRunning",
+			fmt.Sprintf("%s runs in Job %s", s.description, key.Name))
 	}
 	return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
 }
@@ -199,39 +201,30 @@ func (r *TunnelBenchmarkReconciler) runnerTermination(ctx context.Context, job *
 	return found
 }
 
-// stuckPod describes a pod of the Job that cannot start by itself, or returns "".
-func (r *TunnelBenchmarkReconciler) stuckPod(ctx context.Context, job *batchv1.Job) string {
-	return r.stuckPods(ctx, job.Namespace, map[string]string{
+// jobPodTrouble judges the pods of a Job (podTrouble).
+func (r *TunnelBenchmarkReconciler) jobPodTrouble(ctx context.Context, job *batchv1.Job) transport.Status {
+	return r.podTrouble(ctx, job.Namespace, map[string]string{
 		benchv1.LabelBenchmark: job.Labels[benchv1.LabelBenchmark],
 		benchv1.LabelTransport: job.Labels[benchv1.LabelTransport],
 	}, job.UID, "")
 }
 
-// stuckPods describes the first pod with the labels (and, when owner is set, that owner) whose
-// containers, sidecars included, wait for something that never comes by itself.
-func (r *TunnelBenchmarkReconciler) stuckPods(ctx context.Context, namespace string, labels map[string]string,
-	owner types.UID, what string) string {
+// podTrouble judges the pods with the labels (and, when owner is set, that owner): see judgePods.
+// Pods are listed with the uncached reader.
+func (r *TunnelBenchmarkReconciler) podTrouble(ctx context.Context, namespace string, labels map[string]string,
+	owner types.UID, what string) transport.Status {
 	pods := &corev1.PodList{}
 	if err := r.APIReader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(labels)); err != nil {
 		log.FromContext(ctx).Error(err, "Cannot list pods", "labels", labels)
-		return ""
+		return transport.Status{}
 	}
+	var mine []corev1.Pod
 	for _, p := range pods.Items {
-		if owner != "" && !ownedBy(p, owner) {
-			continue
-		}
-		statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
-		for _, cs := range statuses {
-			if w := cs.State.Waiting; w != nil && stuckWaitingReasons[w.Reason] {
-				prefix := fmt.Sprintf("pod %s", p.Name)
-				if what != "" {
-					prefix = what + " " + prefix
-				}
-				return fmt.Sprintf("%s cannot start its %s container: %s: %s", prefix, cs.Name, w.Reason, w.Message)
-			}
+		if owner == "" || ownedBy(p, owner) {
+			mine = append(mine, p)
 		}
 	}
-	return ""
+	return judgePods(mine, what, r.now(), orDefault(r.UnschedulableWait, DefaultUnschedulableWait))
 }
 
 func ownedBy(p corev1.Pod, uid types.UID) bool {

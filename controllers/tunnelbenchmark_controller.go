@@ -58,9 +58,11 @@ type TunnelBenchmarkReconciler struct {
 	// ServerWait and PollInterval default to DefaultServerWait and DefaultPollInterval.
 	ServerWait   time.Duration
 	PollInterval time.Duration
-	// ClusterWait defaults to DefaultClusterWait, CertificateWait to DefaultCertificateWait.
-	ClusterWait     time.Duration
-	CertificateWait time.Duration
+	// ClusterWait defaults to DefaultClusterWait, CertificateWait to DefaultCertificateWait,
+	// UnschedulableWait to DefaultUnschedulableWait.
+	ClusterWait       time.Duration
+	CertificateWait   time.Duration
+	UnschedulableWait time.Duration
 	// PostgresImage is the PostgreSQL image of managed clusters that name none.
 	PostgresImage string
 }

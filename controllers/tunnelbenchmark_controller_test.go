@@ -490,3 +490,49 @@ func listJobsOf(t *testing.T, ns, benchmark string) []batchv1.Job {
 	}
 	return out
 }
+
+// TestUnschedulablePodFailsWithinItsWait: a runner pod no node can take shows in the Progressing
+// condition, quoting the scheduler, and fails the benchmark Unschedulable after the bounded wait,
+// long before spec.timeout.
+func TestUnschedulablePodFailsWithinItsWait(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t, func(r *TunnelBenchmarkReconciler) { r.UnschedulableWait = 4 * time.Second })
+	ctx := context.Background()
+	if err := testClient.Create(ctx, newBenchmark(ns, "pending")); err != nil {
+		t.Fatal(err)
+	}
+	job := waitForJob(t, ns, jobName("pending", "direct"))
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pending-direct-x", Labels: job.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}},
+		Spec: job.Spec.Template.Spec,
+	}
+	if err := testClient.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	const scheduler = "0/1 nodes are available: 1 Insufficient cpu."
+	pod.Status.Phase = corev1.PodPending
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: scheduler, LastTransitionTime: metav1.Now()}}
+	if err := testClient.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the wait for a node reported", func() error {
+		tb := getBenchmark(t, ns, "pending")
+		if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionProgressing); c == nil ||
+			!strings.Contains(c.Message, scheduler) {
+			if tb.Status.Phase == benchv1.PhaseFailed {
+				return nil // the wait is short; the failure below quotes it too
+			}
+			return fmt.Errorf("Progressing %+v", c)
+		}
+		return nil
+	})
+	failed := waitForPhase(t, ns, "pending", benchv1.PhaseFailed)
+	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonUnschedulable)
+	if !strings.Contains(c.Message, scheduler) || strings.Contains(c.Message, "spec.timeout") {
+		t.Errorf("message %q", c.Message)
+	}
+}

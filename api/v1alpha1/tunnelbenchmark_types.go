@@ -633,6 +633,8 @@ const (
 	// ReasonInvalidSpec: the spec asks for what the operator cannot do (caught at apply time
 	// where the schema can express it).
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonUnschedulable: a pod of the benchmark found no node for longer than the bounded wait.
+	ReasonUnschedulable = "Unschedulable"
 )
 
 // TunnelBenchmarkStatus is the observed state of a benchmark and its results.

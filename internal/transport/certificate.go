@@ -28,18 +28,20 @@ func CertificatePeer(tb *benchv1.TunnelBenchmark, cert *unstructured.Unstructure
 		Created: func() (string, string) {
 			return "CertificateRequested", fmt.Sprintf("Requested Certificate %s from %s %s", cert.GetName(), ref.Kind, ref.Name)
 		},
-		Ready: func(_ context.Context, c Cluster, stored client.Object) (bool, string, error) {
+		Ready: func(_ context.Context, c Cluster, stored client.Object) (Status, error) {
 			u, ok := stored.(*unstructured.Unstructured)
 			if !ok {
-				return false, "", fmt.Errorf("certificate %s: unexpected type %T", cert.GetName(), stored)
+				return Status{}, fmt.Errorf("certificate %s: unexpected type %T", cert.GetName(), stored)
 			}
-			if ok, message := specs.CertificateReady(u); ok {
-				return true, "", nil
-			} else if age := c.Now().Sub(u.GetCreationTimestamp().Time); age >= wait {
-				return false, fmt.Sprintf("Certificate %s from %s %s is not Ready after %s (%s): check the issuer "+
-					"(`kubectl describe certificate %s`)", u.GetName(), ref.Kind, ref.Name, wait, message, u.GetName()), nil
+			ok, message := specs.CertificateReady(u)
+			switch age := c.Now().Sub(u.GetCreationTimestamp().Time); {
+			case ok:
+				return Status{Ready: true}, nil
+			case age >= wait:
+				return Status{Problem: fmt.Sprintf("Certificate %s from %s %s is not Ready after %s (%s): check the issuer "+
+					"(`kubectl describe certificate %s`)", u.GetName(), ref.Kind, ref.Name, wait, message, u.GetName())}, nil
 			}
-			return false, "", nil
+			return Status{Waiting: fmt.Sprintf("Certificate %s: %s", u.GetName(), message)}, nil
 		},
 	}
 }

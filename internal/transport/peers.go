@@ -19,14 +19,14 @@ var (
 // of it that cannot start by itself (an image that cannot be pulled) is a problem, reported
 // without waiting for the timeout.
 func deploymentReady(what string) Readiness {
-	return func(ctx context.Context, c Cluster, stored client.Object) (bool, string, error) {
+	return func(ctx context.Context, c Cluster, stored client.Object) (Status, error) {
 		dep, ok := stored.(*appsv1.Deployment)
 		if !ok {
-			return false, "", fmt.Errorf("%s: unexpected type %T", what, stored)
+			return Status{}, fmt.Errorf("%s: unexpected type %T", what, stored)
 		}
 		if dep.Status.AvailableReplicas >= 1 {
-			return true, "", nil
+			return Status{Ready: true}, nil
 		}
-		return false, c.StuckPods(ctx, dep.Spec.Selector.MatchLabels, what), nil
+		return c.PodTrouble(ctx, dep.Spec.Selector.MatchLabels, what), nil
 	}
 }

@@ -276,12 +276,12 @@ func (p pooler) cnpgPeers() []Peer {
 			Created: func() (string, string) {
 				return "PoolerCreated", fmt.Sprintf("Created CloudNativePG Pooler %s for transport %s", p.name(), p.c.Spec.Name)
 			},
-			Ready: func(ctx context.Context, c Cluster, _ client.Object) (bool, string, error) {
+			Ready: func(ctx context.Context, c Cluster, _ client.Object) (Status, error) {
 				dep := &appsv1.Deployment{}
 				if err := c.Get(ctx, p.name(), dep); err != nil {
-					return false, "", client.IgnoreNotFound(err)
+					return Status{Waiting: "CloudNativePG to create the Pooler's Deployment"}, client.IgnoreNotFound(err)
 				}
-				return dep.Status.AvailableReplicas >= 1, "", nil
+				return deploymentReady("the CloudNativePG Pooler")(ctx, c, dep)
 			}},
 	}
 }

@@ -75,16 +75,28 @@ type Peer struct {
 	NotInstalled string
 }
 
-// Readiness reports whether a stored peer is ready. problem, when set, says why it never will be
-// by itself: the benchmark fails at once with it.
-type Readiness func(ctx context.Context, c Cluster, stored client.Object) (ready bool, problem string, err error)
+// Readiness judges a stored peer.
+type Readiness func(ctx context.Context, c Cluster, stored client.Object) (Status, error)
+
+// Status is a peer's state as its Readiness judges it.
+type Status struct {
+	Ready bool
+	// Problem, when set, says why it never will be ready by itself: the benchmark fails at once
+	// with it, with Reason when set and the transport's FailureReason otherwise.
+	Problem string
+	Reason  string
+	// Waiting says what it still waits for, for the benchmark's Progressing condition.
+	Waiting string
+}
 
 // Cluster is what a transport may read of the cluster while it judges its peers.
 type Cluster interface {
 	// Get reads an object of the benchmark's namespace without a cache.
 	Get(ctx context.Context, name string, obj client.Object) error
-	// StuckPods describes the first pod with these labels that cannot start by itself, or "".
-	StuckPods(ctx context.Context, labels map[string]string, what string) string
+	// PodTrouble judges the pods with these labels: the first one that cannot start by itself
+	// (Problem), or that waits for something that may still come (Waiting: a node to fit on,
+	// within a bounded wait); zero when they progress.
+	PodTrouble(ctx context.Context, labels map[string]string, what string) Status
 	// Now is the reconciler's clock.
 	Now() time.Time
 }

@@ -1,0 +1,79 @@
+package controllers
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+)
+
+func TestJudgePods(t *testing.T) {
+	now := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+	pod := func(mutate func(*corev1.Pod)) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
+		mutate(&p)
+		return p
+	}
+	unschedulable := func(since time.Duration) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available: 1 Insufficient cpu.",
+				LastTransitionTime: metav1.NewTime(now.Add(-since))}}
+		}
+	}
+	crashing := func(restarts int32) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "tunnel-0", RestartCount: restarts,
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+					Reason: "Error", ExitCode: 255, Message: "Connection refused"}}}}
+		}
+	}
+	tests := []struct {
+		name     string
+		pods     []corev1.Pod
+		reason   string
+		problem  []string
+		waiting  []string
+		progress bool
+	}{
+		{"running", []corev1.Pod{pod(func(p *corev1.Pod) {})}, "", nil, nil, true},
+		{"image cannot be pulled", []corev1.Pod{pod(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "runner", State: corev1.ContainerState{
+				Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "back-off"}}}}
+		})}, "", []string{"cannot start its runner container: ImagePullBackOff"}, nil, false},
+		{"a sidecar restarting twice is a slow start", []corev1.Pod{pod(crashing(2))}, "", nil, nil, true},
+		{"a sidecar that keeps crashing", []corev1.Pod{pod(crashing(3))}, "",
+			[]string{"tunnel-0 container keeps crashing (restarted 3 times; last exit: Error (code 255) Connection refused)",
+				"kubectl logs p -c tunnel-0 --previous"}, nil, false},
+		{"waiting for a node, within the wait", []corev1.Pod{pod(unschedulable(30 * time.Second))}, "", nil,
+			[]string{"waits for a node (30s so far, up to 2m0s): 0/1 nodes are available: 1 Insufficient cpu."}, false},
+		{"no node for longer than the wait", []corev1.Pod{pod(unschedulable(3 * time.Minute))}, benchv1.ReasonUnschedulable,
+			[]string{"could not be scheduled for 3m0s: 0/1 nodes are available: 1 Insufficient cpu."}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := judgePods(tt.pods, "", now, 2*time.Minute)
+			if st.Reason != tt.reason {
+				t.Errorf("reason %q, want %q", st.Reason, tt.reason)
+			}
+			if tt.progress && (st.Problem != "" || st.Waiting != "") {
+				t.Errorf("a progressing pod judged %+v", st)
+			}
+			for _, want := range tt.problem {
+				if !strings.Contains(st.Problem, want) {
+					t.Errorf("problem %q lacks %q", st.Problem, want)
+				}
+			}
+			for _, want := range tt.waiting {
+				if !strings.Contains(st.Waiting, want) || st.Problem != "" {
+					t.Errorf("waiting %q (problem %q) lacks %q", st.Waiting, st.Problem, want)
+				}
+			}
+		})
+	}
+}
