@@ -1,0 +1,54 @@
+package stats
+
+import "fmt"
+
+// Verdict is what a Ratio lets a report claim about the candidate against the baseline.
+type Verdict string
+
+const (
+	// Faster means the whole 95 % interval of candidate/baseline lies above 1.
+	Faster Verdict = "faster"
+	// Slower means the whole 95 % interval lies below 1.
+	Slower Verdict = "slower"
+	// Indistinguishable means the interval contains 1, or there is no interval: the rounds do not
+	// show a difference, which is not the same as showing there is none.
+	Indistinguishable Verdict = "indistinguishable"
+)
+
+// noIntervalReason is the Reason of a Ratio from a single repetition.
+const noIntervalReason = "one repetition: no interval"
+
+// Verdict classifies the ratio by its interval alone, not by the estimate, so that a report never
+// calls a transport faster on the strength of a mean that the rounds' spread cannot support. The
+// words assume the ratio is of rates where higher is better, as PairedRatio's inputs are; for a
+// ratio of latencies they read the other way round.
+func (r Ratio) Verdict() Verdict {
+	switch {
+	case !r.HasInterval:
+		return Indistinguishable
+	case r.Low > 1:
+		return Faster
+	case r.High < 1:
+		return Slower
+	default:
+		return Indistinguishable
+	}
+}
+
+// Reason says in a few words why Verdict came out as it did, for a report's message column.
+func (r Ratio) Reason() string {
+	switch {
+	case r.N == 0:
+		return "no repetitions: no interval"
+	case !r.HasInterval:
+		return noIntervalReason
+	}
+	where := "contains 1"
+	switch r.Verdict() {
+	case Faster:
+		where = "lies above 1"
+	case Slower:
+		where = "lies below 1"
+	}
+	return fmt.Sprintf("95%% interval [%.3f, %.3f] over %d repetitions %s", r.Low, r.High, r.N, where)
+}
