@@ -113,7 +113,7 @@ func TestCertificatesFromCertManager(t *testing.T) {
 		createCNPGSecrets(t, ns)
 		tb := newBenchmark(ns, "issued-pooler", benchv1.TransportSpec{Name: "pool", Type: benchv1.TransportPooler,
 			Pooler: &benchv1.PoolerTransport{Placement: "service", ClientTLS: "require"}})
-		tb.Spec.Server = externalServer()
+		useExternalServer(tb)
 		tb.Spec.TLS = issuer()
 		createExternalSecrets(t, ns)
 		if err := testClient.Create(ctx, tb); err != nil {

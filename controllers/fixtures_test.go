@@ -233,6 +233,14 @@ func errorf(format string, args ...any) error { return fmt.Errorf(format, args..
 
 // externalServer is a server given by host, with credentials and CA Secrets createExternalSecrets
 // makes.
+// useExternalServer points a benchmark at the fictional external server db.example. Benchmarks of
+// every test share that name across namespaces, and envtest runs no kubelet, so some never end:
+// they opt out of the per-server queue (TestOneBenchmarkPerServer tests the queue).
+func useExternalServer(tb *benchv1.TunnelBenchmark) {
+	tb.Spec.Server = externalServer()
+	tb.Spec.Exclusive = ptr.To(false)
+}
+
 func externalServer() benchv1.ServerSpec {
 	return benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db.example", Port: 5432, Database: "bench",
 		CredentialsSecret: benchv1.LocalObjectReference{Name: "db-creds"},

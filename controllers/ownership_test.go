@@ -57,7 +57,7 @@ func TestNeverTouchesWhatItDoesNotOwn(t *testing.T) {
 			name: "a Service under the pooler's name",
 			benchmark: func() *benchv1.TunnelBenchmark {
 				tb := newBenchmark(ns, "a", benchv1.TransportSpec{Name: "b-c", Type: benchv1.TransportPooler})
-				tb.Spec.Server = externalServer()
+				useExternalServer(tb)
 				return tb
 			},
 			theirs: func(tb *benchv1.TunnelBenchmark) client.Object {
@@ -116,7 +116,7 @@ func TestNamesOfTwoUserStringsNeverCollide(t *testing.T) {
 	var poolers []string
 	for _, pair := range [][2]string{{"a", "b-c"}, {"a-b", "c"}} {
 		tb := newBenchmark(ns, pair[0], benchv1.TransportSpec{Name: pair[1], Type: benchv1.TransportPooler})
-		tb.Spec.Server = externalServer()
+		useExternalServer(tb)
 		if err := testClient.Create(ctx, tb); err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 	t.Run("own PgBouncer as a service", func(t *testing.T) {
 		tb := newBenchmark(ns, "own", benchv1.TransportSpec{Name: "pool", Type: benchv1.TransportPooler,
 			Pooler: &benchv1.PoolerTransport{ClientTLS: "require", ServerTLS: "verify-full"}})
-		tb.Spec.Server = externalServer()
+		useExternalServer(tb)
 		tb.Spec.Load.Reconnect = true
 		tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 100}
 		if err := testClient.Create(ctx, tb); err != nil {

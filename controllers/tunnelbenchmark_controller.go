@@ -165,7 +165,10 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		return ctrl.Result{}, nil
 	}
 	now := r.now()
-	if tb.Status.Phase == "" {
+	if tb.Status.Phase == "" || tb.Status.Phase == benchv1.PhaseQueued {
+		if waits, err := r.queue(ctx, tb); err != nil || waits {
+			return ctrl.Result{RequeueAfter: orDefault(r.PollInterval, DefaultPollInterval)}, err
+		}
 		r.accept(tb, now)
 	}
 	deadline := tb.Status.StartTime.Add(tb.TimeoutDuration())
@@ -256,6 +259,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return ctrl.Result{}, false, nil
 	}
 	result := transportResult(t, tb.JobName(t.Name), out.report, pod)
+	result.Unguarded = !tb.IsExclusive()
 	tr.Record(out.report, &result)
 	tb.Status.Results = append(tb.Status.Results, result)
 	summarize(tb)

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -534,5 +535,53 @@ func TestUnschedulablePodFailsWithinItsWait(t *testing.T) {
 	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonUnschedulable)
 	if !strings.Contains(c.Message, scheduler) || strings.Contains(c.Message, "spec.timeout") {
 		t.Errorf("message %q", c.Message)
+	}
+}
+
+// TestOneBenchmarkPerServer: a second benchmark of the same server waits in Queued, naming the one
+// ahead of it, with no Job, and starts when that one ends; one that opts out runs at once and is
+// marked unguarded.
+func TestOneBenchmarkPerServer(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+	first := newBenchmark(ns, "first")
+	if err := testClient.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	firstJob := waitForJob(t, ns, jobName("first", "direct"))
+	second := newBenchmark(ns, "second")
+	if err := testClient.Create(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	queued := waitForPhase(t, ns, "second", benchv1.PhaseQueued)
+	c := assertCondition(t, queued, benchv1.ConditionQueued, metav1.ConditionTrue, "WaitingForServer")
+	if !strings.Contains(c.Message, ns+"/first") || queued.Status.StartTime != nil {
+		t.Errorf("Queued condition %q, start time %v", c.Message, queued.Status.StartTime)
+	}
+	unguarded := newBenchmark(ns, "unguarded")
+	unguarded.Spec.Exclusive = ptr.To(false)
+	if err := testClient.Create(ctx, unguarded); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, waitForJob(t, ns, jobName("unguarded", "direct")), 0, resultReport(500, nil))
+	if res := waitForPhase(t, ns, "unguarded", benchv1.PhaseCompleted).Status.Result("direct"); res == nil || !res.Unguarded {
+		t.Errorf("an unguarded run must say so: %+v", res)
+	}
+	consistently(t, 2*time.Second, "no Job for the queued benchmark", func() error {
+		if n := len(listJobsOf(t, ns, "second")); n != 0 {
+			return errorf("%d Jobs", n)
+		}
+		return nil
+	})
+	finishJob(t, firstJob, 0, resultReport(1000, nil))
+	waitForPhase(t, ns, "first", benchv1.PhaseCompleted)
+	finishJob(t, waitForJob(t, ns, jobName("second", "direct")), 0, resultReport(900, nil))
+	done := waitForPhase(t, ns, "second", benchv1.PhaseCompleted)
+	assertCondition(t, done, benchv1.ConditionQueued, metav1.ConditionFalse, "Dequeued")
+	if res := done.Status.Result("direct"); res == nil || res.Unguarded {
+		t.Errorf("result %+v", res)
 	}
 }

@@ -142,3 +142,9 @@ func (s ServerSpec) CNPGClusterName(tb *TunnelBenchmark) string {
 	}
 	return ""
 }
+
+// IsExclusive reports whether the benchmark waits for the other benchmarks of its server
+// (spec.exclusive, default true).
+func (tb *TunnelBenchmark) IsExclusive() bool {
+	return tb.Spec.Exclusive == nil || *tb.Spec.Exclusive
+}

@@ -39,8 +39,17 @@ type TunnelBenchmarkSpec struct {
 	// +optional
 	TLS *BenchmarkTLS `json:"tls,omitempty"`
 
-	// Timeout bounds the whole benchmark, from creation to the last transport. When it expires the
-	// running Job is stopped and the benchmark fails with reason Timeout.
+	// Exclusive (default true) makes the benchmark wait, in phase Queued, while another exclusive
+	// benchmark of the same server (host and port, or CloudNativePG cluster) runs: two measurements
+	// of one server at once disturb each other, and two `initialize` runs drop each other's tables.
+	// Benchmarks start first come, first served by creation time. false opts out: the run is
+	// marked unguarded in its results.
+	// +kubebuilder:default=true
+	// +optional
+	Exclusive *bool `json:"exclusive,omitempty"`
+
+	// Timeout bounds the whole benchmark, from leaving the queue to the last transport. When it
+	// expires the running Job is stopped and the benchmark fails with reason Timeout.
 	// +kubebuilder:default="30m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="spec.timeout must be at least 10s"
 	// +optional
@@ -576,10 +585,12 @@ type RunnerSpec struct {
 }
 
 // Phase is the coarse state of a benchmark.
-// +kubebuilder:validation:Enum=Pending;Initializing;Running;Completed;Failed
+// +kubebuilder:validation:Enum=Queued;Pending;Initializing;Running;Completed;Failed
 type Phase string
 
 const (
+	// PhaseQueued means another benchmark of the same server runs: this one starts when it ends.
+	PhaseQueued Phase = "Queued"
 	// PhasePending means the benchmark is accepted and waits for its server to resolve.
 	PhasePending Phase = "Pending"
 	// PhaseInitializing means `pgbench -i` is running.
@@ -610,6 +621,8 @@ const (
 	// ConditionFailed is True when the benchmark failed; its reason and message say what broke
 	// and what to do.
 	ConditionFailed = "Failed"
+	// ConditionQueued is True while the benchmark waits for another benchmark of its server.
+	ConditionQueued = "Queued"
 )
 
 // Reasons of the Failed condition and of failure events.
@@ -760,6 +773,11 @@ type TransportResult struct {
 	// Connection is the libpq connection string used, without user or password.
 	Connection string `json:"connection"`
 
+	// Unguarded marks a run of a benchmark with spec.exclusive false: other benchmarks of the
+	// same server may have run at the same time and disturbed it.
+	// +optional
+	Unguarded bool `json:"unguarded,omitempty"`
+
 	// StartTime and EndTime bound the pgbench run.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -856,7 +874,7 @@ type TunnelBenchmark struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
-	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout)) && has(self.exclusive) == has(oldSelf.exclusive) && (!has(self.exclusive) || self.exclusive == oldSelf.exclusive)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, (has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require') || (has(t.tls) && has(t.tls.clientCertificate)))",message="spec.tls.issuerRef issues the server certificate of spec.server.managed, the certificate of a pooler with clientTLS require and tls.clientCertificate: this benchmark has none of them"
 	// +kubebuilder:validation:XValidation:rule="has(self.tls) || self.transports.all(t, !has(t.tls) || !has(t.tls.clientCertificate))",message="spec.transports: tls.clientCertificate needs spec.tls.issuerRef to issue it"

@@ -615,6 +615,11 @@ func (in *TunnelBenchmarkSpec) DeepCopyInto(out *TunnelBenchmarkSpec) {
 		*out = new(BenchmarkTLS)
 		**out = **in
 	}
+	if in.Exclusive != nil {
+		in, out := &in.Exclusive, &out.Exclusive
+		*out = new(bool)
+		**out = **in
+	}
 	if in.Timeout != nil {
 		in, out := &in.Timeout, &out.Timeout
 		*out = new(v1.Duration)

@@ -1,0 +1,98 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+)
+
+// serverKey names the server a benchmark measures, from its spec alone (no lookup), so that every
+// benchmark's key is known before any of them starts: the host as the cluster's DNS would resolve
+// it from the benchmark's namespace, and the port. A CloudNativePG cluster is keyed by its -rw
+// Service, so that a benchmark naming the cluster and one naming its Service by host meet. The
+// database is left out: two databases of one server still share its CPU.
+func serverKey(tb *benchv1.TunnelBenchmark) string {
+	s := tb.Spec.Server
+	host, port := "", benchv1.DefaultPort
+	switch {
+	case s.External != nil:
+		host = s.External.Host
+		if s.External.Port != 0 {
+			port = s.External.Port
+		}
+	case s.CNPG != nil || s.Managed != nil:
+		host = s.CNPGClusterName(tb) + cnpgRWSuffix
+	default:
+		return ""
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.TrimSuffix(host, ".")), ".cluster.local")
+	// The pod's DNS search list completes "svc" and "svc.namespace" alike; keying them alike is what
+	// matters (an external "db.example" becomes "db.example.svc" on both sides of a comparison).
+	switch strings.Count(host, ".") {
+	case 0:
+		host += "." + tb.Namespace + ".svc"
+	case 1:
+		host += ".svc"
+	}
+	return host + ":" + strconv.Itoa(int(port))
+}
+
+// ahead returns the benchmark that must end before tb may start, or nil: the oldest exclusive
+// benchmark of the same server that has not ended and was created before tb (ties broken by
+// namespace/name). The order is derived from the benchmarks themselves, so an operator restarted
+// with benchmarks queued resumes the same order.
+func ahead(tb *benchv1.TunnelBenchmark, all []benchv1.TunnelBenchmark) *benchv1.TunnelBenchmark {
+	if !tb.IsExclusive() {
+		return nil
+	}
+	key := serverKey(tb)
+	var first *benchv1.TunnelBenchmark
+	for i := range all {
+		o := &all[i]
+		if o.UID == tb.UID || !o.IsExclusive() || o.Status.Phase.IsTerminal() || !o.DeletionTimestamp.IsZero() ||
+			serverKey(o) != key || !before(o, tb) {
+			continue
+		}
+		if first == nil || before(o, first) {
+			first = o
+		}
+	}
+	return first
+}
+
+// before orders benchmarks by creation time, then by namespace/name.
+func before(a, b *benchv1.TunnelBenchmark) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
+}
+
+// queue holds a benchmark that has not started while another benchmark of its server is ahead of
+// it. It reports whether the benchmark waits; its clock (spec.timeout) starts when it leaves.
+func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.TunnelBenchmark) (bool, error) {
+	list := &benchv1.TunnelBenchmarkList{}
+	if err := r.List(ctx, list); err != nil {
+		return false, fmt.Errorf("cannot list the benchmarks to queue behind: %w", err)
+	}
+	first := ahead(tb, list.Items)
+	if first == nil {
+		if tb.Status.Phase == benchv1.PhaseQueued {
+			r.setCondition(tb, benchv1.ConditionQueued, metav1.ConditionFalse, "Dequeued", "no other benchmark of this server runs")
+		}
+		return false, nil
+	}
+	msg := fmt.Sprintf("benchmark %s/%s (%s) measures the same server (%s); this one starts when it ends",
+		first.Namespace, first.Name, first.Status.Phase, serverKey(tb))
+	if tb.Status.Phase != benchv1.PhaseQueued {
+		r.event(tb, "Normal", "Queued", "Queue", "%s", msg)
+	}
+	tb.Status.Phase = benchv1.PhaseQueued
+	r.setCondition(tb, benchv1.ConditionQueued, metav1.ConditionTrue, "WaitingForServer", msg)
+	return true, nil
+}

@@ -1,0 +1,103 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+)
+
+func TestServerKey(t *testing.T) {
+	bench := func(ns string, server benchv1.ServerSpec) *benchv1.TunnelBenchmark {
+		return &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b"},
+			Spec: benchv1.TunnelBenchmarkSpec{Server: server}}
+	}
+	external := func(host string, port int32) benchv1.ServerSpec {
+		return benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: host, Port: port, Database: "app"}}
+	}
+	cnpg := benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "pg"}}
+	same := [][2]*benchv1.TunnelBenchmark{
+		{bench("db", cnpg), bench("db", external("pg-rw", 5432))},
+		{bench("db", external("pg-rw", 0)), bench("other", external("pg-rw.db.svc.cluster.local", 5432))},
+		{bench("db", external("pg-rw.db", 5432)), bench("x", external("PG-RW.db.svc.", 5432))},
+		{bench("a", external("db.example", 5432)), bench("b", external("db.example", 5432))},
+	}
+	for _, p := range same {
+		if a, b := serverKey(p[0]), serverKey(p[1]); a != b {
+			t.Errorf("one server, two keys: %s and %s", a, b)
+		}
+	}
+	different := [][2]*benchv1.TunnelBenchmark{
+		{bench("db", cnpg), bench("other", cnpg)},
+		{bench("db", external("pg-rw", 5432)), bench("db", external("pg-rw", 5433))},
+		{bench("db", external("pg-rw", 5432)), bench("other", external("pg-rw", 5432))},
+	}
+	for _, p := range different {
+		if a, b := serverKey(p[0]), serverKey(p[1]); a == b {
+			t.Errorf("two servers, one key: %s", a)
+		}
+	}
+}
+
+func TestQueueOrder(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+	bench := func(name string, created time.Duration, phase benchv1.Phase, exclusive bool) benchv1.TunnelBenchmark {
+		return benchv1.TunnelBenchmark{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: name, UID: types.UID(name),
+				CreationTimestamp: metav1.NewTime(t0.Add(created))},
+			Spec: benchv1.TunnelBenchmarkSpec{Server: benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "pg"}},
+				Exclusive: ptr.To(exclusive)},
+			Status: benchv1.TunnelBenchmarkStatus{Phase: phase},
+		}
+	}
+	all := []benchv1.TunnelBenchmark{
+		bench("done", 0, benchv1.PhaseCompleted, true),
+		bench("running", time.Second, benchv1.PhaseRunning, true),
+		bench("queued", 2*time.Second, benchv1.PhaseQueued, true),
+		bench("new", 3*time.Second, "", true),
+		bench("unguarded", 4*time.Second, "", false),
+		bench("tie-b", 5*time.Second, "", true),
+		bench("tie-a", 5*time.Second, "", true),
+	}
+	tests := []struct{ name, ahead string }{
+		{"running", ""}, {"queued", "running"}, {"new", "running"}, {"unguarded", ""}, {"tie-a", "running"},
+	}
+	for _, tt := range tests {
+		var tb *benchv1.TunnelBenchmark
+		for i := range all {
+			if all[i].Name == tt.name {
+				tb = &all[i]
+			}
+		}
+		got := ""
+		if a := ahead(tb, all); a != nil {
+			got = a.Name
+		}
+		if got != tt.ahead {
+			t.Errorf("%s waits for %q, want %q", tt.name, got, tt.ahead)
+		}
+	}
+	// With the running one ended, the oldest waiting one goes first, the rest queue behind it.
+	all[1].Status.Phase = benchv1.PhaseCompleted
+	for name, want := range map[string]string{"queued": "", "new": "queued", "tie-b": "queued"} {
+		for i := range all {
+			if all[i].Name == name {
+				got := ""
+				if a := ahead(&all[i], all); a != nil {
+					got = a.Name
+				}
+				if got != want {
+					t.Errorf("after the first ended, %s waits for %q, want %q", name, got, want)
+				}
+			}
+		}
+	}
+	// Ties in creation time go by namespace/name: tie-a before tie-b.
+	if !before(&all[6], &all[5]) {
+		t.Error("tie-a must come before tie-b")
+	}
+}
