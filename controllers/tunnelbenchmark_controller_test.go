@@ -286,14 +286,7 @@ func TestStuckPodFailsFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := waitForJob(t, ns, jobName("stuck", "direct"))
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stuck-direct-x", Labels: job.Spec.Template.Labels,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}},
-		Spec: job.Spec.Template.Spec,
-	}
-	if err := testClient.Create(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
+	pod := createJobPod(t, job)
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "runner", State: corev1.ContainerState{
 		Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "tunnelbench/runner:test"`}}}}
 	if err := testClient.Status().Update(ctx, pod); err != nil {
@@ -505,14 +498,7 @@ func TestUnschedulablePodFailsWithinItsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := waitForJob(t, ns, jobName("pending", "direct"))
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pending-direct-x", Labels: job.Spec.Template.Labels,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}},
-		Spec: job.Spec.Template.Spec,
-	}
-	if err := testClient.Create(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
+	pod := createJobPod(t, job)
 	const scheduler = "0/1 nodes are available: 1 Insufficient cpu."
 	pod.Status.Phase = corev1.PodPending
 	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
@@ -584,4 +570,18 @@ func TestOneBenchmarkPerServer(t *testing.T) {
 	if res := done.Status.Result("direct"); res == nil || res.Unguarded {
 		t.Errorf("result %+v", res)
 	}
+}
+
+// createJobPod plays the Job controller: the Job's pod, owned by it, with the Job's template.
+func createJobPod(t *testing.T, job *batchv1.Job) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-x", Labels: job.Spec.Template.Labels,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}}},
+		Spec: job.Spec.Template.Spec,
+	}
+	if err := testClient.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
 }
