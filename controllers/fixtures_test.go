@@ -158,6 +158,12 @@ func failureReport(reason, message string) string {
 
 // finishJob plays the kubelet and the Job controller: it creates the Job's pod with the runner's
 // terminated state and termination message, then marks the Job Complete (exit code 0) or Failed.
+// testNode and testImageID are where and with what the kubelet played by finishJob ran a runner.
+const (
+	testNode    = "node-1"
+	testImageID = "docker.io/tunnelbench/tunnelbench@sha256:0123456789abcdef"
+)
+
 func finishJob(t *testing.T, job *batchv1.Job, exitCode int32, terminationMessage string) {
 	t.Helper()
 	ctx := context.Background()
@@ -169,6 +175,7 @@ func finishJob(t *testing.T, job *batchv1.Job, exitCode int32, terminationMessag
 		},
 		Spec: job.Spec.Template.Spec,
 	}
+	pod.Spec.NodeName = testNode
 	if err := testClient.Create(ctx, pod); err != nil {
 		t.Fatalf("cannot create pod: %v", err)
 	}
@@ -178,7 +185,7 @@ func finishJob(t *testing.T, job *batchv1.Job, exitCode int32, terminationMessag
 		phase, reason = corev1.PodFailed, "Error"
 	}
 	pod.Status = corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: "runner", Image: pod.Spec.Containers[0].Image,
+		Name: "runner", Image: pod.Spec.Containers[0].Image, ImageID: testImageID,
 		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: exitCode, Reason: reason, Message: terminationMessage, StartedAt: now, FinishedAt: now,
 		}},

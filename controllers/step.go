@@ -42,8 +42,10 @@ const (
 )
 
 type stepOutcome struct {
-	state   stepState
-	report  *report.Report
+	state  stepState
+	report *report.Report
+	// job is the step's Job once it succeeded.
+	job     *batchv1.Job
 	reason  string
 	message string
 	requeue ctrl.Result
@@ -94,7 +96,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 		if rep.ServerVersion != "" {
 			tb.Status.ServerVersion = rep.ServerVersion
 		}
-		return stepOutcome{state: stepSucceeded, report: rep}, nil
+		return stepOutcome{state: stepSucceeded, report: rep, job: job}, nil
 	case jobCondition(job, batchv1.JobFailed):
 		return r.failedStep(ctx, job), nil
 	}

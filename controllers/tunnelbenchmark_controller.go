@@ -260,6 +260,8 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	}
 	result := transportResult(t, tb.JobName(t.Name), out.report, pod)
 	result.Unguarded = !tb.IsExclusive()
+	result.Provenance = r.provenance(ctx, tb, out.job, out.report)
+	r.warnSharedNode(tb, t.Name, result.Provenance)
 	tr.Record(out.report, &result)
 	tb.Status.Results = append(tb.Status.Results, result)
 	summarize(tb)

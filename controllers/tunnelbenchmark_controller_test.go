@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 )
 
@@ -584,4 +586,46 @@ func createJobPod(t *testing.T, job *batchv1.Job) *corev1.Pod {
 		t.Fatal(err)
 	}
 	return pod
+}
+
+// TestProvenance: each result records the runner's node, image (with its digest), resources and
+// pgbench's version; for a CloudNativePG server, its primary's node, and a SharedNode warning when
+// the runner ran there.
+func TestProvenance(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+	primary := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pg-1",
+			Labels: map[string]string{"cnpg.io/cluster": "pg", "cnpg.io/instanceRole": "primary"}},
+		Spec: corev1.PodSpec{NodeName: testNode, Containers: []corev1.Container{{Name: "postgres", Image: "postgres"}}},
+	}
+	if err := testClient.Create(ctx, primary); err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.Create(ctx, newBenchmark(ns, "where")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(report.Report{
+		Result:         &pgbench.Result{TPS: 1000, LatencyAvgMs: 4, Transactions: 10000},
+		PgbenchVersion: "pgbench (PostgreSQL) 15.10", Command: "pgbench -T 10",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, waitForJob(t, ns, jobName("where", "direct")), 0, string(b))
+	done := waitForPhase(t, ns, "where", benchv1.PhaseCompleted)
+	p := done.Status.Result("direct").Provenance
+	if p == nil || p.Node != testNode || p.ServerNode != testNode || p.SharedNode == nil || !*p.SharedNode ||
+		p.RunnerImage != testImageID || p.PgbenchVersion != "pgbench (PostgreSQL) 15.10" || p.CPURequest != "500m" ||
+		p.MemoryLimit != "512Mi" {
+		t.Errorf("provenance %+v", p)
+	}
+	c := assertCondition(t, done, ConditionSharedNode, metav1.ConditionTrue, "SameNode")
+	if !strings.Contains(c.Message, testNode) {
+		t.Errorf("SharedNode %q", c.Message)
+	}
+	assertEvents(t, ns, "where", "SharedNode")
 }

@@ -778,11 +778,35 @@ type TransportResult struct {
 	// +optional
 	Unguarded bool `json:"unguarded,omitempty"`
 
+	// Provenance is where and with what the run was measured, as observed.
+	// +optional
+	Provenance *Provenance `json:"provenance,omitempty"`
+
 	// StartTime and EndTime bound the pgbench run.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
 	EndTime *metav1.Time `json:"endTime,omitempty"`
+}
+
+// Provenance records what really ran a transport's measurement.
+type Provenance struct {
+	// Node is the node the runner pod ran on.
+	Node string `json:"node,omitempty"`
+	// ServerNode is the node of the server's pod (the primary of a CloudNativePG cluster) when
+	// the operator can know it; empty for an external server.
+	ServerNode string `json:"serverNode,omitempty"`
+	// SharedNode is true when the runner and the server ran on one node: the client then takes
+	// CPU from the server it measures. Unset when the server's node is unknown.
+	// +optional
+	SharedNode *bool `json:"sharedNode,omitempty"`
+	// RunnerImage is the runner container's image as the kubelet reports it (with its digest).
+	RunnerImage string `json:"runnerImage,omitempty"`
+	// PgbenchVersion is `pgbench --version` in the runner.
+	PgbenchVersion string `json:"pgbenchVersion,omitempty"`
+	// CPURequest and MemoryLimit are the runner container's resources.
+	CPURequest  string `json:"cpuRequest,omitempty"`
+	MemoryLimit string `json:"memoryLimit,omitempty"`
 }
 
 // NegotiatedTLS is the TLS session the server reports for the runner's connection.

@@ -23,6 +23,8 @@ type Report struct {
 	TLS *TLS `json:"tls,omitempty"`
 	// ServerVersion is the server's server_version, as it reported it at login.
 	ServerVersion string `json:"serverVersion,omitempty"`
+	// PgbenchVersion is `pgbench --version` as the runner's pgbench prints it.
+	PgbenchVersion string `json:"pgbenchVersion,omitempty"`
 	// SSH is what the tunnels negotiated, from ssh's own log.
 	SSH *sshtunnel.Negotiated `json:"ssh,omitempty"`
 	// Tunnels are the per-tunnel figures when several pgbench processes ran, one per tunnel.

@@ -95,6 +95,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return fail(err)
 	}
 	rep.TLS, rep.ServerVersion = sess.serverTLS, sess.serverVersion
+	rep.PgbenchVersion = pgbenchVersion(ctx, opts.Pgbench)
 
 	if run.Init {
 		rep.StartTime = time.Now().UTC()
@@ -230,4 +231,14 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
+}
+
+// pgbenchVersion is what `pgbench --version` prints ("pgbench (PostgreSQL) 15.10"), for the
+// result's provenance; empty when it cannot tell.
+func pgbenchVersion(ctx context.Context, pgbench string) string {
+	out, err := exec.CommandContext(ctx, pgbench, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -145,6 +145,9 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 			if !strings.HasPrefix(rep.ServerVersion, "1") || !strings.Contains(rep.ServerVersion, ".") {
 				t.Errorf("server version %q", rep.ServerVersion)
 			}
+			if !strings.HasPrefix(rep.PgbenchVersion, "pgbench (PostgreSQL) ") {
+				t.Errorf("pgbench version %q", rep.PgbenchVersion)
+			}
 			// The runner's own evidence agrees.
 			if tt.wantTLS != (rep.TLS != nil) || tt.wantTLS && !strings.HasPrefix(rep.TLS.Version, "TLSv1.") {
 				t.Errorf("runner's TLS evidence = %+v", rep.TLS)
