@@ -1,0 +1,159 @@
+package latency
+
+import (
+	"errors"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// exactMillis is the direct computation the histogram approximates: the logged latencies, sorted.
+func exactMillis(t *testing.T, path string) (sorted []float64, failed, skipped int64) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Fields(line)
+		switch f[2] {
+		case "failed":
+			failed++
+		case "skipped":
+			skipped++
+		default:
+			us, err := strconv.ParseFloat(f[2], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sorted = append(sorted, us/1000)
+		}
+	}
+	slices.Sort(sorted)
+	return sorted, failed, skipped
+}
+
+// rank is the nearest-rank percentile of sorted values, HdrHistogram's definition.
+func rank(sorted []float64, q float64) float64 {
+	i := int(math.Ceil(q/100*float64(len(sorted)))) - 1
+	return sorted[max(i, 0)]
+}
+
+// TestRealPgbenchLogs reads logs written by real pgbench 15 (testdata/README.md) and checks the
+// histogram's percentiles against the sorted latencies, and the failed and skipped counts against
+// the lines that carry them.
+func TestRealPgbenchLogs(t *testing.T) {
+	tests := []struct {
+		file            string
+		failed, skipped int64
+	}{
+		{"pg15-select-only.log", 0, 0},
+		{"pg15-serialization-failures.log", 118, 0}, // pgbench's summary said 118 failed
+		{"pg15-rate-limit-skipped.log", 0, 50},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := "testdata/" + tt.file
+			want, failed, skipped := exactMillis(t, path)
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = f.Close() }()
+			r := NewRecorder()
+			if err := r.ReadLog(f); err != nil {
+				t.Fatal(err)
+			}
+			if r.Failed != tt.failed || r.Skipped != tt.skipped || failed != tt.failed || skipped != tt.skipped {
+				t.Errorf("failed %d skipped %d, want %d and %d", r.Failed, r.Skipped, tt.failed, tt.skipped)
+			}
+			encoded, err := r.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := Merge(encoded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := PercentilesOf(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Count != int64(len(want)) {
+				t.Errorf("count %d, want %d", p.Count, len(want))
+			}
+			for _, c := range []struct {
+				name string
+				got  float64
+				q    float64
+			}{{"p50", p.P50, 50}, {"p90", p.P90, 90}, {"p99", p.P99, 99}, {"p99.9", p.P999, 99.9}, {"max", p.Max, 100}} {
+				exact := rank(want, c.q)
+				// 3 significant digits, plus the histogram's 1 µs floor.
+				if math.Abs(c.got-exact) > exact*0.001+0.001 {
+					t.Errorf("%s = %.3f ms, exact %.3f ms", c.name, c.got, exact)
+				}
+			}
+			if !(p.P50 <= p.P90 && p.P90 <= p.P99 && p.P99 <= p.P999 && p.P999 <= p.Max) {
+				t.Errorf("percentiles out of order: %+v", p)
+			}
+		})
+	}
+}
+
+// TestMergeIsNotAnAverage: merging two runs' histograms gives the percentiles of all their
+// latencies together, which averaging the runs' percentiles would not.
+func TestMergeIsNotAnAverage(t *testing.T) {
+	fast, slow := NewRecorder(), NewRecorder()
+	for i := range 900 {
+		fast.record(int64(1000 + i)) // 1.000–1.899 ms
+	}
+	for i := range 100 {
+		slow.record(int64(50_000 + i)) // 50 ms
+	}
+	a, _ := fast.Encode()
+	b, _ := slow.Encode()
+	h, err := Merge(a, "", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := PercentilesOf(h)
+	// 1000 latencies, the slowest 100 at 50 ms: p90 is the 900th (1.899 ms), p99 is slow.
+	if p.Count != 1000 || math.Abs(p.P90-1.899) > 0.002 || p.P99 < 50 || p.P99 > 50.2 {
+		t.Errorf("merged percentiles %+v", p)
+	}
+}
+
+func TestReadLogRejectsWhatIsNotALog(t *testing.T) {
+	for name, in := range map[string]string{
+		"progress line":          "progress: 5.0 s, 27015.6 tps, lat 0.147 ms stddev 0.046, 0 failed\n",
+		"aggregate-interval log": "1795487539 100 120000 150000000 100 5000\n",
+		"latency not a number":   "0 1 1.5e3 0 1795487539 468757\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := NewRecorder().ReadLog(strings.NewReader(in)); err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}
+
+func TestClampAndEmpty(t *testing.T) {
+	r := NewRecorder()
+	if _, err := PercentilesOf(r.h); !errors.Is(err, ErrEmpty) {
+		t.Errorf("empty: %v", err)
+	}
+	r.record(highestMicros * 2)
+	r.record(0)
+	if r.Clamped != 1 || r.Count() != 2 {
+		t.Errorf("clamped %d count %d", r.Clamped, r.Count())
+	}
+}
+
+func TestMergeRejectsGarbage(t *testing.T) {
+	if _, err := Merge("not a histogram"); err == nil {
+		t.Error("accepted")
+	}
+}
