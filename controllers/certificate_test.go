@@ -96,7 +96,7 @@ func TestCertificatesFromCertManager(t *testing.T) {
 		// CloudNativePG writes the Secrets before the cluster is ready.
 		createClusterSecrets(t, ns, "issued-pg")
 		markClusterReady(t, cluster)
-		job := waitForJob(t, ns, tb.JobName("tls"))
+		job := waitForJob(t, ns, jobName(tb.Name, "tls"))
 		var caSecret string
 		for _, v := range job.Spec.Template.Spec.Volumes {
 			if v.Name == "server-ca" {
@@ -158,9 +158,9 @@ func TestCertificatesFromCertManager(t *testing.T) {
 		if cn != "app" || !slices.Contains(usages, "client auth") || slices.Contains(usages, "server auth") {
 			t.Errorf("client Certificate CN %q usages %v", cn, usages)
 		}
-		assertNoJobYet(t, ns, tb.JobName("tls"), "the client certificate")
+		assertNoJobYet(t, ns, jobName(tb.Name, "tls"), "the client certificate")
 		issue(t, cert)
-		job := waitForJob(t, ns, tb.JobName("tls"))
+		job := waitForJob(t, ns, jobName(tb.Name, "tls"))
 		var mounted string
 		for _, v := range job.Spec.Template.Spec.Volumes {
 			if v.Name == "client-cert" {

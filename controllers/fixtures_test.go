@@ -36,6 +36,8 @@ func newBenchmark(ns, name string, transports ...benchv1.TransportSpec) *benchv1
 			Load: benchv1.LoadSpec{
 				Builtin: "select-only", Clients: 4, Threads: 2, Protocol: "prepared",
 				Duration: &metav1.Duration{Duration: 10 * time.Second},
+				// One run per transport unless a test is about repetitions.
+				Repetitions: 1,
 			},
 		},
 	}
@@ -108,9 +110,14 @@ func waitForJob(t *testing.T, ns, name string) *batchv1.Job {
 	return job
 }
 
-// jobName is the name of a benchmark's Job for a transport.
+// jobName is the name of a benchmark's Job for a transport's first round.
 func jobName(benchmark, transport string) string {
-	return (&benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Name: benchmark}}).JobName(transport)
+	return roundJobName(benchmark, transport, 1)
+}
+
+// roundJobName is the name of a benchmark's Job for a transport's round.
+func roundJobName(benchmark, transport string, round int32) string {
+	return (&benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Name: benchmark}}).RunJobName(transport, round)
 }
 
 func waitForPhase(t *testing.T, ns, name string, phase benchv1.Phase) *benchv1.TunnelBenchmark {

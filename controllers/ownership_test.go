@@ -142,7 +142,7 @@ func TestNamesOfTwoUserStringsNeverCollide(t *testing.T) {
 func TestIssuedSecretsGoWithTheBenchmark(t *testing.T) {
 	ctx := context.Background()
 	ns, tb, name := startIssuedClientCertificate(t, "issued-client")
-	finishJob(t, waitForJob(t, ns, tb.JobName("tls")), 0, resultReport(1000, nil))
+	finishJob(t, waitForJob(t, ns, jobName(tb.Name, "tls")), 0, resultReport(1000, nil))
 	waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
 	eventually(t, 10*time.Second, "the issued Secret removed", func() error {
 		err := testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &corev1.Secret{})
@@ -167,7 +167,7 @@ func TestIssuedSecretsGoWithTheBenchmark(t *testing.T) {
 func TestIssuedSecretsGoWhenARunningBenchmarkIsDeleted(t *testing.T) {
 	ctx := context.Background()
 	ns, tb, name := startIssuedClientCertificate(t, "deleted-midway")
-	waitForJob(t, ns, tb.JobName("tls"))
+	waitForJob(t, ns, jobName(tb.Name, "tls"))
 	if got := getBenchmark(t, ns, tb.Name); !slices.Contains(got.Finalizers, CleanupFinalizer) {
 		t.Fatalf("a running benchmark with an issuer has finalizers %v", got.Finalizers)
 	}

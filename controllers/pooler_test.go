@@ -69,10 +69,10 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 		if secret.Type != corev1.SecretTypeTLS || len(secret.Data["tls.crt"]) == 0 {
 			t.Errorf("pooler TLS Secret %s with %d keys", secret.Type, len(secret.Data))
 		}
-		assertNoJobYet(t, ns, tb.JobName("pool"), "the pooler")
+		assertNoJobYet(t, ns, jobName(tb.Name, "pool"), "the pooler")
 		markAvailable(t, dep)
 
-		job := waitForJob(t, ns, tb.JobName("pool"))
+		job := waitForJob(t, ns, jobName(tb.Name, "pool"))
 		runnerArgs := job.Spec.Template.Spec.Containers[0].Args
 		if !slices.Contains(runnerArgs, "--pooler=pgbouncer") || !slices.Contains(runnerArgs, "--storm=100") {
 			t.Errorf("runner args %v", runnerArgs)
@@ -144,7 +144,7 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		markAvailable(t, dep)
-		job := waitForJob(t, ns, tb.JobName("pool"))
+		job := waitForJob(t, ns, jobName(tb.Name, "pool"))
 		env := map[string]string{}
 		for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 			env[e.Name] = e.Value
@@ -182,7 +182,7 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 		if err := testClient.Create(ctx, tb); err != nil {
 			t.Fatal(err)
 		}
-		job := waitForJob(t, ns, tb.JobName("pool"))
+		job := waitForJob(t, ns, jobName(tb.Name, "pool"))
 		if sc := job.Spec.Template.Spec.InitContainers; len(sc) != 1 || sc[0].Name != "pgbouncer" {
 			t.Fatalf("init containers %+v", sc)
 		}

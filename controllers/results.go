@@ -1,69 +1,185 @@
 package controllers
 
 import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/stats"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
-// transportResult turns a runner's report into a status result: what every transport measures;
-// each transport then records its own part (Transport.Record).
-func transportResult(t benchv1.TransportSpec, job string, rep *report.Report, pod specs.Pod) benchv1.TransportResult {
-	res := rep.Result
-	out := benchv1.TransportResult{
-		Transport:               t.Name,
-		Type:                    t.Type,
-		Job:                     job,
-		TPS:                     res.TPS,
-		TPSIncludingConnections: res.TPSIncludingConnections,
-		LatencyAvgMs:            res.LatencyAvgMs,
-		LatencyStddevMs:         res.LatencyStddevMs,
-		ConnectionTimeMs:        res.ConnectionTimeMs,
-		Transactions:            res.Transactions,
-		FailedTransactions:      res.FailedTransactions,
-		Command:                 rep.Command,
-		Connection:              transport.ConnInfo(pod.Env),
+// recordRun adds one run's report to its transport's result: the run's own figures, the details of
+// the path as the latest run saw them, and the summaries over the runs so far. Each transport then
+// records its own part (Transport.Record) on the returned result.
+func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1.RunResult, rep *report.Report,
+	pod specs.Pod) *benchv1.TransportResult {
+	out := tb.Status.Result(t.Name)
+	if out == nil {
+		tb.Status.Results = append(tb.Status.Results, benchv1.TransportResult{Transport: t.Name, Type: t.Type})
+		out = &tb.Status.Results[len(tb.Status.Results)-1]
 	}
+	res := rep.Result
+	run.TPS, run.LatencyAvgMs, run.ConnectionTimeMs = res.TPS, res.LatencyAvgMs, res.ConnectionTimeMs
+	run.Transactions, run.FailedTransactions = res.Transactions, res.FailedTransactions
+	if !rep.StartTime.IsZero() {
+		run.StartTime = &metav1.Time{Time: rep.StartTime}
+	}
+	if !rep.EndTime.IsZero() {
+		run.EndTime = &metav1.Time{Time: rep.EndTime}
+	}
+	out.Runs = append(out.Runs, run)
+	out.Repetitions = run.Round
+
+	// The path as the latest run saw it.
+	out.Command, out.Connection = rep.Command, transport.ConnInfo(pod.Env)
+	out.TPSIncludingConnections, out.LatencyStddevMs = res.TPSIncludingConnections, res.LatencyStddevMs
+	out.TLS = nil
 	if rep.TLS != nil {
 		out.TLS = &benchv1.NegotiatedTLS{Version: rep.TLS.Version, Cipher: rep.TLS.Cipher}
 	}
-	if res.Reconnect && res.Transactions > 0 {
-		// One connection per transaction, failed ones included.
-		perSecond := res.TPS * float64(res.Transactions+res.FailedTransactions) / float64(res.Transactions)
-		out.ConnectionsPerSecond = &perSecond
-	}
+	out.ConnectionStorm = nil
 	if s := rep.Storm; s != nil {
 		out.ConnectionStorm = stormResult(s)
 	}
-	if !rep.StartTime.IsZero() {
-		out.StartTime = &metav1.Time{Time: rep.StartTime}
+
+	aggregateRuns(out, res.Reconnect)
+	return out
+}
+
+// aggregateRuns derives a transport's figures from its runs: medians with their spread, and sums.
+func aggregateRuns(out *benchv1.TransportResult, reconnect bool) {
+	var tps, latency, connect []float64
+	out.Transactions, out.FailedTransactions = 0, 0
+	for _, r := range out.Runs {
+		tps, latency, connect = append(tps, r.TPS), append(latency, r.LatencyAvgMs), append(connect, r.ConnectionTimeMs)
+		out.Transactions += r.Transactions
+		out.FailedTransactions += r.FailedTransactions
 	}
-	if !rep.EndTime.IsZero() {
-		out.EndTime = &metav1.Time{Time: rep.EndTime}
+	out.TPSSpread, out.LatencySpread = spread(tps), spread(latency)
+	out.TPS, out.LatencyAvgMs = out.TPSSpread.Median, out.LatencySpread.Median
+	out.ConnectionTimeMs = stats.Summarize(connect).Median
+	out.StartTime, out.EndTime = out.Runs[0].StartTime, out.Runs[len(out.Runs)-1].EndTime
+	out.ConnectionsPerSecond = nil
+	if reconnect && out.Transactions > 0 {
+		// One connection per transaction, failed ones included.
+		perSecond := out.TPS * float64(out.Transactions+out.FailedTransactions) / float64(out.Transactions)
+		out.ConnectionsPerSecond = &perSecond
+	}
+}
+
+func spread(xs []float64) *benchv1.Spread {
+	s := stats.Summarize(xs)
+	out := &benchv1.Spread{Median: s.Median, Min: s.Min, Max: s.Max}
+	if s.N >= 2 {
+		out.CV = ptr.To(s.CV)
 	}
 	return out
 }
 
-// summarize derives the progress, each result's ratio to the baseline (the first transport in
-// the spec) and the best transport from the recorded results.
+// summarize derives the progress, each result's comparison with the baseline (the first transport
+// in the spec) and the best transport from the recorded runs.
 func summarize(tb *benchv1.TunnelBenchmark) {
-	tb.Status.Progress = benchv1.ProgressString(len(tb.Status.Results), len(tb.Spec.Transports))
+	done := 0
+	for _, r := range tb.Status.Results {
+		done += len(r.Runs)
+	}
+	tb.Status.Progress = benchv1.ProgressString(done, tb.TotalRuns())
 	baseline := tb.Status.Result(tb.Spec.Transports[0].Name)
-	tb.Status.Best = nil
 	for i := range tb.Status.Results {
 		res := &tb.Status.Results[i]
-		res.RatioToBaseline = nil
-		if baseline != nil && baseline.TPS > 0 {
-			ratio := res.TPS / baseline.TPS
-			res.RatioToBaseline = &ratio
-		}
-		if tb.Status.Best == nil || res.TPS > tb.Status.Best.TPS {
-			tb.Status.Best = &benchv1.BestTransport{Transport: res.Transport, TPS: res.TPS}
+		res.Comparison = nil
+		switch {
+		case baseline == nil:
+		case res.Transport == baseline.Transport:
+			res.Comparison = &benchv1.Comparison{Baseline: baseline.Transport, Ratio: 1, Pairs: int32(len(res.Runs)),
+				Verdict: benchv1.VerdictBaseline, Reason: "the baseline: every other transport is compared with it"}
+		default:
+			res.Comparison = compare(baseline, res)
 		}
 	}
+	tb.Status.Best = best(tb.Status.Results)
+}
+
+// compare is candidate's tps against baseline's over the rounds both have run, paired by round.
+func compare(baseline, candidate *benchv1.TransportResult) *benchv1.Comparison {
+	base, cand := pairedTPS(baseline, candidate)
+	out := &benchv1.Comparison{Baseline: baseline.Transport, Pairs: int32(len(base))}
+	ratio, err := stats.PairedRatio(base, cand)
+	if err != nil {
+		out.Verdict, out.Reason = benchv1.VerdictIndistinguishable, "no comparison: "+err.Error()
+		return out
+	}
+	out.Ratio, out.Verdict, out.Reason = ratio.Estimate, benchv1.Verdict(ratio.Verdict()), ratio.Reason()
+	if ratio.HasInterval {
+		out.Lower, out.Upper = ptr.To(ratio.Low), ptr.To(ratio.High)
+	}
+	return out
+}
+
+// pairedTPS returns the tps of the rounds both results have run, in round order.
+func pairedTPS(a, b *benchv1.TransportResult) (as, bs []float64) {
+	for _, ra := range a.Runs {
+		for _, rb := range b.Runs {
+			if ra.Round == rb.Round {
+				as, bs = append(as, ra.TPS), append(bs, rb.TPS)
+			}
+		}
+	}
+	return as, bs
+}
+
+// best names the transport with the highest median tps, and whether its lead is real: it is
+// significant when every other transport's paired interval against it lies below 1. Those whose
+// interval contains 1 (or that have no interval) tie with it.
+func best(results []benchv1.TransportResult) *benchv1.BestTransport {
+	if len(results) == 0 {
+		return nil
+	}
+	top := &results[0]
+	for i := range results {
+		if results[i].TPS > top.TPS {
+			top = &results[i]
+		}
+	}
+	out := &benchv1.BestTransport{Transport: top.Transport, TPS: top.TPS, RoundedTPS: int64(math.Round(top.TPS))}
+	ties := []string{top.Transport}
+	for i := range results {
+		other := &results[i]
+		if other == top {
+			continue
+		}
+		if c := compare(top, other); c.Verdict != benchv1.VerdictSlower {
+			ties = append(ties, other.Transport)
+		}
+	}
+	if len(ties) == 1 {
+		out.Significant, out.Summary = true, top.Transport
+		return out
+	}
+	// The top first, the others in order of their median tps.
+	rest := ties[1:]
+	slices.SortStableFunc(rest, func(a, b string) int { return cmp.Compare(tpsOf(results, b), tpsOf(results, a)) })
+	out.Ties = ties
+	out.Summary = fmt.Sprintf("tie: %s", strings.Join(ties, ", "))
+	return out
+}
+
+func tpsOf(results []benchv1.TransportResult, name string) float64 {
+	for _, r := range results {
+		if r.Transport == name {
+			return r.TPS
+		}
+	}
+	return 0
 }
 
 func stormResult(s *report.Storm) *benchv1.ConnectionStormResult {

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -16,34 +18,44 @@ import (
 )
 
 func TestSummarize(t *testing.T) {
-	transports := func(names ...string) []benchv1.TransportSpec {
-		var out []benchv1.TransportSpec
-		for _, n := range names {
-			out = append(out, benchv1.TransportSpec{Name: n, Type: benchv1.TransportDirect})
-		}
-		return out
-	}
+	type runs map[string][]float64
 	tests := []struct {
 		name       string
 		transports []string
-		tps        map[string]float64
+		tps        runs
 		progress   string
 		best       string
-		ratios     map[string]float64
+		verdicts   map[string]benchv1.Verdict
 	}{
-		{"nothing yet", []string{"a", "b"}, nil, "0/2", "", nil},
-		{"baseline only", []string{"a", "b"}, map[string]float64{"a": 100}, "1/2", "a", map[string]float64{"a": 1}},
-		{"second is faster", []string{"a", "b"}, map[string]float64{"a": 100, "b": 150}, "2/2", "b",
-			map[string]float64{"a": 1, "b": 1.5}},
-		{"baseline not measured yet has no ratios", []string{"a", "b"}, map[string]float64{"b": 80}, "1/2", "b", nil},
-		{"a zero baseline has no ratios", []string{"a", "b"}, map[string]float64{"a": 0, "b": 80}, "2/2", "b", nil},
+		{"nothing yet", []string{"a", "b"}, nil, "0/6", "", nil},
+		{"baseline only", []string{"a", "b"}, runs{"a": {100}}, "1/6", "a",
+			map[string]benchv1.Verdict{"a": benchv1.VerdictBaseline}},
+		{"clearly faster", []string{"a", "b"}, runs{"a": {100, 110, 105}, "b": {150, 160, 158}}, "6/6", "b",
+			map[string]benchv1.Verdict{"a": benchv1.VerdictBaseline, "b": benchv1.VerdictFaster}},
+		{"clearly slower", []string{"a", "b"}, runs{"a": {100, 110, 105}, "b": {70, 75, 72}}, "6/6", "a",
+			map[string]benchv1.Verdict{"b": benchv1.VerdictSlower}},
+		{"within the noise", []string{"a", "b"}, runs{"a": {100, 130, 105}, "b": {120, 100, 110}}, "6/6", "tie: b, a",
+			map[string]benchv1.Verdict{"b": benchv1.VerdictIndistinguishable}},
+		{"one round is no interval", []string{"a", "b"}, runs{"a": {100}, "b": {300}}, "2/6", "tie: b, a",
+			map[string]benchv1.Verdict{"b": benchv1.VerdictIndistinguishable}},
+		{"a partial round pairs only the rounds both ran", []string{"a", "b"}, runs{"a": {100, 110}, "b": {50}}, "3/6",
+			"tie: a, b", map[string]benchv1.Verdict{"b": benchv1.VerdictIndistinguishable}},
+		{"baseline not measured yet has no comparisons", []string{"a", "b"}, runs{"b": {80}}, "1/6", "b", nil},
+		{"a zero baseline compares nothing", []string{"a", "b"}, runs{"a": {0, 0}, "b": {80, 90}}, "4/6", "tie: b, a",
+			map[string]benchv1.Verdict{"b": benchv1.VerdictIndistinguishable}},
+		{"three transports, one ahead of both", []string{"a", "b", "c"},
+			runs{"a": {100, 110, 105}, "b": {101, 108, 107}, "c": {200, 230, 210}}, "9/9", "c",
+			map[string]benchv1.Verdict{"b": benchv1.VerdictIndistinguishable, "c": benchv1.VerdictFaster}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{Transports: transports(tt.transports...)}}
+			tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{Load: benchv1.LoadSpec{Repetitions: 3}}}
 			for _, n := range tt.transports {
-				if tps, ok := tt.tps[n]; ok {
-					tb.Status.Results = append(tb.Status.Results, benchv1.TransportResult{Transport: n, TPS: tps})
+				tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: n, Type: benchv1.TransportDirect})
+				for i, tps := range tt.tps[n] {
+					rep := &report.Report{Result: &pgbench.Result{TPS: tps, LatencyAvgMs: 1000 / max(tps, 1)}}
+					recordRun(tb, tb.Spec.Transports[len(tb.Spec.Transports)-1],
+						benchv1.RunResult{Round: int32(i + 1)}, rep, specs.Pod{})
 				}
 			}
 			summarize(tb)
@@ -52,52 +64,70 @@ func TestSummarize(t *testing.T) {
 			}
 			best := ""
 			if tb.Status.Best != nil {
-				best = tb.Status.Best.Transport
+				best = tb.Status.Best.Summary
 			}
 			if best != tt.best {
 				t.Errorf("best %q, want %q", best, tt.best)
 			}
 			for _, r := range tb.Status.Results {
-				want, ok := tt.ratios[r.Transport]
+				want, ok := tt.verdicts[r.Transport]
 				switch {
-				case !ok && r.RatioToBaseline != nil:
-					t.Errorf("%s: ratio %v, want none", r.Transport, *r.RatioToBaseline)
-				case ok && (r.RatioToBaseline == nil || *r.RatioToBaseline != want):
-					t.Errorf("%s: ratio %v, want %v", r.Transport, r.RatioToBaseline, want)
+				case !ok && tt.verdicts == nil && r.Comparison != nil:
+					t.Errorf("%s: comparison %+v, want none", r.Transport, r.Comparison)
+				case ok && (r.Comparison == nil || r.Comparison.Verdict != want):
+					t.Errorf("%s: comparison %+v, want verdict %s", r.Transport, r.Comparison, want)
 				}
 			}
 		})
 	}
 }
 
-func TestTransportResult(t *testing.T) {
+// TestRecordRun: each run adds its figures; the headline figures are medians over the runs, the
+// path's details are the latest run's.
+func TestRecordRun(t *testing.T) {
 	stddev := 0.2
 	start := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	pod := specs.Pod{Env: []corev1.EnvVar{{Name: "PGHOST", Value: "pg-rw"}, {Name: "PGPORT", Value: "5432"},
 		{Name: "PGPASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "password"}}},
 		{Name: "PGSSLMODE", Value: "require"}}}
+	tb := &benchv1.TunnelBenchmark{}
+	spec := benchv1.TransportSpec{Name: "x", Type: benchv1.TransportTLS}
+	for i, tps := range []float64{1000, 800, 1200} {
+		recordRun(tb, spec, benchv1.RunResult{Round: int32(i + 1), Job: fmt.Sprintf("job-%d", i+1)}, &report.Report{
+			Result:    &pgbench.Result{TPS: tps, LatencyAvgMs: 4000 / tps, LatencyStddevMs: &stddev, Transactions: int64(tps * 10)},
+			TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
+			Command:   "pgbench -T 10",
+			StartTime: start.Add(time.Duration(i) * time.Minute), EndTime: start.Add(time.Duration(i)*time.Minute + 10*time.Second),
+		}, pod)
+	}
+	r := tb.Status.Results[0]
+	if len(tb.Status.Results) != 1 || len(r.Runs) != 3 || r.Repetitions != 3 || r.Runs[1].Job != "job-2" || r.Runs[1].TPS != 800 {
+		t.Fatalf("results %+v", tb.Status.Results)
+	}
+	if r.TPS != 1000 || r.TPSSpread.Min != 800 || r.TPSSpread.Max != 1200 || math.Abs(*r.TPSSpread.CV-0.2) > 1e-9 {
+		t.Errorf("tps %v spread %+v", r.TPS, r.TPSSpread)
+	}
+	if r.LatencyAvgMs != 4 || r.Transactions != 30000 {
+		t.Errorf("latency %v, transactions %d", r.LatencyAvgMs, r.Transactions)
+	}
+	if r.TLS == nil || r.TLS.Version != "TLSv1.3" || r.Command != "pgbench -T 10" ||
+		r.Connection != "host=pg-rw port=5432 sslmode=require" || r.EndTime.Sub(r.StartTime.Time) != 2*time.Minute+10*time.Second {
+		t.Errorf("result %+v", r)
+	}
+	if r.ConnectionsPerSecond != nil || r.ConnectionStorm != nil {
+		t.Error("no connection figures without reconnect or storm")
+	}
+}
+
+func TestRecordRunConnectionFigures(t *testing.T) {
 	tests := []struct {
 		name  string
 		rep   report.Report
-		check func(t *testing.T, r benchv1.TransportResult)
+		check func(t *testing.T, r *benchv1.TransportResult)
 	}{
-		{"load with TLS", report.Report{
-			Result:    &pgbench.Result{TPS: 1000, LatencyAvgMs: 4, LatencyStddevMs: &stddev, Transactions: 10000},
-			TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
-			Command:   "pgbench -T 10",
-			StartTime: start, EndTime: start.Add(10 * time.Second),
-		}, func(t *testing.T, r benchv1.TransportResult) {
-			if r.TPS != 1000 || r.TLS == nil || r.TLS.Version != "TLSv1.3" || r.Command != "pgbench -T 10" ||
-				r.Connection != "host=pg-rw port=5432 sslmode=require" || r.EndTime.Sub(r.StartTime.Time) != 10*time.Second {
-				t.Errorf("result %+v", r)
-			}
-			if r.ConnectionsPerSecond != nil || r.ConnectionStorm != nil {
-				t.Error("no connection figures without reconnect or storm")
-			}
-		}},
 		{"reconnect counts failed transactions as connections", report.Report{
 			Result: &pgbench.Result{TPS: 90, Transactions: 900, FailedTransactions: 100, Reconnect: true},
-		}, func(t *testing.T, r benchv1.TransportResult) {
+		}, func(t *testing.T, r *benchv1.TransportResult) {
 			if r.ConnectionsPerSecond == nil || *r.ConnectionsPerSecond != 100 {
 				t.Errorf("connections per second %v, want 100", r.ConnectionsPerSecond)
 			}
@@ -105,7 +135,7 @@ func TestTransportResult(t *testing.T) {
 		{"connection storm", report.Report{
 			Result: &pgbench.Result{TPS: 90, Transactions: 900},
 			Storm:  &report.Storm{Connections: 1000, PerSecond: 500, MeanConnectMs: 1.5},
-		}, func(t *testing.T, r benchv1.TransportResult) {
+		}, func(t *testing.T, r *benchv1.TransportResult) {
 			s := r.ConnectionStorm
 			if s == nil || s.TotalSeconds != 2 || s.MeanConnectionMs != 2 || s.MeanConnectMs != 1.5 {
 				t.Errorf("storm %+v", s)
@@ -114,7 +144,8 @@ func TestTransportResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, transportResult(benchv1.TransportSpec{Name: "x", Type: benchv1.TransportTLS}, "job-x", &tt.rep, pod))
+			tb := &benchv1.TunnelBenchmark{}
+			tt.check(t, recordRun(tb, benchv1.TransportSpec{Name: "x"}, benchv1.RunResult{Round: 1}, &tt.rep, specs.Pod{}))
 		})
 	}
 }

@@ -36,7 +36,7 @@ func TestSSHTransportLifecycle(t *testing.T) {
 	if err := testClient.Create(ctx, tb); err != nil {
 		t.Fatal(err)
 	}
-	finishJob(t, waitForJob(t, ns, tb.JobName("direct")), 0, resultReport(1000, nil))
+	finishJob(t, waitForJob(t, ns, jobName(tb.Name, "direct")), 0, resultReport(1000, nil))
 
 	gwName := tb.GatewayName()
 	key := types.NamespacedName{Namespace: ns, Name: gwName}
@@ -61,10 +61,10 @@ func TestSSHTransportLifecycle(t *testing.T) {
 		t.Errorf("key Secret: %v", err)
 	}
 
-	assertNoJobYet(t, ns, tb.JobName("ssh"), "the SSH gateway")
+	assertNoJobYet(t, ns, jobName(tb.Name, "ssh"), "the SSH gateway")
 	markAvailable(t, dep)
 
-	job := waitForJob(t, ns, tb.JobName("ssh"))
+	job := waitForJob(t, ns, jobName(tb.Name, "ssh"))
 	sidecars := job.Spec.Template.Spec.InitContainers
 	if len(sidecars) != 2 || *sidecars[0].RestartPolicy != corev1.ContainerRestartPolicyAlways {
 		t.Fatalf("sidecars %+v", sidecars)

@@ -26,6 +26,8 @@ import (
 // step is one Job of a benchmark: initialization or a transport's run.
 type step struct {
 	transport string
+	// round is the repetition, from 1; 0 for initialization.
+	round int32
 	// pod is what the transport adds to the runner pod; run is what the runner is told, and
 	// run.Init marks initialization.
 	pod         specs.Pod
@@ -58,7 +60,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	deadline time.Time) (stepOutcome, error) {
 	logger := log.FromContext(ctx).WithValues("transport", s.transport)
 	job := &batchv1.Job{}
-	key := types.NamespacedName{Namespace: tb.Namespace, Name: tb.JobName(s.transport)}
+	key := types.NamespacedName{Namespace: tb.Namespace, Name: specs.JobName(tb, s.transport, s.round)}
 	err := r.Get(ctx, key, job)
 	expired := !r.now().Before(deadline)
 	if apierrors.IsNotFound(err) && expired {
@@ -66,7 +68,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	}
 	if apierrors.IsNotFound(err) {
 		desired := specs.Job(specs.JobRequest{
-			Benchmark: tb, Transport: s.transport, Pod: s.pod, Run: s.run,
+			Benchmark: tb, Transport: s.transport, Round: s.round, Pod: s.pod, Run: s.run,
 			ActiveDeadline: time.Until(deadline), Defaults: r.Defaults,
 		})
 		if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -198,11 +198,12 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	}
 
 	tb.Status.Phase = benchv1.PhaseRunning
-	for i, t := range tb.Spec.Transports {
-		if tb.Status.Result(t.Name) != nil {
-			continue
+	for {
+		next, ok := nextRun(tb)
+		if !ok {
+			break
 		}
-		if res, done, err := r.runTransport(ctx, tb, server, i, deadline); !done || err != nil {
+		if res, done, err := r.runTransport(ctx, tb, server, next, deadline); !done || err != nil {
 			return res, err
 		}
 	}
@@ -210,12 +211,13 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	return ctrl.Result{}, nil
 }
 
-// runTransport measures one transport, the same way for every type: its peers are created and
-// awaited (bounded), its Job runs, what served only it is removed, and its result is recorded.
-// done is false while it waits or runs, and after it failed the benchmark.
+// runTransport makes one run of a transport, the same way for every type: its peers are created
+// (once; they stay up between its rounds) and awaited (bounded), the round's Job runs, its result
+// is recorded, and after the transport's last round what served only it is removed. done is false
+// while it waits or runs, and after it failed the benchmark.
 func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv1.TunnelBenchmark, server transport.Server,
-	i int, deadline time.Time) (res ctrl.Result, done bool, err error) {
-	t := tb.Spec.Transports[i]
+	p plannedRun, deadline time.Time) (res ctrl.Result, done bool, err error) {
+	t := tb.Spec.Transports[p.transport]
 	tr, err := transport.For(r.transportContext(tb, server, t))
 	if err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, err.Error())
@@ -245,28 +247,33 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 		return ctrl.Result{}, false, nil
 	}
+	reps := tb.Repetitions()
 	s := step{
-		transport: t.Name, pod: pod, run: run,
-		description: fmt.Sprintf("transport %s (%d/%d, %s)", t.Name, i+1, len(tb.Spec.Transports), t.Type),
+		transport: t.Name, round: p.round, pod: pod, run: run,
+		description: fmt.Sprintf("transport %s round %d/%d (%s)", t.Name, p.round, reps, t.Type),
 	}
 	out, err := r.runStep(ctx, tb, s, deadline)
 	if err != nil || out.state == stepRunning {
 		return out.requeue, false, err
 	}
-	r.removeOwned(ctx, tb, t.Name)
 	if out.state == stepFailed {
+		r.removeOwned(ctx, tb, t.Name)
 		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", s.description, out.message))
 		return ctrl.Result{}, false, nil
 	}
-	result := transportResult(t, tb.JobName(t.Name), out.report, pod)
+	prov := r.provenance(ctx, tb, out.job, out.report)
+	result := recordRun(tb, t, benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node}, out.report, pod)
 	result.Unguarded = !tb.IsExclusive()
-	result.Provenance = r.provenance(ctx, tb, out.job, out.report)
-	r.warnSharedNode(tb, t.Name, result.Provenance)
-	tr.Record(out.report, &result)
-	tb.Status.Results = append(tb.Status.Results, result)
+	result.Provenance = prov
+	r.warnSharedNode(tb, t.Name, prov)
+	tr.Record(out.report, result)
 	summarize(tb)
-	r.event(tb, corev1.EventTypeNormal, "TransportCompleted", "Measure",
-		"Transport %s: %.1f tps, latency %.3f ms", t.Name, result.TPS, result.LatencyAvgMs)
+	if result.Done(reps) {
+		r.removeOwned(ctx, tb, t.Name)
+	}
+	r.event(tb, corev1.EventTypeNormal, "RunCompleted", "Measure",
+		"Transport %s round %d/%d: %.1f tps, latency %.3f ms", t.Name, p.round, reps, out.report.Result.TPS,
+		out.report.Result.LatencyAvgMs)
 	return ctrl.Result{}, true, nil
 }
 
@@ -284,18 +291,19 @@ func (r *TunnelBenchmarkReconciler) runnerContract(tb *benchv1.TunnelBenchmark, 
 
 // timeoutMessage says that spec.timeout expired, how far the benchmark got and what to do.
 func timeoutMessage(tb *benchv1.TunnelBenchmark) string {
-	return fmt.Sprintf("the benchmark did not finish within spec.timeout (%s); %s transports done: raise spec.timeout or "+
-		"shorten spec.load.duration", tb.TimeoutDuration(), tb.Status.Progress)
+	return fmt.Sprintf("the benchmark did not finish within spec.timeout (%s); %s runs done: raise spec.timeout, or "+
+		"shorten spec.load.duration or spec.load.repetitions", tb.TimeoutDuration(), tb.Status.Progress)
 }
 
 // accept starts the clock of a new benchmark.
 func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time.Time) {
 	tb.Status.Phase = benchv1.PhasePending
 	tb.Status.StartTime = &metav1.Time{Time: now}
-	tb.Status.Progress = benchv1.ProgressString(0, len(tb.Spec.Transports))
+	tb.Status.Progress = benchv1.ProgressString(0, tb.TotalRuns())
 	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Accepted", "waiting for the server")
 	r.event(tb, corev1.EventTypeNormal, "Accepted", "Accept",
-		"Benchmark accepted: %d transports, timeout %s", len(tb.Spec.Transports), tb.TimeoutDuration())
+		"Benchmark accepted: %d transports × %d repetitions (%s), timeout %s", len(tb.Spec.Transports),
+		tb.Repetitions(), tb.Order(), tb.TimeoutDuration())
 }
 
 // waitForServer reports a server that does not resolve yet, and fails once serverWait is over.
@@ -355,9 +363,11 @@ func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.
 func (r *TunnelBenchmarkReconciler) complete(tb *benchv1.TunnelBenchmark) {
 	tb.Status.Phase = benchv1.PhaseCompleted
 	tb.Status.CompletionTime = &metav1.Time{Time: r.now()}
-	msg := fmt.Sprintf("%d transports measured", len(tb.Status.Results))
-	if tb.Status.Best != nil {
-		msg += fmt.Sprintf("; best: %s at %.1f tps", tb.Status.Best.Transport, tb.Status.Best.TPS)
+	msg := fmt.Sprintf("%d transports measured, %d repetitions each", len(tb.Status.Results), tb.Repetitions())
+	if b := tb.Status.Best; b != nil && b.Significant {
+		msg += fmt.Sprintf("; best: %s at %.1f tps (median), ahead of every other at 95%%", b.Transport, b.TPS)
+	} else if b != nil {
+		msg += fmt.Sprintf("; no transport is significantly ahead at 95%%: %s", b.Summary)
 	}
 	r.setCondition(tb, benchv1.ConditionCompleted, metav1.ConditionTrue, "Completed", msg)
 	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionFalse, "Completed", msg)

@@ -40,7 +40,7 @@ func TestBenchmarkLifecycle(t *testing.T) {
 	}
 
 	// Initialization runs first, alone, over a direct connection that may use TLS.
-	initJob := waitForJob(t, ns, jobName("lifecycle", "init"))
+	initJob := waitForJob(t, ns, tb.JobName(benchv1.InitTransportLabel))
 	assertOwnedBy(t, initJob, tb)
 	assertArgs(t, initJob, "--init", "--scale=10")
 	assertEnv(t, initJob, "PGSSLMODE", "prefer")
@@ -90,11 +90,16 @@ func TestBenchmarkLifecycle(t *testing.T) {
 		t.Fatalf("got %d results, want 2", len(done.Status.Results))
 	}
 	directRes, tlsRes := done.Status.Results[0], done.Status.Results[1]
-	if directRes.Transport != "direct" || directRes.TPS != 1000 || *directRes.RatioToBaseline != 1 {
+	if directRes.Transport != "direct" || directRes.TPS != 1000 || directRes.Comparison.Verdict != benchv1.VerdictBaseline {
 		t.Errorf("direct result = %+v", directRes)
 	}
-	if tlsRes.Transport != "tls" || tlsRes.TPS != 400 || math.Abs(*tlsRes.RatioToBaseline-0.4) > 1e-9 {
-		t.Errorf("tls result = %+v", tlsRes)
+	// One repetition: a ratio, but no interval, so no verdict either way.
+	if c := tlsRes.Comparison; tlsRes.Transport != "tls" || tlsRes.TPS != 400 || math.Abs(c.Ratio-0.4) > 1e-9 ||
+		c.Lower != nil || c.Verdict != benchv1.VerdictIndistinguishable || !strings.Contains(c.Reason, "one repetition") {
+		t.Errorf("tls result = %+v, comparison %+v", tlsRes, c)
+	}
+	if len(tlsRes.Runs) != 1 || tlsRes.Runs[0].Job != jobName("lifecycle", "tls") || tlsRes.Runs[0].Node != testNode {
+		t.Errorf("tls runs = %+v", tlsRes.Runs)
 	}
 	if tlsRes.TLS == nil || tlsRes.TLS.Version != "TLSv1.3" || directRes.TLS != nil {
 		t.Errorf("negotiated TLS: direct %+v, tls %+v", directRes.TLS, tlsRes.TLS)
@@ -102,7 +107,8 @@ func TestBenchmarkLifecycle(t *testing.T) {
 	if !strings.Contains(tlsRes.Connection, "sslmode=verify-full") || strings.Contains(tlsRes.Connection, "s3cret") {
 		t.Errorf("tls connection string = %q", tlsRes.Connection)
 	}
-	if done.Status.Best == nil || done.Status.Best.Transport != "direct" || done.Status.Best.TPS != 1000 {
+	if b := done.Status.Best; b == nil || b.Transport != "direct" || b.TPS != 1000 || b.Significant ||
+		b.Summary != "tie: direct, tls" {
 		t.Errorf("best = %+v", done.Status.Best)
 	}
 
@@ -111,7 +117,7 @@ func TestBenchmarkLifecycle(t *testing.T) {
 		t.Error("the password appears in status")
 	}
 
-	assertEvents(t, ns, "lifecycle", "Accepted", "JobCreated", "Initialized", "TransportCompleted", "Completed")
+	assertEvents(t, ns, "lifecycle", "Accepted", "JobCreated", "Initialized", "RunCompleted", "Completed")
 
 	if got := gaugeValue(t, op, "tunnelbench_transport_tps", ns, "lifecycle", "tls"); got != 400 {
 		t.Errorf("tps gauge for tls = %v, want 400", got)
@@ -178,7 +184,7 @@ func TestFailuresAreExplained(t *testing.T) {
 			assertEvents(t, ns, name, tt.wantReason)
 			consistently(t, time.Second, "no Job for the next transport", func() error {
 				for _, j := range listJobs(t, ns) {
-					if j.Name == name+"-tls" {
+					if j.Name == jobName(name, "tls") {
 						return fmt.Errorf("Job %s was created after a failure", j.Name)
 					}
 				}
@@ -188,52 +194,125 @@ func TestFailuresAreExplained(t *testing.T) {
 	}
 }
 
-// TestOperatorRestartResumes stops the operator while a transport runs and starts a new one: it
-// must adopt the running Job, keep the finished result and never create a second Job.
-func TestOperatorRestartResumes(t *testing.T) {
+// TestRepetitionsResumeAfterRestarts runs two transports three times each, interleaved, and
+// stops the operator in the middle of round 2 and again right after a Job was created: the Jobs
+// come in round-robin order, one per run and never a second, and the results hold every run with
+// medians, spreads and paired intervals.
+func TestRepetitionsResumeAfterRestarts(t *testing.T) {
 	needsEnvtest(t)
 	ns := newNamespace(t)
 	createCNPGSecrets(t, ns)
 	ctx := context.Background()
 	tb := newBenchmark(ns, "restart",
 		benchv1.TransportSpec{Name: "a", Type: benchv1.TransportDirect},
-		benchv1.TransportSpec{Name: "b", Type: benchv1.TransportDirect},
-		benchv1.TransportSpec{Name: "c", Type: benchv1.TransportTLS})
+		benchv1.TransportSpec{Name: "b", Type: benchv1.TransportTLS})
+	tb.Spec.Load.Repetitions = 3
 	if err := testClient.Create(ctx, tb); err != nil {
 		t.Fatal(err)
 	}
+	run := func(transport string, round int32) *batchv1.Job {
+		t.Helper()
+		job := waitForJob(t, ns, roundJobName("restart", transport, round))
+		if got := job.Labels[benchv1.LabelRound]; got != fmt.Sprint(round) {
+			t.Errorf("Job %s: round label %q", job.Name, got)
+		}
+		if n := len(listJobs(t, ns)); n != int(round-1)*2+map[string]int{"a": 1, "b": 2}[transport] {
+			t.Errorf("%d Jobs exist when %s round %d starts: the order is not round-robin", n, transport, round)
+		}
+		return job
+	}
+	aTPS := []float64{900, 1000, 950}
+	bTPS := []float64{700, 780, 720}
 
 	first := startOperator(t)
-	finishJob(t, waitForJob(t, ns, jobName("restart", "a")), 0, resultReport(900, nil))
-	jobB := waitForJob(t, ns, jobName("restart", "b"))
-	first.Stop() // crash while b runs
+	finishJob(t, run("a", 1), 0, resultReport(aTPS[0], nil))
+	finishJob(t, run("b", 1), 0, resultReport(bTPS[0], nil))
+	finishJob(t, run("a", 2), 0, resultReport(aTPS[1], nil))
+	b2 := run("b", 2)
+	first.Stop() // crash in the middle of round 2
 
-	// b finishes while no operator runs.
-	finishJob(t, jobB, 0, resultReport(800, nil))
+	// b's second run finishes while no operator runs.
+	finishJob(t, b2, 0, resultReport(bTPS[1], nil))
 
 	second := startOperator(t)
-	jobC := waitForJob(t, ns, jobName("restart", "c"))
-	second.Stop() // crash again, right after c was created
+	a3 := run("a", 3)
+	second.Stop() // crash again, right after a Job was created
 
 	startOperator(t)
-	consistently(t, 2*time.Second, "exactly one Job per step", func() error {
+	consistently(t, 2*time.Second, "exactly one Job per run", func() error {
 		names := map[string]int{}
 		for _, j := range listJobs(t, ns) {
 			names[j.Name]++
 		}
-		if len(names) != 3 || names[jobName("restart", "a")] != 1 || names[jobName("restart", "b")] != 1 || names[jobName("restart", "c")] != 1 {
+		if len(names) != 5 {
 			return fmt.Errorf("Jobs: %v", names)
+		}
+		for name, n := range names {
+			if n != 1 {
+				return fmt.Errorf("%d Jobs named %s", n, name)
+			}
 		}
 		return nil
 	})
-	finishJob(t, jobC, 0, resultReport(300, nil))
+	finishJob(t, a3, 0, resultReport(aTPS[2], nil))
+	finishJob(t, run("b", 3), 0, resultReport(bTPS[2], nil))
 	done := waitForPhase(t, ns, "restart", benchv1.PhaseCompleted)
-	var got []string
-	for _, r := range done.Status.Results {
-		got = append(got, fmt.Sprintf("%s=%.0f", r.Transport, r.TPS))
+
+	if done.Status.Progress != "6/6" {
+		t.Errorf("progress %q", done.Status.Progress)
 	}
-	if strings.Join(got, ",") != "a=900,b=800,c=300" {
-		t.Errorf("results after restarts = %v", got)
+	a, b := done.Status.Result("a"), done.Status.Result("b")
+	for _, r := range []*benchv1.TransportResult{a, b} {
+		var rounds []int32
+		for _, run := range r.Runs {
+			rounds = append(rounds, run.Round)
+			if run.Job != roundJobName("restart", r.Transport, run.Round) {
+				t.Errorf("%s round %d ran in Job %s", r.Transport, run.Round, run.Job)
+			}
+		}
+		if fmt.Sprint(rounds) != "[1 2 3]" || r.Repetitions != 3 {
+			t.Errorf("%s: rounds %v, repetitions %d", r.Transport, rounds, r.Repetitions)
+		}
+	}
+	if a.TPS != 950 || a.TPSSpread.Min != 900 || a.TPSSpread.Max != 1000 || a.TPSSpread.CV == nil {
+		t.Errorf("a: tps %v, spread %+v", a.TPS, a.TPSSpread)
+	}
+	// b/a per round: 0.778, 0.78, 0.758: all well below 1, so the interval is too.
+	if c := b.Comparison; c == nil || c.Pairs != 3 || c.Verdict != benchv1.VerdictSlower || c.Upper == nil || *c.Upper >= 1 ||
+		*c.Lower > c.Ratio || c.Ratio > *c.Upper {
+		t.Errorf("b's comparison %+v", b.Comparison)
+	}
+	if best := done.Status.Best; best == nil || !best.Significant || best.Transport != "a" || best.RoundedTPS != 950 ||
+		best.Summary != "a" {
+		t.Errorf("best %+v", best)
+	}
+}
+
+// TestSequentialOrder runs every round of a transport before the next one.
+func TestSequentialOrder(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	tb := newBenchmark(ns, "seq",
+		benchv1.TransportSpec{Name: "a", Type: benchv1.TransportDirect},
+		benchv1.TransportSpec{Name: "b", Type: benchv1.TransportDirect})
+	tb.Spec.Load.Repetitions, tb.Spec.Load.Order = 2, benchv1.OrderSequential
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	startOperator(t)
+	for i, want := range []string{roundJobName("seq", "a", 1), roundJobName("seq", "a", 2),
+		roundJobName("seq", "b", 1), roundJobName("seq", "b", 2)} {
+		job := waitForJob(t, ns, want)
+		if n := len(listJobs(t, ns)); n != i+1 {
+			t.Fatalf("%d Jobs exist when %s starts", n, want)
+		}
+		finishJob(t, job, 0, resultReport([]float64{1000, 1100, 1050, 1000}[i], nil))
+	}
+	done := waitForPhase(t, ns, "seq", benchv1.PhaseCompleted)
+	// Two equal-looking transports: no verdict either way, and a tie at the top.
+	if best := done.Status.Best; best == nil || best.Significant || len(best.Ties) != 2 {
+		t.Errorf("best %+v", best)
 	}
 }
 
@@ -456,6 +535,8 @@ func TestResultReadBeforeTheDeadline(t *testing.T) {
 			}
 			op := startOperator(t)
 			job := waitForJob(t, ns, jobName(tt.name, "direct"))
+			// The status write of the pass that created the Job lands before the operator stops.
+			waitForPhase(t, ns, tt.name, benchv1.PhaseRunning)
 			op.Stop()
 			finishJob(t, job, 0, resultReport(1234, nil))
 			started := getBenchmark(t, ns, tt.name).Status.StartTime.Time

@@ -16,6 +16,11 @@ const (
 	DefaultScale    = int32(1)
 	// DefaultProgressInterval is pgbench's -P when spec.load.progressInterval is not set.
 	DefaultProgressInterval = 5 * time.Second
+	// DefaultRepetitions, DefaultOrder and DefaultWarmup say how often, in which order and after
+	// how long a discarded warm-up each transport is measured.
+	DefaultRepetitions = int32(3)
+	DefaultOrder       = OrderInterleaved
+	DefaultWarmup      = 5 * time.Second
 	// DefaultTimeout bounds a whole benchmark when spec.timeout is not set.
 	DefaultTimeout = 30 * time.Minute
 	// DefaultDatabase is the database CloudNativePG bootstraps, and so the one a CloudNativePG

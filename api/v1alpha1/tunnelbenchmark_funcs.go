@@ -17,6 +17,8 @@ const (
 	// LabelTransport is set on objects that serve one transport and go when its run ends; objects
 	// the whole benchmark shares (the SSH gateway, a managed server) do not carry it.
 	LabelTransport = "tunnelbench.io/transport"
+	// LabelRound is the repetition a runner Job measures, from 1.
+	LabelRound     = "tunnelbench.io/round"
 	LabelComponent = "app.kubernetes.io/component"
 	LabelName      = "app.kubernetes.io/name"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
@@ -74,6 +76,13 @@ func (tb *TunnelBenchmark) JobName(transport string) string {
 	return tb.ObjectName(roleJob, transport)
 }
 
+// RunJobName is the deterministic name of the Job that runs one repetition (round, from 1) of a
+// transport.
+func (tb *TunnelBenchmark) RunJobName(transport string, round int32) string {
+	return hashed(fmt.Sprintf("%s-%s-r%d", tb.Name, transport, round),
+		fmt.Sprintf("%s/%s/%s/%d", tb.Name, roleJob, transport, round), nameHashLength, maxNameLength)
+}
+
 // GatewayName is the name of the SSH gateway's Deployment, Service and key Secret.
 func (tb *TunnelBenchmark) GatewayName() string {
 	return tb.ObjectName(roleGateway, "")
@@ -102,6 +111,40 @@ func (tb *TunnelBenchmark) TimeoutDuration() time.Duration {
 		return DefaultTimeout
 	}
 	return tb.Spec.Timeout.Duration
+}
+
+// Repetitions is spec.load.repetitions with its default applied.
+func (tb *TunnelBenchmark) Repetitions() int32 {
+	if tb.Spec.Load.Repetitions < 1 {
+		return DefaultRepetitions
+	}
+	return tb.Spec.Load.Repetitions
+}
+
+// Order is spec.load.order with its default applied.
+func (tb *TunnelBenchmark) Order() RunOrder {
+	if tb.Spec.Load.Order == "" {
+		return DefaultOrder
+	}
+	return tb.Spec.Load.Order
+}
+
+// WarmupDuration is spec.load.warmup with its default applied.
+func (tb *TunnelBenchmark) WarmupDuration() time.Duration {
+	if tb.Spec.Load.Warmup == nil {
+		return DefaultWarmup
+	}
+	return tb.Spec.Load.Warmup.Duration
+}
+
+// TotalRuns is how many measured runs the benchmark makes: transports × repetitions.
+func (tb *TunnelBenchmark) TotalRuns() int {
+	return len(tb.Spec.Transports) * int(tb.Repetitions())
+}
+
+// Done reports whether every repetition of the transport has run.
+func (r *TransportResult) Done(repetitions int32) bool {
+	return r != nil && r.Repetitions >= repetitions
 }
 
 // Result returns the recorded result of a transport, or nil.

@@ -469,11 +469,22 @@ type BuiltinScript string
 // +kubebuilder:validation:Enum=simple;extended;prepared
 type Protocol string
 
+// RunOrder is the order in which repetitions of the transports run.
+// +kubebuilder:validation:Enum=interleaved;sequential
+type RunOrder string
+
+const (
+	// OrderInterleaved runs the transports round-robin: A B C, A B C, ...
+	OrderInterleaved RunOrder = "interleaved"
+	// OrderSequential runs every repetition of a transport before the next: A A A, B B B, ...
+	OrderSequential RunOrder = "sequential"
+)
+
 // LoadSpec is the pgbench workload.
 // +kubebuilder:validation:XValidation:rule="has(self.builtin) != has(self.script)",message="spec.load: exactly one of builtin or script must be set"
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="self.threads <= self.clients",message="spec.load.threads must not exceed spec.load.clients"
-// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 type LoadSpec struct {
 	// Builtin is one of pgbench's builtin scripts.
 	// +optional
@@ -535,6 +546,35 @@ type LoadSpec struct {
 	// and re-creates the pgbench_* tables, so it is off unless asked for.
 	// +optional
 	Initialize bool `json:"initialize,omitempty"`
+
+	// Repetitions is how many times each transport is measured. Every figure in status is a
+	// summary of the repetitions (the median, with min, max and coefficient of variation), and
+	// each transport's ratio to the first one comes with a 95 % confidence interval from the
+	// paired repetitions. The default, 3, is the fewest that give an interval (one repetition
+	// gives none, and with two Student's t is 12.7, an interval too wide to decide anything) at
+	// three times the time of a single run; raise it when the verdicts say "indistinguishable"
+	// and the difference matters.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	// +optional
+	Repetitions int32 `json:"repetitions,omitempty"`
+
+	// Order of the runs: interleaved (the default) runs round 1 of every transport, then round 2,
+	// and so on, so that whatever drifts on the machine (other workloads, caches, thermal limits)
+	// hits every transport alike; sequential runs all repetitions of a transport before the next.
+	// Peers (an SSH gateway, poolers) stay up between the rounds of an interleaved benchmark.
+	// +kubebuilder:default=interleaved
+	// +optional
+	Order RunOrder `json:"order,omitempty"`
+
+	// Warmup is a pgbench run of this length before each measured run, through the same path and
+	// pod, whose figures are discarded: it fills the server's and the path's caches and opens the
+	// tunnels. 0s skips it.
+	// +kubebuilder:default="5s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="spec.load.warmup must be between 0s and 1h"
+	// +optional
+	Warmup *metav1.Duration `json:"warmup,omitempty"`
 
 	// ProgressInterval is pgbench's progress report interval (-P), in whole seconds.
 	// +kubebuilder:default="5s"
@@ -666,7 +706,7 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Progress counts finished transports, e.g. "2/3".
+	// Progress counts finished runs (transports × repetitions), e.g. "4/9".
 	// +optional
 	Progress string `json:"progress,omitempty"`
 
@@ -696,17 +736,99 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	Results []TransportResult `json:"results,omitempty"`
 
-	// Best is the transport with the highest tps so far.
+	// Best names the transport whose tps is significantly ahead of every other (their 95 %
+	// intervals say so), or, when none is, the transports that tie for the top.
 	// +optional
 	Best *BestTransport `json:"best,omitempty"`
 }
 
-// BestTransport summarizes the winning transport.
+// BestTransport is the answer to "which path is fastest", only as strong as the repetitions allow.
 type BestTransport struct {
-	// Transport is the transport's name.
+	// Transport is the transport with the highest median tps.
 	Transport string `json:"transport"`
-	// TPS is its transactions per second.
+	// TPS is its median transactions per second.
 	TPS float64 `json:"tps"`
+	// RoundedTPS is TPS rounded to a whole number, for the printer column.
+	RoundedTPS int64 `json:"roundedTPS"`
+	// Significant is true when the transport is faster than every other at 95 %: each paired
+	// interval of the others' tps over its own lies below 1.
+	Significant bool `json:"significant"`
+	// Ties names the transports that cannot be told apart from Transport (their interval
+	// contains 1, or there was one repetition), Transport first; empty when Significant.
+	// +optional
+	Ties []string `json:"ties,omitempty"`
+	// Summary is the answer in words, e.g. "direct" or "tie: direct, tls".
+	Summary string `json:"summary"`
+}
+
+// Spread is how a figure varied over a transport's repetitions.
+type Spread struct {
+	// Median is the middle repetition's figure (the mean of the two middle ones for an even
+	// count): the figure reported, since one disturbed repetition moves it less than the mean.
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// CV is the coefficient of variation (sample standard deviation over mean); unset with one
+	// repetition.
+	// +optional
+	CV *float64 `json:"cv,omitempty"`
+}
+
+// Verdict is what the paired repetitions let a report claim about a transport against the
+// baseline at 95 %.
+// +kubebuilder:validation:Enum=faster;slower;indistinguishable;baseline
+type Verdict string
+
+// Verdicts of a comparison.
+const (
+	VerdictFaster            Verdict = "faster"
+	VerdictSlower            Verdict = "slower"
+	VerdictIndistinguishable Verdict = "indistinguishable"
+	VerdictBaseline          Verdict = "baseline"
+)
+
+// Comparison is a transport's tps against the baseline's (the first transport), round by round.
+type Comparison struct {
+	// Baseline is the transport compared with.
+	Baseline string `json:"baseline"`
+	// Ratio is the geometric mean over paired rounds of this transport's tps over the baseline's.
+	Ratio float64 `json:"ratio"`
+	// Lower and Upper bound the ratio's 95 % confidence interval (Student's t on the log-ratios
+	// of the paired rounds); unset with one pair.
+	// +optional
+	Lower *float64 `json:"lower,omitempty"`
+	// +optional
+	Upper *float64 `json:"upper,omitempty"`
+	// Pairs is the number of rounds compared.
+	Pairs int32 `json:"pairs"`
+	// Verdict: faster or slower when the whole interval lies above or below 1, indistinguishable
+	// when it contains 1 or there is no interval, baseline for the baseline itself.
+	Verdict Verdict `json:"verdict"`
+	// Reason says why, e.g. "95% interval [0.712, 0.803] over 3 repetitions lies below 1".
+	Reason string `json:"reason"`
+}
+
+// RunResult is one repetition of a transport.
+type RunResult struct {
+	// Round is the repetition's number, from 1.
+	Round int32 `json:"round"`
+	// Job is the Job that ran it.
+	Job string `json:"job"`
+	// TPS, LatencyAvgMs and ConnectionTimeMs are pgbench's figures for this run.
+	TPS              float64 `json:"tps"`
+	LatencyAvgMs     float64 `json:"latencyAvgMs"`
+	ConnectionTimeMs float64 `json:"connectionTimeMs"`
+	// Transactions and FailedTransactions are this run's counts.
+	Transactions       int64 `json:"transactions"`
+	FailedTransactions int64 `json:"failedTransactions"`
+	// Node is the node the runner pod ran on.
+	// +optional
+	Node string `json:"node,omitempty"`
+	// StartTime and EndTime bound the measured pgbench run (after the warm-up).
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// +optional
+	EndTime *metav1.Time `json:"endTime,omitempty"`
 }
 
 // TransportResult is what pgbench measured through one transport.
@@ -718,29 +840,42 @@ type TransportResult struct {
 	// Job is the name of the Job that ran pgbench.
 	Job string `json:"job"`
 
-	// TPS is transactions per second as pgbench reports it: without the initial connection time,
-	// or, with spec.load.reconnect, including the reconnection times (pgbench 14+ reports nothing
-	// else in that mode).
+	// Runs holds each repetition's own figures, in the order they ran.
+	// +optional
+	Runs []RunResult `json:"runs,omitempty"`
+	// Repetitions counts the runs done, of spec.load.repetitions.
+	Repetitions int32 `json:"repetitions"`
+
+	// TPS is the median over the repetitions of transactions per second as pgbench reports it:
+	// without the initial connection time, or, with spec.load.reconnect, including the
+	// reconnection times (pgbench 14+ reports nothing else in that mode).
 	TPS float64 `json:"tps"`
+	// TPSSpread is how tps varied over the repetitions.
+	// +optional
+	TPSSpread *Spread `json:"tpsSpread,omitempty"`
+	// LatencySpread is how the average latency (milliseconds) varied over the repetitions.
+	// +optional
+	LatencySpread *Spread `json:"latencySpread,omitempty"`
+	// Comparison is this transport's tps against the baseline's, with its interval and verdict.
+	// +optional
+	Comparison *Comparison `json:"comparison,omitempty"`
 	// TPSIncludingConnections is tps including connection time; only set when pgbench printed it
 	// (with spec.load.reconnect).
 	// +optional
 	TPSIncludingConnections *float64 `json:"tpsIncludingConnections,omitempty"`
-	// LatencyAvgMs is the average transaction latency in milliseconds.
+	// LatencyAvgMs is the median over the repetitions of the average transaction latency in
+	// milliseconds.
 	LatencyAvgMs float64 `json:"latencyAvgMs"`
-	// LatencyStddevMs is the latency's standard deviation in milliseconds.
+	// LatencyStddevMs is the latest run's latency standard deviation in milliseconds.
 	// +optional
 	LatencyStddevMs *float64 `json:"latencyStddevMs,omitempty"`
-	// ConnectionTimeMs is the initial connection time in milliseconds, or with spec.load.reconnect
-	// the average time to open one connection.
+	// ConnectionTimeMs is the median initial connection time in milliseconds, or with
+	// spec.load.reconnect the average time to open one connection.
 	ConnectionTimeMs float64 `json:"connectionTimeMs"`
-	// Transactions actually processed.
+	// Transactions actually processed, over all repetitions.
 	Transactions int64 `json:"transactions"`
-	// FailedTransactions counts transactions that ended in an error.
+	// FailedTransactions counts transactions that ended in an error, over all repetitions.
 	FailedTransactions int64 `json:"failedTransactions"`
-	// RatioToBaseline is this transport's tps divided by the first transport's tps.
-	// +optional
-	RatioToBaseline *float64 `json:"ratioToBaseline,omitempty"`
 
 	// TLS is what the runner's own session negotiated with the server, read from pg_stat_ssl.
 	// +optional
@@ -782,7 +917,8 @@ type TransportResult struct {
 	// +optional
 	Provenance *Provenance `json:"provenance,omitempty"`
 
-	// StartTime and EndTime bound the pgbench run.
+	// StartTime is when the first repetition's measured run started, EndTime when the latest
+	// ended.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
@@ -890,8 +1026,8 @@ type TunnelResult struct {
 // +kubebuilder:resource:shortName=tb,categories=tunnelbench
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
-// +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.best.transport`
-// +kubebuilder:printcolumn:name="Best TPS",type=number,JSONPath=`.status.best.tps`
+// +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.best.summary`
+// +kubebuilder:printcolumn:name="Best TPS",type=integer,JSONPath=`.status.best.roundedTPS`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type TunnelBenchmark struct {
 	metav1.TypeMeta   `json:",inline"`

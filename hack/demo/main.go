@@ -113,24 +113,37 @@ func run(samplePath, pgImage string, timeout time.Duration) error {
 
 func printResults(tb *benchv1.TunnelBenchmark) {
 	fmt.Println()
+	fmt.Printf("%d repetitions per transport (%s); tps and latency are medians, CV is the spread of tps.\n",
+		tb.Repetitions(), tb.Order())
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "TRANSPORT\tTYPE\tTPS\tLATENCY ms\tSTDDEV ms\tCONNECT ms\tFAILED\tVS "+tb.Spec.Transports[0].Name+"\tTLS\t")
+	fmt.Fprintln(w, "TRANSPORT\tTYPE\tTPS\tMIN–MAX\tCV\tLATENCY ms\tCONNECT ms\tFAILED\tVS "+
+		tb.Spec.Transports[0].Name+" (95% CI)\tVERDICT\tTLS\t")
 	for _, r := range tb.Status.Results {
 		tls := "-"
 		if r.TLS != nil {
 			tls = r.TLS.Version + " " + r.TLS.Cipher
 		}
-		stddev := "-"
-		if r.LatencyStddevMs != nil {
-			stddev = fmt.Sprintf("%.3f", *r.LatencyStddevMs)
+		minMax, cv := "-", "-"
+		if s := r.TPSSpread; s != nil {
+			minMax = fmt.Sprintf("%.0f–%.0f", s.Min, s.Max)
+			if s.CV != nil {
+				cv = fmt.Sprintf("%.1f%%", 100**s.CV)
+			}
 		}
-		ratio := "-"
-		if r.RatioToBaseline != nil {
-			ratio = fmt.Sprintf("%.2f×", *r.RatioToBaseline)
+		ratio, verdict := "-", "-"
+		if c := r.Comparison; c != nil {
+			verdict = string(c.Verdict)
+			ratio = fmt.Sprintf("%.2f×", c.Ratio)
+			if c.Lower != nil && c.Upper != nil {
+				ratio += fmt.Sprintf(" [%.2f, %.2f]", *c.Lower, *c.Upper)
+			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%.1f\t%.3f\t%s\t%.1f\t%d\t%s\t%s\t\n", r.Transport, r.Type, r.TPS, r.LatencyAvgMs, stddev,
-			r.ConnectionTimeMs, r.FailedTransactions, ratio, tls)
+		fmt.Fprintf(w, "%s\t%s\t%.1f\t%s\t%s\t%.3f\t%.1f\t%d\t%s\t%s\t%s\t\n", r.Transport, r.Type, r.TPS, minMax, cv,
+			r.LatencyAvgMs, r.ConnectionTimeMs, r.FailedTransactions, ratio, verdict, tls)
 	}
 	_ = w.Flush()
-	fmt.Printf("\nCommand: %s\n", tb.Status.Results[0].Command)
+	if b := tb.Status.Best; b != nil {
+		fmt.Printf("\nBest: %s\n", b.Summary)
+	}
+	fmt.Printf("Command: %s\n", tb.Status.Results[0].Command)
 }

@@ -108,42 +108,24 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return rep
 	}
 
+	if run.Warmup > 0 {
+		// Discarded: it fills the server's and the path's caches and opens the tunnels. Its errors
+		// are the path's, and fail the run as the measured load's would.
+		warm := run.Load
+		warm.Duration, warm.Transactions = run.Warmup, 0
+		for i, o := range runLoads(ctx, opts, stream, warm, n, "warm-up") {
+			if o.err != nil {
+				return fail(r.explain(i, n, fmt.Errorf("during the warm-up: %w", o.err)))
+			}
+		}
+	}
+
 	counter, err := startCounting(ctx, run.Pooler, run.PoolerMetrics, sess)
 	if err != nil {
 		return fail(err)
 	}
-	type outcome struct {
-		result *pgbench.Result
-		output string
-		err    error
-	}
-	outcomes := make([]outcome, n)
-	var wg sync.WaitGroup
 	rep.StartTime = time.Now().UTC()
-	for i, load := range pgbench.SplitLoad(run.Load, n) {
-		args := pgbench.LoadArgs(load)
-		var env []string
-		prefix := ""
-		if n > 1 {
-			env = []string{fmt.Sprintf("PGPORT=%d", run.TunnelPort+i)}
-			prefix = fmt.Sprintf("[tunnel %d] ", i)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, runErr := runProcess(ctx, opts, stream, env, args, prefix)
-			res, parseErr := pgbench.Parse(strings.NewReader(out))
-			switch {
-			case parseErr != nil && runErr != nil:
-				parseErr = fmt.Errorf("pgbench failed (%w): %w", runErr, parseErr)
-			case parseErr == nil && runErr != nil:
-				// A summary and a non-zero exit: pgbench counted errors it considers fatal.
-				parseErr = fmt.Errorf("pgbench exited with %w: %s", runErr, pgbench.LastError(out))
-			}
-			outcomes[i] = outcome{result: res, output: out, err: parseErr}
-		}()
-	}
-	wg.Wait()
+	outcomes := runLoads(ctx, opts, stream, run.Load, n, "")
 	rep.EndTime = time.Now().UTC()
 
 	var results []*pgbench.Result
@@ -168,6 +150,55 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 	}
 	return rep
+}
+
+// outcome is one pgbench process's result.
+type outcome struct {
+	result *pgbench.Result
+	output string
+	err    error
+}
+
+// runLoads runs the load as n pgbench processes at the same moment, one per tunnel (tunnel i on
+// port TunnelPort+i) with the clients and threads split evenly, and returns each one's outcome.
+// phase, when set, prefixes their output lines ("warm-up").
+func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.Load, n int, phase string) []outcome {
+	outcomes := make([]outcome, n)
+	var wg sync.WaitGroup
+	for i, share := range pgbench.SplitLoad(load, n) {
+		args := pgbench.LoadArgs(share)
+		var env []string
+		var tags []string
+		if phase != "" {
+			tags = append(tags, phase)
+		}
+		if n > 1 {
+			env = []string{fmt.Sprintf("PGPORT=%d", opts.Run.TunnelPort+i)}
+			tags = append(tags, fmt.Sprintf("tunnel %d", i))
+		}
+		prefix := ""
+		if len(tags) > 0 {
+			prefix = "[" + strings.Join(tags, ", ") + "] "
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, runErr := runProcess(ctx, opts, stream, env, args, prefix)
+			res, parseErr := pgbench.Parse(strings.NewReader(out))
+			switch {
+			case parseErr != nil && runErr != nil:
+				parseErr = fmt.Errorf("pgbench failed (%w): %w", runErr, parseErr)
+			case parseErr == nil && runErr != nil:
+				// A summary and a non-zero exit (2: errors during the run): pgbench counted
+				// errors it considers fatal, and its figures are partial. The run fails with
+				// pgbench's error rather than report them.
+				parseErr = fmt.Errorf("pgbench exited with %w: %s", runErr, pgbench.LastError(out))
+			}
+			outcomes[i] = outcome{result: res, output: out, err: parseErr}
+		}()
+	}
+	wg.Wait()
+	return outcomes
 }
 
 // storm runs the connection storm: one client connecting, running select 1 and disconnecting, as

@@ -158,16 +158,21 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 		})
 	}
 
-	t.Run("inline script and reconnect", func(t *testing.T) {
+	t.Run("inline script and reconnect, after a warm-up", func(t *testing.T) {
 		setEnv(t, s.Env("require"))
 		t.Setenv(runspec.ScriptEnv, "select 1;\n")
-		rep, out, err := runOnce(t, Options{Run: runspec.Run{Tunnels: 1, Load: runspec.Load{Script: true, Reconnect: true,
-			Clients: 2, Threads: 1, Transactions: 50}}})
+		begin := time.Now()
+		rep, out, err := runOnce(t, Options{Run: runspec.Run{Tunnels: 1, Warmup: time.Second, Load: runspec.Load{Script: true,
+			Reconnect: true, Clients: 2, Threads: 1, Transactions: 50, ProgressInterval: time.Second}}})
 		if err != nil {
 			t.Fatalf("run failed: %v\n%s", err, out)
 		}
+		// Exactly the measured transactions: the warm-up's are not counted.
 		if r := rep.Result; r.Transactions != 100 || !r.Reconnect || r.TPSIncludingConnections == nil || r.ConnectionTimeMs <= 0 {
 			t.Errorf("result %+v", r)
+		}
+		if !strings.Contains(out, "[warm-up] ") || rep.StartTime.Sub(begin) < time.Second {
+			t.Errorf("no warm-up before the measured run (started %s after the runner)\n%s", rep.StartTime.Sub(begin), out)
 		}
 	})
 }

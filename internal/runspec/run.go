@@ -65,6 +65,9 @@ type Run struct {
 	Load Load
 	// Storm, when positive, runs a connection storm of that many connections after the load.
 	Storm int32
+	// Warmup, when positive, runs the load for this long before the measured run, through the
+	// same path, and discards its figures.
+	Warmup time.Duration
 	// Tunnels is the number of SSH tunnels, at least 1 (1 without SSH). With more than one, the
 	// runner runs one pgbench per tunnel at the same moment, tunnel i on loopback port
 	// TunnelPort+i, with clients and threads split evenly, and aggregates their results.
@@ -98,6 +101,7 @@ func (r Run) Args() []string {
 	a.addBool("reconnect", r.Load.Reconnect)
 	a.addDuration("progress-interval", r.Load.ProgressInterval)
 	a.addInt("storm", int(r.Storm))
+	a.addDuration("warmup", r.Warmup)
 	a = append(a, "--tunnels="+strconv.Itoa(r.Tunnels))
 	a.addInt("tunnel-port", r.TunnelPort)
 	a.addString("ssh-log-dir", r.SSHLogDir)
@@ -158,6 +162,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&l.Transactions, "transactions", 0, "transactions per client, instead of --duration (pgbench -t)")
 	fs.BoolVar(&l.Reconnect, "reconnect", false, "open a connection per transaction (pgbench -C)")
 	fs.DurationVar(&l.ProgressInterval, "progress-interval", 0, "period of the progress reports (pgbench -P)")
+	fs.DurationVar(&r.Warmup, "warmup", 0, "run the load this long first, through the same path, and discard its figures")
 	fs.IntVar(&f.storm, "storm", 0, "after the load, open this many connections one after the other (select 1 each)")
 	fs.IntVar(&r.Tunnels, "tunnels", 0, "SSH tunnels, at least 1: run one pgbench per tunnel, on ports tunnel-port+i")
 	fs.IntVar(&r.TunnelPort, "tunnel-port", 0, "loopback port of the first tunnel")
@@ -215,6 +220,9 @@ func (r Run) Validate() error {
 	if r.PoolerMetrics != "" && r.Pooler != PoolerOpaque {
 		add("--pooler-metrics applies only to --pooler=%s", PoolerOpaque)
 	}
+	if r.Warmup < 0 {
+		add("--warmup must not be negative")
+	}
 	if r.Storm < 0 || r.Storm > MaxStorm {
 		add("%s", stormRange(int(r.Storm)))
 	}
@@ -224,6 +232,9 @@ func (r Run) Validate() error {
 		}
 		if r.Storm != 0 {
 			add("--storm does not apply to --init")
+		}
+		if r.Warmup != 0 {
+			add("--warmup does not apply to --init")
 		}
 		if r.Scale < 0 {
 			add("--scale must not be negative")

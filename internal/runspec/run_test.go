@@ -44,6 +44,7 @@ func TestArgsRoundTrip(t *testing.T) {
 			PoolerMetrics: "pool-metrics.db.svc:9127"}},
 		{"pgbouncer and a storm", Run{Load: load(), Storm: 150, Tunnels: 1, Pooler: PoolerPgBouncer}},
 		{"largest storm", Run{Load: load(), Storm: MaxStorm, Tunnels: 1}},
+		{"warm-up", Run{Load: load(), Warmup: 5 * time.Second, Tunnels: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,6 +97,8 @@ func TestFlagsRejectBadRuns(t *testing.T) {
 		{"storm with init", []string{"--init", "--storm=5"}, "--storm does not apply"},
 		{"scale without init", []string{"--scale=3"}, "--scale applies only to --init"},
 		{"not a duration", []string{"--duration=10"}, "invalid value"},
+		{"negative warm-up", []string{"--warmup=-1s"}, "--warmup must not be negative"},
+		{"warm-up with init", []string{"--init", "--warmup=5s"}, "--warmup does not apply"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

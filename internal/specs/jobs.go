@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -19,6 +20,8 @@ type JobRequest struct {
 	Benchmark *benchv1.TunnelBenchmark
 	// Transport is the transport's name, or benchv1.InitTransportLabel for initialization.
 	Transport string
+	// Round is the repetition the Job runs, from 1; 0 for initialization.
+	Round int32
 	// Pod is what the transport adds to the runner pod.
 	Pod Pod
 	// Run is what the runner is told (RunFor, then the transport's part); Run.Init marks the
@@ -38,7 +41,10 @@ func Job(req JobRequest) *batchv1.Job {
 		runnerSpec = *tb.Spec.Runner
 	}
 	image, pullPolicy := RunnerImage(tb, req.Defaults)
-	meta := OwnedMeta(tb, tb.JobName(req.Transport), RunnerComponent, req.Transport)
+	meta := OwnedMeta(tb, JobName(tb, req.Transport, req.Round), RunnerComponent, req.Transport)
+	if req.Round > 0 {
+		meta.Labels[benchv1.LabelRound] = strconv.Itoa(int(req.Round))
+	}
 
 	env := append([]corev1.EnvVar{
 		{Name: "HOME", Value: runspec.TmpMountPath},
@@ -86,6 +92,14 @@ func Job(req JobRequest) *batchv1.Job {
 	}
 }
 
+// JobName is the name of the Job of a transport's round, or of the initialization (round 0).
+func JobName(tb *benchv1.TunnelBenchmark, transport string, round int32) string {
+	if round == 0 {
+		return tb.JobName(transport)
+	}
+	return tb.RunJobName(transport, round)
+}
+
 // RunFor is what the runner of one of a benchmark's Jobs is told before the transport adds its
 // part (tunnels, a pooler): the load, or the initialization when init is set.
 func RunFor(tb *benchv1.TunnelBenchmark, init bool, waitTimeout time.Duration) runspec.Run {
@@ -98,6 +112,7 @@ func RunFor(tb *benchv1.TunnelBenchmark, init bool, waitTimeout time.Duration) r
 	if storm := tb.Spec.Load.ConnectionStorm; storm != nil {
 		r.Storm = storm.Connections
 	}
+	r.Warmup = tb.WarmupDuration()
 	return r
 }
 

@@ -102,7 +102,7 @@ func TestJobSecurityAndDefaults(t *testing.T) {
 		t.Error("no CPU limit by default: throttling distorts latency")
 	}
 	if c.Image != "runner:1" || strings.Join(c.Args, " ") != "run --wait-timeout=1m0s --builtin=select-only --protocol=simple "+
-		"--clients=4 --threads=2 --duration=1m0s --progress-interval=5s --tunnels=1" {
+		"--clients=4 --threads=2 --duration=1m0s --progress-interval=5s --warmup=5s --tunnels=1" {
 		t.Errorf("image %q args %q", c.Image, c.Args)
 	}
 	e := env(pod)
@@ -225,6 +225,7 @@ func TestRunFor(t *testing.T) {
 			tb: benchmark(func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Load.Transactions, tb.Spec.Load.Reconnect = &tx, true
 				tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 100}
+				tb.Spec.Load.Warmup = &metav1.Duration{Duration: 0}
 			}),
 			transport: benchv1.TransportSpec{Name: "direct", Type: "direct"},
 			want: runspec.Run{WaitTimeout: time.Minute, Tunnels: 1, Storm: 100, Load: runspec.Load{Builtin: "select-only",
@@ -234,7 +235,8 @@ func TestRunFor(t *testing.T) {
 			name:      "ssh: the tunnels, their ports and logs",
 			tb:        benchmark(nil),
 			transport: benchv1.TransportSpec{Name: "ssh", Type: "ssh", SSH: &benchv1.SSHTransport{Tunnels: 3}},
-			want: runspec.Run{WaitTimeout: time.Minute, Tunnels: 3, TunnelPort: runspec.TunnelBasePort, SSHLogDir: runspec.SSHLogDir,
+			want: runspec.Run{WaitTimeout: time.Minute, Warmup: benchv1.DefaultWarmup, Tunnels: 3,
+				TunnelPort: runspec.TunnelBasePort, SSHLogDir: runspec.SSHLogDir,
 				Load: runspec.Load{Builtin: "select-only", Protocol: "simple", Clients: 4, Threads: 2, Duration: time.Minute,
 					ProgressInterval: 5 * time.Second}},
 		},

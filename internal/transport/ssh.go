@@ -120,6 +120,8 @@ func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
 	if rep.SSH != nil {
 		out.SSH = &benchv1.NegotiatedSSH{Cipher: rep.SSH.Cipher, MAC: rep.SSH.MAC, Compression: rep.SSH.Compression}
 	}
+	// The latest run's tunnels.
+	out.Tunnels = nil
 	for _, tn := range rep.Tunnels {
 		out.Tunnels = append(out.Tunnels, benchv1.TunnelResult{Tunnel: int32(tn.Index), TPS: tn.TPS,
 			LatencyAvgMs: tn.LatencyAvgMs, Transactions: tn.Transactions, FailedTransactions: tn.Failed})
