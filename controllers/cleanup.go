@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,12 +19,20 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
+// runnerAccessKinds are the kinds of specs.RunnerAccess: removed once the benchmark has ended, so
+// that no credential to write its results outlives it.
+var runnerAccessKinds = []schema.GroupVersionKind{
+	corev1.SchemeGroupVersion.WithKind("ServiceAccount"),
+	rbacv1.SchemeGroupVersion.WithKind("Role"),
+	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"),
+}
+
 // ownedKinds are the kinds of what the operator makes next to the server for a benchmark (besides
 // its Jobs, which stay with their results until the benchmark is deleted): every transport's
 // peers, and a managed server's Cluster and certificate.
 func ownedKinds() []schema.GroupVersionKind {
 	kinds := transport.PeerKinds()
-	for _, k := range []schema.GroupVersionKind{specs.CNPGClusterGVK, specs.CertificateGVK} {
+	for _, k := range append([]schema.GroupVersionKind{specs.CNPGClusterGVK, specs.CertificateGVK}, runnerAccessKinds...) {
 		if !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}

@@ -19,6 +19,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/test/events"
 )
@@ -186,6 +187,11 @@ func finishJob(t *testing.T, job *batchv1.Job, exitCode int32, terminationMessag
 	if err := testClient.Create(ctx, pod); err != nil {
 		t.Fatalf("cannot create pod: %v", err)
 	}
+	if exitCode == 0 && job.Labels[benchv1.LabelRound] != "" && terminationMessage != "" {
+		// The runner stores its whole report in the run's result ConfigMap, as well as the
+		// short form in its termination message.
+		storeReport(t, job, terminationMessage)
+	}
 	now := metav1.Now()
 	phase, reason := corev1.PodSucceeded, "Completed"
 	if exitCode != 0 {
@@ -201,6 +207,20 @@ func finishJob(t *testing.T, job *batchv1.Job, exitCode int32, terminationMessag
 		t.Fatalf("cannot update pod status: %v", err)
 	}
 	setJobFinished(t, job, exitCode == 0, "BackoffLimitExceeded", "Job has reached the specified backoff limit")
+}
+
+// storeReport plays the runner writing its report into the run's result ConfigMap, which the
+// operator must have created before the Job.
+func storeReport(t *testing.T, job *batchv1.Job, rep string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := testClient.Get(context.Background(), types.NamespacedName{Namespace: job.Namespace, Name: job.Name}, cm); err != nil {
+		t.Fatalf("the result ConfigMap of Job %s: %v", job.Name, err)
+	}
+	cm.Data = map[string]string{runspec.ResultKey: rep}
+	if err := testClient.Update(context.Background(), cm); err != nil {
+		t.Fatalf("cannot store the report: %v", err)
+	}
 }
 
 // setJobFinished writes a finished Job status the way the Job controller does.

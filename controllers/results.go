@@ -11,6 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/latency"
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
@@ -36,6 +38,7 @@ func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1
 	if !rep.EndTime.IsZero() {
 		run.EndTime = &metav1.Time{Time: rep.EndTime}
 	}
+	run.P99Ms = runP99(rep.Latency)
 	out.Runs = append(out.Runs, run)
 	out.Repetitions = run.Round
 
@@ -50,9 +53,74 @@ func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1
 	if s := rep.Storm; s != nil {
 		out.ConnectionStorm = stormResult(s)
 	}
+	if len(res.Progress) > 0 {
+		out.Series = append(out.Series, runSeries(run.Round, res.Progress, maxSeriesPoints/int(tb.Repetitions())))
+	}
 
 	aggregateRuns(out, res.Reconnect)
 	return out
+}
+
+// maxSeriesPoints bounds the tps-over-time points of one transport in status, over all its runs.
+const maxSeriesPoints = 120
+
+// runSeries is a run's progress as status keeps it: at most maxPoints, rounded to 0.1.
+func runSeries(round int32, progress []pgbench.ProgressPoint, maxPoints int) benchv1.RunSeries {
+	out := benchv1.RunSeries{Round: round}
+	for _, p := range pgbench.Downsample(progress, max(maxPoints, 1)) {
+		out.Seconds = append(out.Seconds, math.Round(p.T*10)/10)
+		out.TPS = append(out.TPS, math.Round(p.TPS*10)/10)
+	}
+	return out
+}
+
+// mergeLatency sets a transport's latency distribution from its runs' histograms, merged. A run
+// whose histogram is missing (a runner before transaction logs) leaves the distribution unset
+// rather than describe only some runs.
+func mergeLatency(out *benchv1.TransportResult, runs []*report.Latency) error {
+	out.Latency = nil
+	if len(runs) == 0 {
+		return nil
+	}
+	encoded := make([]string, 0, len(runs))
+	dist := &benchv1.LatencyDistribution{SamplingRate: 1}
+	for _, l := range runs {
+		if l == nil {
+			return nil
+		}
+		encoded = append(encoded, l.Histogram)
+		dist.SamplingRate = min(dist.SamplingRate, l.SamplingRate)
+		dist.FailedSampled += l.Failed
+		dist.SkippedSampled += l.Skipped
+	}
+	h, err := latency.Merge(encoded...)
+	if err != nil {
+		return err
+	}
+	p, err := latency.PercentilesOf(h)
+	if err != nil {
+		// Nothing completed: no latency to describe.
+		return nil
+	}
+	dist.P50Ms, dist.P90Ms, dist.P99Ms, dist.P999Ms, dist.MaxMs, dist.Samples = p.P50, p.P90, p.P99, p.P999, p.Max, p.Count
+	out.Latency = dist
+	return nil
+}
+
+// runP99 is one run's 99th percentile latency in milliseconds, or nil without a histogram.
+func runP99(l *report.Latency) *float64 {
+	if l == nil {
+		return nil
+	}
+	h, err := latency.Merge(l.Histogram)
+	if err != nil {
+		return nil
+	}
+	p, err := latency.PercentilesOf(h)
+	if err != nil {
+		return nil
+	}
+	return ptr.To(p.P99)
 }
 
 // aggregateRuns derives a transport's figures from its runs: medians with their spread, and sums.

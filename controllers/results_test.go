@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
@@ -194,5 +196,88 @@ func TestExplainFailedJob(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLargestStatusFits fills the status of the largest benchmark the API accepts (16 transports
+// of 30-character names, 20 repetitions each, 8 tunnels, a 1200-point progress per run, latency
+// histograms spread over six decades) and checks that nothing is truncated and that the whole
+// status stays under 256 KiB.
+func TestLargestStatusFits(t *testing.T) {
+	tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{Load: benchv1.LoadSpec{Repetitions: 20}}}
+	tb.Name = strings.Repeat("b", 63)
+	var log strings.Builder
+	for i := 1; i <= 20_000; i++ {
+		// 1 µs to about 20 s, spread log-uniformly: a wide histogram encodes large.
+		fmt.Fprintf(&log, "0 %d %d 0 1795487539 0\n", i, int64(math.Pow(10, float64(i%7000)/1000)))
+	}
+	rec := latency.NewRecorder()
+	if err := rec.ReadLog(strings.NewReader(log.String())); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := rec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress := make([]pgbench.ProgressPoint, report.MaxProgressPoints)
+	for i := range progress {
+		progress[i] = pgbench.ProgressPoint{T: float64(i + 1), TPS: 123456.789 + float64(i), LatencyMs: 0.123}
+	}
+	stddev := 0.123456
+	for ti := range 16 {
+		spec := benchv1.TransportSpec{Name: fmt.Sprintf("%s-%02d", strings.Repeat("t", 27), ti), Type: benchv1.TransportSSH}
+		tb.Spec.Transports = append(tb.Spec.Transports, spec)
+		var lats []*report.Latency
+		for round := int32(1); round <= 20; round++ {
+			rep := &report.Report{
+				Result: &pgbench.Result{TPS: 123456.789 + float64(ti) + float64(round)*17.3, LatencyAvgMs: 0.123456,
+					LatencyStddevMs: &stddev, ConnectionTimeMs: 12.345678, Transactions: 1234567890, Progress: progress},
+				Latency:   &report.Latency{Histogram: hist, SamplingRate: 0.3333, Samples: rec.Count()},
+				TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
+				Command:   "pgbench -b select-only -M prepared -c 64 -j 8 -T 86400 -P 1 " + strings.Repeat("x", 100),
+				StartTime: time.Now(), EndTime: time.Now(),
+			}
+			lats = append(lats, rep.Latency)
+			res := recordRun(tb, spec, benchv1.RunResult{Round: round, Job: tb.RunJobName(spec.Name, round),
+				Node: strings.Repeat("n", 63)}, rep, specs.Pod{})
+			if err := mergeLatency(res, lats); err != nil {
+				t.Fatal(err)
+			}
+			res.SSH = &benchv1.NegotiatedSSH{Cipher: "chacha20-poly1305@openssh.com", MAC: "<implicit>", Compression: "zlib@openssh.com"}
+			res.Tunnels = nil
+			for i := range 8 {
+				res.Tunnels = append(res.Tunnels, benchv1.TunnelResult{Tunnel: int32(i), TPS: 12345.678, LatencyAvgMs: 1.234,
+					Transactions: 123456789})
+			}
+			res.Provenance = &benchv1.Provenance{Node: strings.Repeat("n", 63), ServerNode: strings.Repeat("s", 63),
+				RunnerImage:    "registry.example.com/tunnelbench/tunnelbench@sha256:" + strings.Repeat("0", 64),
+				PgbenchVersion: "pgbench (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)", CPURequest: "500m", MemoryLimit: "512Mi"}
+			summarize(tb)
+		}
+	}
+	b, err := json.Marshal(tb.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("status of 16 transports × 20 repetitions: %d bytes", len(b))
+	if len(b) > 256*1024 {
+		t.Errorf("status is %d bytes, over 256 KiB", len(b))
+	}
+	var back benchv1.TunnelBenchmarkStatus
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Results) != 16 || back.Progress != "320/320" {
+		t.Fatalf("%d results, progress %s", len(back.Results), back.Progress)
+	}
+	for _, r := range back.Results {
+		points := 0
+		for _, s := range r.Series {
+			points += len(s.TPS)
+		}
+		if len(r.Runs) != 20 || len(r.Series) != 20 || points > 120 || points == 0 || r.Latency == nil ||
+			r.Latency.Samples != 20*rec.Count() || r.Comparison == nil || r.Runs[19].P99Ms == nil {
+			t.Errorf("%s: %d runs, %d series (%d points), latency %+v", r.Transport, len(r.Runs), len(r.Series), points, r.Latency)
+		}
 	}
 }

@@ -67,6 +67,19 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 		return stepOutcome{state: stepFailed, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}, nil
 	}
 	if apierrors.IsNotFound(err) {
+		if s.round > 0 {
+			// Where the runner will store its report: made before the Job, so the runner
+			// never finds it missing.
+			result := transport.Peer{Object: specs.ResultConfigMap(tb, s.transport, s.round)}
+			switch ready, problem, err := r.ensurePeer(ctx, tb, result); {
+			case err != nil:
+				return stepOutcome{}, err
+			case problem != nil:
+				return stepOutcome{state: stepFailed, reason: benchv1.ReasonOwnershipConflict, message: problem.message}, nil
+			case !ready:
+				return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
+			}
+		}
 		desired := specs.Job(specs.JobRequest{
 			Benchmark: tb, Transport: s.transport, Round: s.round, Pod: s.pod, Run: s.run,
 			ActiveDeadline: time.Until(deadline), Defaults: r.Defaults,
@@ -93,7 +106,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 		rep := r.jobReport(ctx, job)
 		if rep == nil || (rep.Result == nil && !s.run.Init) {
 			return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
-				"Job %s succeeded but its runner left no result in its termination message", key.Name)}, nil
+				"Job %s succeeded but its runner left no result in ConfigMap %s or its termination message", key.Name, key.Name)}, nil
 		}
 		if rep.ServerVersion != "" {
 			tb.Status.ServerVersion = rep.ServerVersion
@@ -149,9 +162,35 @@ func explainFailedJob(job *batchv1.Job, rep *report.Report, terminated *corev1.C
 	return reason, message
 }
 
-// jobReport reads the runner's report from the termination message of the Job's pod.
+// jobReport reads the runner's report: the whole one from the run's result ConfigMap, which
+// outlives the pod, else the short one of the pod's termination message.
 func (r *TunnelBenchmarkReconciler) jobReport(ctx context.Context, job *batchv1.Job) *report.Report {
+	if rep := r.storedReport(ctx, job.Namespace, job.Name); rep != nil {
+		return rep
+	}
 	return decodeReport(ctx, job, r.runnerTermination(ctx, job))
+}
+
+// storedReport reads a run's report from its result ConfigMap (named after its Job), or nil when
+// there is none yet. The uncached reader: the operator does not watch ConfigMaps.
+func (r *TunnelBenchmarkReconciler) storedReport(ctx context.Context, namespace, name string) *report.Report {
+	cm := &corev1.ConfigMap{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, cm); err != nil {
+		if !apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Error(err, "Cannot read a result ConfigMap", "configmap", name)
+		}
+		return nil
+	}
+	data := cm.Data[runspec.ResultKey]
+	if data == "" {
+		return nil
+	}
+	rep, err := report.Decode(data)
+	if err != nil {
+		log.FromContext(ctx).Info("Ignored an unreadable result ConfigMap", "configmap", name, "err", err)
+		return nil
+	}
+	return rep
 }
 
 // decodeReport reads the runner's report from its container's termination message, or nil.

@@ -19,10 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
@@ -80,6 +82,9 @@ type TunnelBenchmarkReconciler struct {
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;create;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;create;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=clusters,verbs=get;list;create;delete
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;create;delete
@@ -247,6 +252,9 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 		return ctrl.Result{}, false, nil
 	}
+	if res, done, err := r.ensureRunnerAccess(ctx, tb, deadline); !done || err != nil {
+		return res, false, err
+	}
 	reps := tb.Repetitions()
 	s := step{
 		transport: t.Name, round: p.round, pod: pod, run: run,
@@ -263,6 +271,9 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	}
 	prov := r.provenance(ctx, tb, out.job, out.report)
 	result := recordRun(tb, t, benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node}, out.report, pod)
+	if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot merge the latency histograms", "transport", t.Name)
+	}
 	result.Unguarded = !tb.IsExclusive()
 	result.Provenance = prov
 	r.warnSharedNode(tb, t.Name, prov)
@@ -275,6 +286,46 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		"Transport %s round %d/%d: %.1f tps, latency %.3f ms", t.Name, p.round, reps, out.report.Result.TPS,
 		out.report.Result.LatencyAvgMs)
 	return ctrl.Result{}, true, nil
+}
+
+// ensureRunnerAccess creates the runner's ServiceAccount, Role and RoleBinding (specs.RunnerAccess)
+// where missing; done is false while they are being made or after the benchmark failed.
+func (r *TunnelBenchmarkReconciler) ensureRunnerAccess(ctx context.Context, tb *benchv1.TunnelBenchmark,
+	deadline time.Time) (res ctrl.Result, done bool, err error) {
+	if !r.now().Before(deadline) {
+		// Nothing is created past the deadline; a finished run is still read.
+		return ctrl.Result{}, true, nil
+	}
+	var peers []transport.Peer
+	for _, o := range specs.RunnerAccess(tb) {
+		peers = append(peers, transport.Peer{Object: o})
+	}
+	ready, problem, err := r.ensurePeers(ctx, tb, peers)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, false, err
+	case problem != nil:
+		r.fail(tb, benchv1.ReasonOwnershipConflict, "the runner's API access: "+problem.message)
+		return ctrl.Result{}, false, nil
+	case !ready:
+		return r.poll(tb), false, nil
+	}
+	return ctrl.Result{}, true, nil
+}
+
+// runLatencies are the latency histograms of a transport's runs, the latest from its report and
+// the earlier ones from their result ConfigMaps.
+func (r *TunnelBenchmarkReconciler) runLatencies(ctx context.Context, tb *benchv1.TunnelBenchmark,
+	res *benchv1.TransportResult, latest *report.Report) []*report.Latency {
+	out := make([]*report.Latency, 0, len(res.Runs))
+	for _, run := range res.Runs[:len(res.Runs)-1] {
+		var l *report.Latency
+		if rep := r.storedReport(ctx, tb.Namespace, run.Job); rep != nil {
+			l = rep.Latency
+		}
+		out = append(out, l)
+	}
+	return append(out, latest.Latency)
 }
 
 // transportContext is what a transport is built from.

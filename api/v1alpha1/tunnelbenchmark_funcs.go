@@ -41,6 +41,7 @@ const (
 	rolePooler        = "pooler"
 	rolePoolerMetrics = "pooler-metrics"
 	roleClientCert    = "client-cert"
+	roleRunner        = "runner"
 )
 
 // ObjectName derives the name of an object the operator makes for this benchmark: readable (the
@@ -81,6 +82,12 @@ func (tb *TunnelBenchmark) JobName(transport string) string {
 func (tb *TunnelBenchmark) RunJobName(transport string, round int32) string {
 	return hashed(fmt.Sprintf("%s-%s-r%d", tb.Name, transport, round),
 		fmt.Sprintf("%s/%s/%s/%d", tb.Name, roleJob, transport, round), nameHashLength, maxNameLength)
+}
+
+// RunnerAccountName is the ServiceAccount (and its Role and RoleBinding) of the benchmark's runner
+// pods: it may write their result ConfigMaps and nothing else.
+func (tb *TunnelBenchmark) RunnerAccountName() string {
+	return tb.ObjectName(roleRunner, "")
 }
 
 // GatewayName is the name of the SSH gateway's Deployment, Service and key Secret.

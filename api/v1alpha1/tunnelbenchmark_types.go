@@ -808,6 +808,37 @@ type Comparison struct {
 	Reason string `json:"reason"`
 }
 
+// LatencyDistribution is where a transport's transaction latencies lie, in milliseconds. Each
+// percentile is within 0.1 % of the exact order statistic of the logged transactions.
+type LatencyDistribution struct {
+	P50Ms  float64 `json:"p50Ms"`
+	P90Ms  float64 `json:"p90Ms"`
+	P99Ms  float64 `json:"p99Ms"`
+	P999Ms float64 `json:"p999Ms"`
+	MaxMs  float64 `json:"maxMs"`
+	// Samples is the number of latencies behind the figures.
+	Samples int64 `json:"samples"`
+	// SamplingRate is the lowest pgbench --sampling-rate of the runs: the fraction of
+	// transactions logged (1 unless a run would have logged more than half a million).
+	SamplingRate float64 `json:"samplingRate"`
+	// FailedSampled and SkippedSampled count logged transactions that failed or were skipped:
+	// they have no latency and are not in the percentiles.
+	// +optional
+	FailedSampled int64 `json:"failedSampled,omitempty"`
+	// +optional
+	SkippedSampled int64 `json:"skippedSampled,omitempty"`
+}
+
+// RunSeries is one run's tps over time.
+type RunSeries struct {
+	// Round is the run's repetition.
+	Round int32 `json:"round"`
+	// Seconds is each point's end, in seconds from the start of the measured run.
+	Seconds []float64 `json:"seconds"`
+	// TPS is each point's transactions per second.
+	TPS []float64 `json:"tps"`
+}
+
 // RunResult is one repetition of a transport.
 type RunResult struct {
 	// Round is the repetition's number, from 1.
@@ -824,6 +855,9 @@ type RunResult struct {
 	// Node is the node the runner pod ran on.
 	// +optional
 	Node string `json:"node,omitempty"`
+	// P99Ms is this run's 99th percentile latency in milliseconds.
+	// +optional
+	P99Ms *float64 `json:"p99Ms,omitempty"`
 	// StartTime and EndTime bound the measured pgbench run (after the warm-up).
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
@@ -859,6 +893,14 @@ type TransportResult struct {
 	// Comparison is this transport's tps against the baseline's, with its interval and verdict.
 	// +optional
 	Comparison *Comparison `json:"comparison,omitempty"`
+	// Latency is the distribution of transaction latencies over every repetition: the runs' HDR
+	// histograms (from pgbench's transaction logs) merged, never averaged.
+	// +optional
+	Latency *LatencyDistribution `json:"latency,omitempty"`
+	// Series is tps over time, per run, from pgbench's progress reports: at most 120 points per
+	// transport, each the mean of consecutive intervals when a run reported more.
+	// +optional
+	Series []RunSeries `json:"series,omitempty"`
 	// TPSIncludingConnections is tps including connection time; only set when pgbench printed it
 	// (with spec.load.reconnect).
 	// +optional

@@ -26,7 +26,9 @@ import (
 	"syscall"
 	"time"
 
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runner"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
@@ -73,6 +75,17 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts.Run = r
+	if r.ResultConfigMap != "" {
+		if opts.Store, err = runner.ConfigMapStore(r.ResultConfigMap); err != nil {
+			// Before any load: the run could not deliver its result.
+			fmt.Fprintf(stderr, "tunnelbench-runner run: %v\n", err)
+			if b, encErr := report.Encode(report.Report{Failure: &report.Failure{Reason: benchv1.ReasonJobFailed,
+				Message: err.Error()}}); encErr == nil {
+				_ = os.WriteFile(opts.TerminationLog, b, 0o644)
+			}
+			return 1
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	rep, err := runner.Run(ctx, opts)

@@ -35,7 +35,7 @@ func Aggregate(parts []*Result) *Result {
 	if len(parts) == 1 {
 		return parts[0]
 	}
-	out := &Result{Progress: []ProgressPoint{}}
+	out := &Result{}
 	var n, sumLat, sumSq, connWeighted float64
 	stddevKnown, inclKnown := true, true
 	var incl float64
@@ -75,6 +75,57 @@ func Aggregate(parts []*Result) *Result {
 	}
 	if out.Clients > 0 {
 		out.ConnectionTimeMs = connWeighted / float64(out.Clients)
+	}
+	out.Progress = sumProgress(parts)
+	return out
+}
+
+// sumProgress adds up the progress reports of processes that ran at the same time, interval by
+// interval: their tps add, and the latency is the mean weighted by each one's tps. Intervals that
+// not every process reported (one ended a little earlier) are left out.
+func sumProgress(parts []*Result) []ProgressPoint {
+	n := len(parts[0].Progress)
+	for _, p := range parts {
+		n = min(n, len(p.Progress))
+	}
+	out := make([]ProgressPoint, n)
+	for i := range n {
+		var weighted float64
+		for _, p := range parts {
+			pt := p.Progress[i]
+			out[i].T = max(out[i].T, pt.T)
+			out[i].TPS += pt.TPS
+			weighted += pt.TPS * pt.LatencyMs
+		}
+		if out[i].TPS > 0 {
+			out[i].LatencyMs = weighted / out[i].TPS
+		}
+	}
+	return out
+}
+
+// Downsample merges consecutive progress points so that at most maxPoints remain: each group of k
+// equal intervals becomes one, at the group's last time, whose tps is the group's mean (the tps of
+// the longer interval) and whose latency is the mean weighted by tps. Real figures, averaged over
+// longer intervals; none invented.
+func Downsample(points []ProgressPoint, maxPoints int) []ProgressPoint {
+	if maxPoints <= 0 || len(points) <= maxPoints {
+		return points
+	}
+	k := (len(points) + maxPoints - 1) / maxPoints
+	out := make([]ProgressPoint, 0, maxPoints)
+	for start := 0; start < len(points); start += k {
+		group := points[start:min(start+k, len(points))]
+		var tps, weighted float64
+		for _, p := range group {
+			tps += p.TPS
+			weighted += p.TPS * p.LatencyMs
+		}
+		pt := ProgressPoint{T: group[len(group)-1].T, TPS: tps / float64(len(group))}
+		if tps > 0 {
+			pt.LatencyMs = weighted / tps
+		}
+		out = append(out, pt)
 	}
 	return out
 }

@@ -51,3 +51,37 @@ func TestAggregate(t *testing.T) {
 		t.Error("a stddev is unknown when one process did not report it")
 	}
 }
+
+func TestAggregateSumsProgressByInterval(t *testing.T) {
+	a := &Result{Transactions: 10, Progress: []ProgressPoint{{T: 1, TPS: 100, LatencyMs: 1}, {T: 2, TPS: 300, LatencyMs: 2}}}
+	b := &Result{Transactions: 10, Progress: []ProgressPoint{{T: 1, TPS: 300, LatencyMs: 3}, {T: 2, TPS: 100, LatencyMs: 4},
+		{T: 3, TPS: 50, LatencyMs: 1}}}
+	got := Aggregate([]*Result{a, b}).Progress
+	want := []ProgressPoint{{T: 1, TPS: 400, LatencyMs: 2.5}, {T: 2, TPS: 400, LatencyMs: 2.5}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("progress %+v, want %+v", got, want)
+	}
+}
+
+func TestDownsample(t *testing.T) {
+	var points []ProgressPoint
+	for i := 1; i <= 10; i++ {
+		points = append(points, ProgressPoint{T: float64(i), TPS: float64(i * 10), LatencyMs: 1})
+	}
+	tests := []struct {
+		max  int
+		want []ProgressPoint
+	}{
+		{20, points},
+		{10, points},
+		{5, []ProgressPoint{{2, 15, 1}, {4, 35, 1}, {6, 55, 1}, {8, 75, 1}, {10, 95, 1}}},
+		// Groups of 3; the last one is shorter.
+		{4, []ProgressPoint{{3, 20, 1}, {6, 50, 1}, {9, 80, 1}, {10, 100, 1}}},
+		{1, []ProgressPoint{{10, 55, 1}}},
+	}
+	for _, tt := range tests {
+		if got := Downsample(points, tt.max); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Downsample(10 points, %d) = %+v, want %+v", tt.max, got, tt.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
-// Package report is the contract between the runner and the operator: the runner writes a Report
-// as its container's termination message, and the operator reads it from the pod's status. Nothing
-// else crosses from the pod to the operator, so the runner needs no Kubernetes API access.
+// Package report is the contract between the runner and the operator. The runner stores its whole
+// Report (Marshal) in the run's result ConfigMap, which outlives the pod, and writes a short form
+// (Encode, within the kubelet's 4 KiB) as its container's termination message, which explains a
+// failure even when the ConfigMap could not be written.
 package report
 
 import (
@@ -17,8 +18,11 @@ const MaxSize = 4096
 
 // Report is one runner's outcome: a result or a failure.
 type Report struct {
-	// Result is pgbench's summary; its per-interval progress stays in the pod log.
+	// Result is pgbench's summary, with its per-interval progress (at most MaxProgressPoints,
+	// and none in the termination message).
 	Result *pgbench.Result `json:"result,omitempty"`
+	// Latency is the distribution of the measured run's transaction latencies.
+	Latency *Latency `json:"latency,omitempty"`
 	// TLS is the TLS session the server reported for the runner's preflight connection.
 	TLS *TLS `json:"tls,omitempty"`
 	// ServerVersion is the server's server_version, as it reported it at login.
@@ -41,6 +45,38 @@ type Report struct {
 	EndTime   time.Time `json:"endTime,omitzero"`
 	// Failure explains a failed run.
 	Failure *Failure `json:"failure,omitempty"`
+}
+
+// Latency is an HDR histogram of transaction latencies from pgbench's transaction logs.
+type Latency struct {
+	// Histogram is the histogram of latencies in microseconds, in HdrHistogram's compressed V2
+	// encoding (base64); internal/latency reads it.
+	Histogram string `json:"histogram"`
+	// SamplingRate is pgbench's --sampling-rate: the fraction of transactions logged.
+	SamplingRate float64 `json:"samplingRate"`
+	// Samples is the number of latencies in the histogram; Failed and Skipped count the logged
+	// transactions that failed or were skipped (sampled like the others).
+	Samples int64 `json:"samples"`
+	Failed  int64 `json:"failed,omitempty"`
+	Skipped int64 `json:"skipped,omitempty"`
+}
+
+// MaxProgressPoints bounds the progress points a report carries: a 24-hour run at a 1 s interval
+// would print 86,400, more than a ConfigMap holds; longer runs are averaged over longer intervals.
+const MaxProgressPoints = 1200
+
+// Marshal renders the whole report for the result ConfigMap.
+func Marshal(r Report) ([]byte, error) {
+	if r.Result != nil && len(r.Result.Progress) > MaxProgressPoints {
+		capped := *r.Result
+		capped.Progress = pgbench.Downsample(capped.Progress, MaxProgressPoints)
+		r.Result = &capped
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("while encoding the report: %w", err)
+	}
+	return b, nil
 }
 
 // TLS is a negotiated TLS session as pg_stat_ssl reports it.
@@ -96,6 +132,8 @@ func Encode(r Report) ([]byte, error) {
 		trimmed.Progress = nil
 		r.Result = &trimmed
 	}
+	// The histogram lives in the result ConfigMap only.
+	r.Latency = nil
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("while encoding the report: %w", err)
@@ -120,7 +158,7 @@ func Encode(r Report) ([]byte, error) {
 	return json.Marshal(r)
 }
 
-// Decode parses a termination message.
+// Decode parses a report: a termination message or a result ConfigMap's.
 func Decode(message string) (*Report, error) {
 	var r Report
 	if err := json.Unmarshal([]byte(message), &r); err != nil {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,8 +29,14 @@ type Options struct {
 	Pgbench string
 	// RetryEvery is the pause between connection attempts while waiting.
 	RetryEvery time.Duration
+	// TransactionLogDir is where pgbench's transaction logs go; empty means
+	// runspec.TransactionLogDir.
+	TransactionLogDir string
 	// TerminationLog receives the encoded report; empty to skip.
 	TerminationLog string
+	// Store, when set, keeps the whole report (report.Marshal) where the operator reads it: the
+	// run's result ConfigMap. A run whose report cannot be stored fails.
+	Store func(ctx context.Context, report []byte) error
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
 }
@@ -38,6 +45,16 @@ type Options struct {
 // whatever the outcome; the returned error is non-nil when the run failed.
 func Run(ctx context.Context, opts Options) (*report.Report, error) {
 	rep := execute(ctx, opts)
+	if opts.Store != nil {
+		b, err := report.Marshal(*rep)
+		if err == nil {
+			err = opts.Store(ctx, b)
+		}
+		if err != nil && rep.Failure == nil {
+			rep.Failure = &report.Failure{Reason: benchv1.ReasonJobFailed,
+				Message: fmt.Sprintf("the run succeeded but its report could not be stored: %v", err)}
+		}
+	}
 	if opts.TerminationLog != "" {
 		b, err := report.Encode(*rep)
 		if err == nil {
@@ -108,16 +125,23 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return rep
 	}
 
+	var warmTPS float64
 	if run.Warmup > 0 {
 		// Discarded: it fills the server's and the path's caches and opens the tunnels. Its errors
-		// are the path's, and fail the run as the measured load's would.
+		// are the path's, and fail the run as the measured load's would. Its tps sizes the
+		// transaction log's sampling.
 		warm := run.Load
 		warm.Duration, warm.Transactions = run.Warmup, 0
-		for i, o := range runLoads(ctx, opts, stream, warm, n, "warm-up") {
+		for i, o := range runLoads(ctx, opts, stream, warm, n, "warm-up", nil) {
 			if o.err != nil {
 				return fail(r.explain(i, n, fmt.Errorf("during the warm-up: %w", o.err)))
 			}
+			warmTPS += o.result.TPS
 		}
+	}
+	logs := &transactionLogs{dir: cmp.Or(opts.TransactionLogDir, runspec.TransactionLogDir), rate: samplingRate(run.Load, warmTPS)}
+	if err := logs.prepare(); err != nil {
+		return fail(err)
 	}
 
 	counter, err := startCounting(ctx, run.Pooler, run.PoolerMetrics, sess)
@@ -125,7 +149,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return fail(err)
 	}
 	rep.StartTime = time.Now().UTC()
-	outcomes := runLoads(ctx, opts, stream, run.Load, n, "")
+	outcomes := runLoads(ctx, opts, stream, run.Load, n, "", logs)
 	rep.EndTime = time.Now().UTC()
 
 	var results []*pgbench.Result
@@ -140,6 +164,9 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 	}
 	rep.Result = pgbench.Aggregate(results)
+	if rep.Latency, err = logs.read(n); err != nil {
+		return fail(err)
+	}
 	rep.SSH = r.negotiated()
 	if rep.Pooler, err = counter.stop(ctx); err != nil {
 		return fail(err)
@@ -161,12 +188,17 @@ type outcome struct {
 
 // runLoads runs the load as n pgbench processes at the same moment, one per tunnel (tunnel i on
 // port TunnelPort+i) with the clients and threads split evenly, and returns each one's outcome.
-// phase, when set, prefixes their output lines ("warm-up").
-func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.Load, n int, phase string) []outcome {
+// phase, when set, prefixes their output lines ("warm-up"); logs, when set, has each process log
+// its transactions.
+func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.Load, n int, phase string,
+	logs *transactionLogs) []outcome {
 	outcomes := make([]outcome, n)
 	var wg sync.WaitGroup
 	for i, share := range pgbench.SplitLoad(load, n) {
 		args := pgbench.LoadArgs(share)
+		if logs != nil {
+			args = append(args, logs.args(i)...)
+		}
 		var env []string
 		var tags []string
 		if phase != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -46,6 +47,7 @@ func runOnce(t *testing.T, opts Options) (*report.Report, string, error) {
 	opts.Pgbench = "pgbench"
 	opts.Stdout, opts.Stderr = &out, &out
 	opts.TerminationLog = filepath.Join(t.TempDir(), "termination-log")
+	opts.TransactionLogDir = filepath.Join(t.TempDir(), "transactions")
 	if opts.Run.WaitTimeout == 0 {
 		opts.Run.WaitTimeout = 10 * time.Second
 	}
@@ -61,6 +63,28 @@ func runOnce(t *testing.T, opts Options) (*report.Report, string, error) {
 		t.Fatalf("termination message %q does not match the report (%v)", msg, derr)
 	}
 	return rep, out.String(), err
+}
+
+// assertLatency checks the run's histogram against pgbench's own count: every transaction logged
+// (a short run logs them all), and percentiles in order.
+func assertLatency(t *testing.T, rep *report.Report) {
+	t.Helper()
+	l := rep.Latency
+	if l == nil || l.SamplingRate != 1 || l.Samples != rep.Result.Transactions || l.Failed != 0 {
+		t.Fatalf("latency %+v for %d transactions", l, rep.Result.Transactions)
+	}
+	h, err := latency.Merge(l.Histogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := latency.PercentilesOf(h)
+	if err != nil || p.Count != l.Samples || p.P50 <= 0 || p.P50 > p.P99 || p.P99 > p.Max {
+		t.Errorf("percentiles %+v (%v)", p, err)
+	}
+	// pgbench's average lies within the distribution.
+	if avg := rep.Result.LatencyAvgMs; avg < float64(h.Min())/1000-0.001 || avg > p.Max {
+		t.Errorf("pgbench's average %.3f ms lies outside the histogram's [%d µs, %.3f ms]", avg, h.Min(), p.Max)
+	}
 }
 
 // sslSessions counts, from the server's side, the sessions of an application by TLS use.
@@ -135,6 +159,7 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 			if len(res.Progress) < 2 || !strings.Contains(out, "progress: ") {
 				t.Errorf("progress not streamed or parsed: %d points", len(res.Progress))
 			}
+			assertLatency(t, rep)
 			if rep.StartTime.IsZero() || !rep.EndTime.After(rep.StartTime) {
 				t.Errorf("run bounds %v..%v", rep.StartTime, rep.EndTime)
 			}
@@ -162,8 +187,10 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 		setEnv(t, s.Env("require"))
 		t.Setenv(runspec.ScriptEnv, "select 1;\n")
 		begin := time.Now()
-		rep, out, err := runOnce(t, Options{Run: runspec.Run{Tunnels: 1, Warmup: time.Second, Load: runspec.Load{Script: true,
-			Reconnect: true, Clients: 2, Threads: 1, Transactions: 50, ProgressInterval: time.Second}}})
+		var stored []byte
+		store := func(_ context.Context, b []byte) error { stored = b; return nil }
+		rep, out, err := runOnce(t, Options{Store: store, Run: runspec.Run{Tunnels: 1, Warmup: time.Second, Load: runspec.Load{
+			Script: true, Reconnect: true, Clients: 2, Threads: 1, Transactions: 50, ProgressInterval: time.Second}}})
 		if err != nil {
 			t.Fatalf("run failed: %v\n%s", err, out)
 		}
@@ -173,6 +200,22 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 		}
 		if !strings.Contains(out, "[warm-up] ") || rep.StartTime.Sub(begin) < time.Second {
 			t.Errorf("no warm-up before the measured run (started %s after the runner)\n%s", rep.StartTime.Sub(begin), out)
+		}
+		assertLatency(t, rep)
+		// The whole report is stored, histogram included.
+		if whole, err := report.Decode(string(stored)); err != nil || whole.Latency == nil ||
+			whole.Latency.Histogram != rep.Latency.Histogram || whole.Result.Transactions != 100 {
+			t.Errorf("stored report %q (%v)", stored, err)
+		}
+	})
+
+	t.Run("a report that cannot be stored fails the run", func(t *testing.T) {
+		setEnv(t, s.Env("require"))
+		store := func(context.Context, []byte) error { return errors.New("configmaps is forbidden") }
+		rep, _, err := runOnce(t, Options{Store: store, Run: runspec.Run{Tunnels: 1, Load: runspec.Load{Builtin: "select-only",
+			Clients: 1, Threads: 1, Transactions: 10}}})
+		if err == nil || rep.Failure == nil || !strings.Contains(rep.Failure.Message, "configmaps is forbidden") {
+			t.Errorf("err %v, failure %+v", err, rep.Failure)
 		}
 	})
 }

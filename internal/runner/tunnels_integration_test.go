@@ -101,6 +101,11 @@ func TestRunThroughSSHTunnels(t *testing.T) {
 			if rep.SSH == nil || rep.SSH.Cipher != tt.wantCipher {
 				t.Errorf("negotiated %+v, want cipher %s", rep.SSH, tt.wantCipher)
 			}
+			// Every tunnel's transactions are in the one histogram, and their progress adds up.
+			assertLatency(t, rep)
+			if len(res.Progress) < 2 {
+				t.Errorf("progress of the %d tunnels: %+v", tt.tunnels, res.Progress)
+			}
 			if tt.tunnels == 1 {
 				if len(rep.Tunnels) != 0 {
 					t.Errorf("one tunnel needs no per-tunnel figures: %+v", rep.Tunnels)

@@ -21,6 +21,16 @@ const (
 	ScriptEnv = "TUNNELBENCH_SCRIPT"
 	// ScriptPath is where the runner writes the inline script before pgbench reads it (-f).
 	ScriptPath = TmpMountPath + "/tunnelbench/script.sql"
+	// TransactionLogDir is where pgbench writes its per-transaction logs (-l), read into the
+	// latency histogram and removed after each run.
+	TransactionLogDir = TmpMountPath + "/tunnelbench/transactions"
+	// APIAccessVolume holds the runner's Kubernetes API credentials (a short-lived token of its
+	// ServiceAccount, the API's CA and the namespace), mounted at APIAccessPath in the runner
+	// container only: the sidecars get none.
+	APIAccessVolume = "kube-api-access"
+	APIAccessPath   = "/var/run/secrets/kubernetes.io/serviceaccount"
+	// ResultKey is the key of the result ConfigMap under which the runner stores its report.
+	ResultKey = "report.json"
 	// StormScriptPath is where the runner writes the connection storm's script.
 	StormScriptPath = TmpMountPath + "/tunnelbench/storm.sql"
 	// TunnelBasePort is the loopback port of the first SSH tunnel; tunnel i listens on base+i.

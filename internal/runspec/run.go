@@ -81,6 +81,10 @@ type Run struct {
 	// PoolerMetrics, for an opaque pooler, is host:port of its pods' metrics exporters (a headless
 	// Service), read instead of the admin console.
 	PoolerMetrics string
+	// ResultConfigMap is the ConfigMap, in the pod's namespace, where the runner stores its whole
+	// report (ResultKey): the termination message holds only 4 KiB. Empty: the termination
+	// message alone.
+	ResultConfigMap string
 }
 
 // Args renders the run as the flags of `tunnelbench-runner run` (the subcommand itself not
@@ -107,6 +111,7 @@ func (r Run) Args() []string {
 	a.addString("ssh-log-dir", r.SSHLogDir)
 	a.addString("pooler", string(r.Pooler))
 	a.addString("pooler-metrics", r.PoolerMetrics)
+	a.addString("result-configmap", r.ResultConfigMap)
 	return a
 }
 
@@ -169,6 +174,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&r.SSHLogDir, "ssh-log-dir", "", "folder of the tunnels' ssh -v logs")
 	fs.StringVar((*string)(&r.Pooler), "pooler", "", "the connection goes through a pooler: "+PoolerPgBouncer+
 		" (admin console readable) or "+PoolerOpaque)
+	fs.StringVar(&r.ResultConfigMap, "result-configmap", "", "ConfigMap of the pod's namespace to store the whole report in")
 	fs.StringVar(&r.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
 	return f
 }

@@ -45,6 +45,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{"pgbouncer and a storm", Run{Load: load(), Storm: 150, Tunnels: 1, Pooler: PoolerPgBouncer}},
 		{"largest storm", Run{Load: load(), Storm: MaxStorm, Tunnels: 1}},
 		{"warm-up", Run{Load: load(), Warmup: 5 * time.Second, Tunnels: 1}},
+		{"result ConfigMap", Run{Load: load(), Tunnels: 1, ResultConfigMap: "bench-direct-r2-abc123"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -42,8 +42,16 @@ func Job(req JobRequest) *batchv1.Job {
 	}
 	image, pullPolicy := RunnerImage(tb, req.Defaults)
 	meta := OwnedMeta(tb, JobName(tb, req.Transport, req.Round), RunnerComponent, req.Transport)
+	serviceAccount := ""
+	volumes := append([]corev1.Volume{TmpVolume()}, req.Pod.Volumes...)
+	mounts := append([]corev1.VolumeMount{{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath}}, req.Pod.Mounts...)
 	if req.Round > 0 {
-		meta.Labels[benchv1.LabelRound] = strconv.Itoa(int(req.Round))
+		// A measured run stores its report in its result ConfigMap (ResultConfigMap).
+		meta.Labels[benchv1.LabelRound] = itoa(req.Round)
+		req.Run.ResultConfigMap = meta.Name
+		serviceAccount = tb.RunnerAccountName()
+		v, m := apiAccess()
+		volumes, mounts = append(volumes, v), append(mounts, m)
 	}
 
 	env := append([]corev1.EnvVar{
@@ -64,6 +72,7 @@ func Job(req JobRequest) *batchv1.Job {
 				ObjectMeta: metav1.ObjectMeta{Labels: meta.Labels},
 				Spec: corev1.PodSpec{
 					RestartPolicy:                 corev1.RestartPolicyNever,
+					ServiceAccountName:            serviceAccount,
 					AutomountServiceAccountToken:  ptr.To(false),
 					EnableServiceLinks:            ptr.To(false),
 					TerminationGracePeriodSeconds: ptr.To[int64](10),
@@ -80,12 +89,12 @@ func Job(req JobRequest) *batchv1.Job {
 						// The runner's flags are rendered by the contract alone, never by hand here.
 						Args:                     append([]string{"run"}, req.Run.Args()...),
 						Env:                      env,
-						VolumeMounts:             append([]corev1.VolumeMount{{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath}}, req.Pod.Mounts...),
+						VolumeMounts:             mounts,
 						Resources:                runnerResources(runnerSpec.Resources),
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 						SecurityContext:          RestrictedContainerSecurity(),
 					}},
-					Volumes: append([]corev1.Volume{TmpVolume()}, req.Pod.Volumes...),
+					Volumes: volumes,
 				},
 			},
 		},
@@ -99,6 +108,8 @@ func JobName(tb *benchv1.TunnelBenchmark, transport string, round int32) string 
 	}
 	return tb.RunJobName(transport, round)
 }
+
+func itoa(i int32) string { return strconv.Itoa(int(i)) }
 
 // RunFor is what the runner of one of a benchmark's Jobs is told before the transport adds its
 // part (tunnels, a pooler): the load, or the initialization when init is set.

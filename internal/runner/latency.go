@@ -1,0 +1,110 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/tunnelbench/tunnelbench/internal/latency"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+)
+
+// maxLoggedTransactions bounds the transaction log of one run (about 40 bytes a line, in the
+// pod's memory-backed /tmp): beyond it pgbench logs a random sample (--sampling-rate). Half a
+// million latencies put the p99.9 on 500 of them.
+const maxLoggedTransactions = 500_000
+
+// assumedTPS is the rate a run without a warm-up and with a duration is sized for: more than
+// this machine's fastest path, so the log stays within bounds whatever the path.
+const assumedTPS = 50_000
+
+// samplingRate is the fraction of transactions to log so that a run logs at most about
+// maxLoggedTransactions: exact for a number of transactions, estimated from the warm-up's tps
+// (with half as much again to spare) or from assumedTPS for a duration.
+func samplingRate(load runspec.Load, warmTPS float64) float64 {
+	var expected float64
+	switch {
+	case load.Transactions > 0:
+		expected = float64(load.Transactions) * float64(max(load.Clients, 1))
+	case warmTPS > 0:
+		expected = 1.5 * warmTPS * load.Duration.Seconds()
+	default:
+		expected = assumedTPS * load.Duration.Seconds()
+	}
+	if expected <= maxLoggedTransactions {
+		return 1
+	}
+	// Four significant digits are plenty, and keep the flag short.
+	rate, _ := strconv.ParseFloat(strconv.FormatFloat(maxLoggedTransactions/expected, 'g', 4, 64), 64)
+	return max(rate, 1e-6)
+}
+
+// transactionLogs are the per-transaction logs of the measured pgbench processes.
+type transactionLogs struct {
+	dir  string
+	rate float64
+}
+
+// prepare empties the folder: a log left by an earlier process must not be counted.
+func (l *transactionLogs) prepare() error {
+	if err := os.RemoveAll(l.dir); err != nil {
+		return fmt.Errorf("cannot clear the transaction logs: %w", err)
+	}
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create the transaction log folder: %w", err)
+	}
+	return nil
+}
+
+// args are pgbench's flags that log process i's transactions (pgbench adds .pid and, for threads
+// after the first, .thread to the prefix).
+func (l *transactionLogs) args(i int) []string {
+	args := []string{"-l", "--log-prefix=" + l.prefix(i)}
+	if l.rate < 1 {
+		args = append(args, "--sampling-rate="+strconv.FormatFloat(l.rate, 'g', -1, 64))
+	}
+	return args
+}
+
+func (l *transactionLogs) prefix(i int) string {
+	return filepath.Join(l.dir, fmt.Sprintf("tunnel-%d", i))
+}
+
+// read merges the logs of n processes into one histogram and removes them.
+func (l *transactionLogs) read(n int) (*report.Latency, error) {
+	rec := latency.NewRecorder()
+	for i := range n {
+		files, err := filepath.Glob(l.prefix(i) + ".*")
+		if err != nil || len(files) == 0 {
+			return nil, fmt.Errorf("pgbench wrote no transaction log for process %d in %s", i, l.dir)
+		}
+		for _, name := range files {
+			if err := readLog(rec, name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	encoded, err := rec.Encode()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(l.dir); err != nil {
+		return nil, fmt.Errorf("cannot remove the transaction logs: %w", err)
+	}
+	return &report.Latency{Histogram: encoded, SamplingRate: l.rate, Samples: rec.Count(),
+		Failed: rec.Failed, Skipped: rec.Skipped}, nil
+}
+
+func readLog(rec *latency.Recorder, name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("cannot read the transaction log: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	if err := rec.ReadLog(f); err != nil {
+		return fmt.Errorf("transaction log %s: %w", filepath.Base(name), err)
+	}
+	return nil
+}
