@@ -88,11 +88,12 @@ test-e2e: ## Run only the end-to-end tests (local cluster if none is configured)
 	hack/e2e.sh
 
 .PHONY: bench
-bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the ssh transport (hack/bench/ssh), connection cost (hack/bench/connections).
+bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the ssh transport (hack/bench/ssh), connection cost (hack/bench/connections), reproducibility (hack/bench/reproducibility).
 	go test -run '^$$' -bench . -benchmem ./internal/...
 	go run ./hack/bench/harness
 	go run ./hack/bench/ssh
 	go run ./hack/bench/connections
+	go run ./hack/bench/reproducibility
 
 ##@ Build
 

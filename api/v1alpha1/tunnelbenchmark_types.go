@@ -1032,12 +1032,12 @@ type PoolerResult struct {
 	ClientHop Hop `json:"clientHop"`
 	// ServerHop is pooler to server.
 	ServerHop Hop `json:"serverHop"`
-	// Transactions is how many transactions the pooler's SHOW STATS counted during the run: the
+	// Transactions is how many transactions the pooler's SHOW STATS counted during the latest run: the
 	// evidence that the traffic went through it. Not available for a CloudNativePG Pooler.
 	// +optional
 	Transactions *int64 `json:"transactions,omitempty"`
 	// ServerConnections is how many connections to the server the pooler held at the end of the
-	// run (SHOW SERVERS).
+	// latest run (SHOW SERVERS).
 	// +optional
 	ServerConnections *int32 `json:"serverConnections,omitempty"`
 }

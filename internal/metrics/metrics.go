@@ -26,6 +26,9 @@ type Recorder struct {
 	connections    *prometheus.GaugeVec
 	stormRate      *prometheus.GaugeVec
 	stormCycle     *prometheus.GaugeVec
+	tpsCV          *prometheus.GaugeVec
+	latencyQuant   *prometheus.GaugeVec
+	ratio          *prometheus.GaugeVec
 	benchmarks     *prometheus.GaugeVec
 
 	mu     sync.Mutex
@@ -52,6 +55,14 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 			"Connection storm: sequential connect, select 1, disconnect cycles per second through a transport.", transportLabels),
 		stormCycle: gauge("transport_storm_connection_seconds",
 			"Connection storm: mean time of one connect, select 1, disconnect cycle through a transport.", transportLabels),
+		tpsCV: gauge("transport_tps_coefficient_of_variation",
+			"Spread of tps over a transport's repetitions: sample standard deviation over mean.", transportLabels),
+		latencyQuant: gauge("transport_latency_seconds",
+			"Transaction latency quantiles through a transport, over every repetition (merged HDR histograms).",
+			append(transportLabels[:3:3], "quantile")),
+		ratio: gauge("transport_tps_ratio",
+			"A transport's tps over the baseline's (geometric mean of paired rounds), with its 95 % interval's bounds.",
+			append(transportLabels[:3:3], "bound")),
 		benchmarks: gauge("benchmarks", "TunnelBenchmarks by phase.", []string{"phase"}),
 		phases:     map[string]benchv1.Phase{},
 	}
@@ -82,6 +93,21 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 			r.stormRate.With(labels).Set(s.ConnectionsPerSecond)
 			r.stormCycle.With(labels).Set(s.MeanConnectionMs / 1000)
 		}
+		if s := res.TPSSpread; s != nil && s.CV != nil {
+			r.tpsCV.With(labels).Set(*s.CV)
+		}
+		if l := res.Latency; l != nil {
+			for q, ms := range map[string]float64{"0.5": l.P50Ms, "0.9": l.P90Ms, "0.99": l.P99Ms, "0.999": l.P999Ms, "1": l.MaxMs} {
+				r.latencyQuant.With(with(labels, "quantile", q)).Set(ms / 1000)
+			}
+		}
+		if c := res.Comparison; c != nil && c.Ratio > 0 {
+			r.ratio.With(with(labels, "bound", "estimate")).Set(c.Ratio)
+			if c.Lower != nil && c.Upper != nil {
+				r.ratio.With(with(labels, "bound", "lower")).Set(*c.Lower)
+				r.ratio.With(with(labels, "bound", "upper")).Set(*c.Upper)
+			}
+		}
 	}
 	r.setPhase(tb.Namespace+"/"+tb.Name, tb.Status.Phase)
 }
@@ -98,7 +124,16 @@ func (r *Recorder) Forget(namespace, name string) {
 // series are the per-transport gauges.
 func (r *Recorder) series() []prometheus.Collector {
 	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
-		r.connections, r.stormRate, r.stormCycle}
+		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio}
+}
+
+// with is labels plus one more.
+func with(labels prometheus.Labels, name, value string) prometheus.Labels {
+	out := prometheus.Labels{name: value}
+	for k, v := range labels {
+		out[k] = v
+	}
+	return out
 }
 
 // setPhase records a benchmark's phase ("" to drop it) and recounts the phase gauge.

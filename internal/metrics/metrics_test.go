@@ -37,3 +37,35 @@ func TestConnectionCostSeries(t *testing.T) {
 		t.Errorf("%d storm series left after Forget", n)
 	}
 }
+
+func TestUncertaintySeries(t *testing.T) {
+	r := NewRecorder(prometheus.NewRegistry())
+	cv, lo, hi := 0.05, 0.7, 0.8
+	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
+	tb.Status.Results = []benchv1.TransportResult{{Transport: "ssh", TPS: 100,
+		TPSSpread:  &benchv1.Spread{Median: 100, CV: &cv},
+		Latency:    &benchv1.LatencyDistribution{P50Ms: 1, P90Ms: 2, P99Ms: 5, P999Ms: 9, MaxMs: 20},
+		Comparison: &benchv1.Comparison{Ratio: 0.75, Lower: &lo, Upper: &hi}}}
+	r.Observe(tb)
+	cases := []struct {
+		name  string
+		gauge prometheus.Gauge
+		want  float64
+	}{
+		{"cv", r.tpsCV.WithLabelValues("ns", "b", "ssh"), 0.05},
+		{"p99", r.latencyQuant.WithLabelValues("ns", "b", "ssh", "0.99"), 0.005},
+		{"max", r.latencyQuant.WithLabelValues("ns", "b", "ssh", "1"), 0.02},
+		{"ratio", r.ratio.WithLabelValues("ns", "b", "ssh", "estimate"), 0.75},
+		{"lower", r.ratio.WithLabelValues("ns", "b", "ssh", "lower"), 0.7},
+		{"upper", r.ratio.WithLabelValues("ns", "b", "ssh", "upper"), 0.8},
+	}
+	for _, c := range cases {
+		if got := testutil.ToFloat64(c.gauge); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", c.name, got, c.want)
+		}
+	}
+	r.Forget("ns", "b")
+	if n := testutil.CollectAndCount(r.latencyQuant) + testutil.CollectAndCount(r.ratio); n != 0 {
+		t.Errorf("%d series left after Forget", n)
+	}
+}

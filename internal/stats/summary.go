@@ -48,6 +48,9 @@ func Summarize(xs []float64) Summary {
 	return s
 }
 
+// Median is the median of xs (Summarize's), 0 for none.
+func Median(xs []float64) float64 { return Summarize(xs).Median }
+
 // meanStdDev returns the mean and the sample standard deviation (0 for fewer than two values). It
 // makes two passes, summing squared deviations from the mean, because the one-pass sum of squares
 // cancels catastrophically when the spread is small against the level, as it is for tps.

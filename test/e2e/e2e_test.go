@@ -134,12 +134,26 @@ func TestEndToEnd(t *testing.T) {
 			}
 			t.Logf("%s: %.0f tps, %.3f ms, %+v, tls %+v", r.Transport, r.TPS, r.LatencyAvgMs, *r.Comparison, r.TLS)
 		}
+		for _, r := range done.Status.Results {
+			// Every transaction's latency, from pgbench's transaction log through the results ConfigMap.
+			if l := r.Latency; l == nil || l.Samples != r.Transactions || l.P50Ms > l.P99Ms || l.P99Ms > l.MaxMs {
+				t.Errorf("%s: latency %+v for %d transactions", r.Transport, l, r.Transactions)
+			}
+		}
 		if done.Status.Best == nil || done.Status.Progress != "3/3" {
 			t.Errorf("best %+v progress %q", done.Status.Best, done.Status.Progress)
 		}
 		events.Wait(t, k8s, ns, tb.Name, 30*time.Second, "Accepted", "JobCreated", "Initialized", "RunCompleted", "Completed")
 		out, _ := run(t, "kubectl", "get", "tb", "-n", ns)
 		t.Logf("kubectl get tb:\n%s", out)
+	})
+
+	t.Run("repetitions: A/A indistinguishable, direct vs ssh slower, percentiles and tps over time", func(t *testing.T) {
+		trustworthyAnswers(t, ns, pg)
+	})
+
+	t.Run("two benchmarks of one server queue", func(t *testing.T) {
+		twoBenchmarksQueue(t, ns, pg)
 	})
 
 	t.Run("SSH tunnels: compression, ciphers, 1 and 4 tunnels", func(t *testing.T) {

@@ -16,11 +16,11 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/tunnelbench/tunnelbench/hack/bench/stats"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/stats"
 )
 
 type path struct {

@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/hack/bench/stats"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/stats"
 )
 
 // target is the lowest acceptable runner/bare tps ratio.

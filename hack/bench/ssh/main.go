@@ -20,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/hack/bench/stats"
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
@@ -28,6 +27,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/sshtest"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/stats"
 )
 
 const target = 0.95

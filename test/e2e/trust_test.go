@@ -1,0 +1,150 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/test/fixture"
+	"github.com/tunnelbench/tunnelbench/test/poll"
+)
+
+// verdicts runs an A/A/B benchmark — direct twice and ssh — with interleaved repetitions and
+// returns it once it ended.
+func verdicts(t *testing.T, ns, name string, pg *fixture.Postgres) *benchv1.TunnelBenchmark {
+	t.Helper()
+	tb := benchmark(ns, name, pg, fixture.CredentialsSecret)
+	tb.Spec.Transports = []benchv1.TransportSpec{
+		{Name: "direct", Type: benchv1.TransportDirect},
+		{Name: "direct-again", Type: benchv1.TransportDirect},
+		{Name: "ssh", Type: benchv1.TransportSSH},
+	}
+	tb.Spec.Load.Repetitions = 3
+	tb.Spec.Load.Warmup = &metav1.Duration{Duration: time.Second}
+	tb.Spec.Load.Duration = &metav1.Duration{Duration: 4 * time.Second}
+	tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
+	if err := k8s.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	end := waitForEnd(t, ns, name, 8*time.Minute)
+	if end.Status.Phase != benchv1.PhaseCompleted {
+		dump(t, ns)
+		t.Fatalf("phase %s, conditions %+v", end.Status.Phase, end.Status.Conditions)
+	}
+	for _, r := range end.Status.Results {
+		c := r.Comparison
+		t.Logf("%s: median %.0f tps [%.0f–%.0f], %s (%s); latency %+v", r.Transport, r.TPS, r.TPSSpread.Min,
+			r.TPSSpread.Max, c.Verdict, c.Reason, ptrVal(r.Latency))
+	}
+	return end
+}
+
+// trustworthyAnswers checks, in the real cluster, what makes a figure worth signing: repeated,
+// interleaved runs; an A/A comparison that finds no difference; a real difference found with an
+// interval that excludes 1; latency percentiles from every transaction; tps over time.
+func trustworthyAnswers(t *testing.T, ns string, pg *fixture.Postgres) {
+	end := verdicts(t, ns, "a-a-b", pg)
+	aa := end.Status.Result("direct-again").Comparison
+	if aa.Verdict != benchv1.VerdictIndistinguishable {
+		// A 95 % interval misses the truth 5 % of the time: an A/A comparison comes out
+		// "different" once in twenty by construction. One fresh benchmark decides (a
+		// spurious failure then has a 0.25 % chance); two in a row is a real fault.
+		t.Logf("A/A came out %s (%s): running a fresh A/A/B benchmark once", aa.Verdict, aa.Reason)
+		end = verdicts(t, ns, "a-a-b-again", pg)
+		aa = end.Status.Result("direct-again").Comparison
+	}
+	if aa.Verdict != benchv1.VerdictIndistinguishable || aa.Lower == nil || *aa.Lower > 1 || *aa.Upper < 1 {
+		t.Errorf("direct vs direct: %+v, want indistinguishable with an interval around 1", aa)
+	}
+	ssh := end.Status.Result("ssh").Comparison
+	if ssh.Verdict != benchv1.VerdictSlower || ssh.Upper == nil || *ssh.Upper >= 1 || ssh.Pairs != 3 {
+		t.Errorf("ssh vs direct: %+v, want slower with an interval below 1", ssh)
+	}
+	if best := end.Status.Best; best == nil || best.Significant || len(best.Ties) < 2 {
+		t.Errorf("best %+v: direct and direct-again must tie", best)
+	}
+
+	var jobs batchv1.JobList
+	if err := k8s.List(ctx, &jobs, client.InNamespace(ns), client.MatchingLabels{benchv1.LabelBenchmark: end.Name}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range end.Status.Results {
+		if len(r.Runs) != 3 || r.TPSSpread == nil || r.TPSSpread.CV == nil {
+			t.Errorf("%s: runs %+v, spread %+v", r.Transport, r.Runs, r.TPSSpread)
+		}
+		l := r.Latency
+		if l == nil || l.Samples <= 0 || l.SamplingRate <= 0 || !(0 < l.P50Ms && l.P50Ms <= l.P90Ms && l.P90Ms <= l.P99Ms &&
+			l.P99Ms <= l.P999Ms && l.P999Ms <= l.MaxMs) {
+			t.Errorf("%s: latency %+v", r.Transport, l)
+		}
+		if l != nil && l.SamplingRate == 1 && l.Samples != r.Transactions {
+			t.Errorf("%s: %d latencies for %d transactions, all logged", r.Transport, l.Samples, r.Transactions)
+		}
+		points := 0
+		for _, s := range r.Series {
+			points += len(s.TPS)
+		}
+		if len(r.Series) != 3 || points < 9 || points > 120 {
+			t.Errorf("%s: %d series, %d points", r.Transport, len(r.Series), points)
+		}
+	}
+	// Round-robin: every transport's round 1 started before any round 2.
+	round := func(transport string, n int32) time.Time {
+		for _, r := range end.Status.Result(transport).Runs {
+			if r.Round == n && r.StartTime != nil {
+				return r.StartTime.Time
+			}
+		}
+		t.Fatalf("%s has no round %d", transport, n)
+		return time.Time{}
+	}
+	if !round("ssh", 1).Before(round("direct", 2)) || !round("direct", 2).Before(round("direct-again", 2)) {
+		t.Errorf("runs are not interleaved")
+	}
+	if len(jobs.Items) != 9 {
+		t.Errorf("%d Jobs, want one per run (9)", len(jobs.Items))
+	}
+}
+
+// twoBenchmarksQueue applies two benchmarks of one server at once: the later one waits in Queued,
+// naming the earlier, and starts only when it has ended.
+func twoBenchmarksQueue(t *testing.T, ns string, pg *fixture.Postgres) {
+	first := benchmark(ns, "queue-first", pg, fixture.CredentialsSecret)
+	first.Spec.Transports = first.Spec.Transports[:1]
+	second := first.DeepCopy()
+	second.Name = "queue-second"
+	if err := k8s.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	// Creation timestamps have one-second resolution: the order must not be a tie.
+	time.Sleep(1100 * time.Millisecond)
+	if err := k8s.Create(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, time.Minute, time.Second, "the second benchmark queued", func() error {
+		got := &benchv1.TunnelBenchmark{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(second), got); err != nil {
+			return err
+		}
+		if got.Status.Phase != benchv1.PhaseQueued {
+			return fmt.Errorf("phase %q", got.Status.Phase)
+		}
+		return nil
+	})
+	a := waitForEnd(t, ns, first.Name, 4*time.Minute)
+	b := waitForEnd(t, ns, second.Name, 4*time.Minute)
+	if a.Status.Phase != benchv1.PhaseCompleted || b.Status.Phase != benchv1.PhaseCompleted {
+		t.Fatalf("phases %s, %s", a.Status.Phase, b.Status.Phase)
+	}
+	// The second measured nothing while the first ran.
+	if start := b.Status.Results[0].Runs[0].StartTime; start == nil || !start.After(a.Status.CompletionTime.Time) {
+		t.Errorf("the second's run started at %v, the first ended at %v", start, a.Status.CompletionTime)
+	}
+}
