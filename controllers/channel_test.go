@@ -159,3 +159,24 @@ func TestResultsChannel(t *testing.T) {
 		}
 	}
 }
+
+// TestResultReadWithoutItsPod: a run whose Job completed and whose pod is gone (node lost, pod
+// garbage-collected) is still recorded, from its result ConfigMap.
+func TestResultReadWithoutItsPod(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	tb := newBenchmark(ns, "podless")
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	startOperator(t)
+	job := waitForJob(t, ns, jobName("podless", "direct"))
+	storeReport(t, job, resultReport(777, nil))
+	// No pod at all: the Job controller's verdict alone.
+	setJobFinished(t, job, true, "", "")
+	done := waitForPhase(t, ns, "podless", benchv1.PhaseCompleted)
+	if r := done.Status.Result("direct"); r == nil || r.TPS != 777 {
+		t.Errorf("result %+v", r)
+	}
+}

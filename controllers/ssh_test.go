@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,4 +122,38 @@ func sshkeysParse(s *corev1.Secret, gateway string) (int, error) {
 		return 0, errorf("known_hosts %s", s.Data[sshkeys.KnownHosts])
 	}
 	return len(s.Data), nil
+}
+
+// TestGatewayNeverAvailableFails: a gateway Deployment that passes its progress deadline without
+// an available pod (its pods run but never turn ready) ends the benchmark with TunnelDown and the
+// Deployment controller's message, not at spec.timeout.
+func TestGatewayNeverAvailableFails(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	ctx := context.Background()
+	tb := newBenchmark(ns, "stuck-gateway", benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH})
+	if err := testClient.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	startOperator(t)
+	dep := &appsv1.Deployment{}
+	eventually(t, 15*time.Second, "the SSH gateway", func() error {
+		return testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: tb.GatewayName()}, dep)
+	})
+	if dep.Spec.ProgressDeadlineSeconds == nil || *dep.Spec.ProgressDeadlineSeconds != 180 {
+		t.Errorf("progress deadline %v, want 180 s", dep.Spec.ProgressDeadlineSeconds)
+	}
+	// The Deployment controller's verdict once the deadline passed.
+	dep.Status = appsv1.DeploymentStatus{Replicas: 1, UnavailableReplicas: 1, ObservedGeneration: dep.Generation,
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse,
+			Reason: "ProgressDeadlineExceeded", Message: `ReplicaSet "x" has timed out progressing.`}}}
+	if err := testClient.Status().Update(ctx, dep); err != nil {
+		t.Fatal(err)
+	}
+	end := waitForPhase(t, ns, "stuck-gateway", benchv1.PhaseFailed)
+	assertCondition(t, end, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonTunnelDown)
+	if c := meta.FindStatusCondition(end.Status.Conditions, benchv1.ConditionFailed); !strings.Contains(c.Message, "timed out progressing") {
+		t.Errorf("message %q", c.Message)
+	}
 }

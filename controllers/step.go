@@ -119,7 +119,11 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 		// Its own activeDeadlineSeconds stops it too.
 		return stepOutcome{state: stepFailed, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}, nil
 	}
-	switch trouble := r.jobPodTrouble(ctx, job); {
+	trouble := r.jobPodTrouble(ctx, job)
+	if trouble == (transport.Status{}) {
+		trouble = r.refusedPod(ctx, job)
+	}
+	switch {
 	case trouble.Problem != "":
 		return stepOutcome{state: stepFailed, reason: cmp.Or(trouble.Reason, benchv1.ReasonJobFailed), message: trouble.Problem}, nil
 	case trouble.Waiting != "":
@@ -130,6 +134,43 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 			fmt.Sprintf("%s runs in Job %s", s.description, key.Name))
 	}
 	return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
+}
+
+// refusedPod judges a Job whose pod the API refused to create (a ResourceQuota, a LimitRange, an
+// admission webhook or Pod Security): the Job controller then has no pod and only reports
+// FailedCreate events on the Job while it retries. The refusal is quoted at once in Progressing;
+// a quota may free up, so the benchmark fails only once it has lasted the unschedulable wait.
+func (r *TunnelBenchmarkReconciler) refusedPod(ctx context.Context, job *batchv1.Job) transport.Status {
+	if len(r.jobPods(ctx, job)) > 0 {
+		return transport.Status{}
+	}
+	events := &corev1.EventList{}
+	if err := r.APIReader.List(ctx, events, client.InNamespace(job.Namespace), client.MatchingFields{
+		"involvedObject.uid": string(job.UID), "reason": "FailedCreate"}); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot list the Job's events", "job", job.Name)
+		return transport.Status{}
+	}
+	var first time.Time
+	message := ""
+	for _, e := range events.Items {
+		at := e.FirstTimestamp.Time
+		if at.IsZero() {
+			at = e.EventTime.Time
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		message = e.Message
+	}
+	if message == "" {
+		return transport.Status{}
+	}
+	wait := orDefault(r.UnschedulableWait, DefaultUnschedulableWait)
+	if refusedFor := r.now().Sub(first).Truncate(time.Second); refusedFor >= wait {
+		return transport.Status{Problem: fmt.Sprintf("the API refused to create Job %s's pod for %s: %s; fix the namespace's "+
+			"ResourceQuota or LimitRange, an admission policy, or spec.runner", job.Name, refusedFor, message)}
+	}
+	return transport.Status{Waiting: "the API refuses to create the runner pod: " + message}
 }
 
 // failedStep explains a failed Job from what its pod left.

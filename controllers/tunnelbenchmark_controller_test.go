@@ -607,6 +607,50 @@ func TestUnschedulablePodFailsWithinItsWait(t *testing.T) {
 	}
 }
 
+// TestRefusedPodFailsWithinItsWait: a runner pod the API refuses to create (here a quota; the Job
+// controller then only reports FailedCreate events) is quoted in Progressing at once and fails the
+// benchmark after the bounded wait, not at spec.timeout.
+func TestRefusedPodFailsWithinItsWait(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t, func(r *TunnelBenchmarkReconciler) { r.UnschedulableWait = 4 * time.Second })
+	ctx := context.Background()
+	if err := testClient.Create(ctx, newBenchmark(ns, "refused")); err != nil {
+		t.Fatal(err)
+	}
+	job := waitForJob(t, ns, jobName("refused", "direct"))
+	const refusal = `pods "refused-direct-r1-x" is forbidden: exceeded quota: compute, requested: requests.cpu=500m, ` +
+		`used: requests.cpu=2, limited: requests.cpu=2`
+	// What the Job controller records while it retries.
+	if err := testClient.Create(ctx, &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job.Name + ".failedcreate"},
+		InvolvedObject: corev1.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: ns, Name: job.Name,
+			UID: job.UID},
+		Reason: "FailedCreate", Message: "Error creating: " + refusal, Type: corev1.EventTypeWarning,
+		FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 3,
+		Source: corev1.EventSource{Component: "job-controller"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the refusal reported", func() error {
+		tb := getBenchmark(t, ns, "refused")
+		if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionProgressing); c == nil ||
+			!strings.Contains(c.Message, refusal) {
+			if tb.Status.Phase == benchv1.PhaseFailed {
+				return nil
+			}
+			return fmt.Errorf("Progressing %+v", c)
+		}
+		return nil
+	})
+	failed := waitForPhase(t, ns, "refused", benchv1.PhaseFailed)
+	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonJobFailed)
+	if !strings.Contains(c.Message, refusal) || !strings.Contains(c.Message, "ResourceQuota") {
+		t.Errorf("message %q", c.Message)
+	}
+}
+
 // TestOneBenchmarkPerServer: a second benchmark of the same server waits in Queued, naming the one
 // ahead of it, with no Job, and starts when that one ends; one that opts out runs at once and is
 // marked unguarded.

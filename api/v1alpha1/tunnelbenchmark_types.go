@@ -1000,6 +1000,12 @@ type NegotiatedSSH struct {
 	Cipher      string `json:"cipher"`
 	MAC         string `json:"mac"`
 	Compression string `json:"compression"`
+	// ClientVersion and ServerVersion are ssh's and the gateway sshd's software versions as they
+	// announced them to each other, e.g. "OpenSSH_9.2p1 Debian-2+deb12u3".
+	// +optional
+	ClientVersion string `json:"clientVersion,omitempty"`
+	// +optional
+	ServerVersion string `json:"serverVersion,omitempty"`
 }
 
 // ConnectionStormResult is what N sequential connect, select 1, disconnect cycles cost.
@@ -1036,6 +1042,10 @@ type PoolerResult struct {
 	// evidence that the traffic went through it. Not available for a CloudNativePG Pooler.
 	// +optional
 	Transactions *int64 `json:"transactions,omitempty"`
+	// Version is the pooler's version as its admin console reports it (SHOW VERSION), e.g.
+	// "PgBouncer 1.18.0"; unknown for a CloudNativePG Pooler.
+	// +optional
+	Version string `json:"version,omitempty"`
 	// ServerConnections is how many connections to the server the pooler held at the end of the
 	// latest run (SHOW SERVERS).
 	// +optional

@@ -116,7 +116,7 @@ func printResults(tb *benchv1.TunnelBenchmark) {
 	fmt.Printf("%d repetitions per transport (%s); tps and latency are medians, CV is the spread of tps.\n",
 		tb.Repetitions(), tb.Order())
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "TRANSPORT\tTYPE\tTPS\tMIN–MAX\tCV\tLATENCY ms\tCONNECT ms\tFAILED\tVS "+
+	fmt.Fprintln(w, "TRANSPORT\tTYPE\tTPS\tMIN–MAX\tCV\tLATENCY ms\tP50/P99 ms\tCONNECT ms\tFAILED\tVS "+
 		tb.Spec.Transports[0].Name+" (95% CI)\tVERDICT\tTLS\t")
 	for _, r := range tb.Status.Results {
 		tls := "-"
@@ -130,6 +130,10 @@ func printResults(tb *benchv1.TunnelBenchmark) {
 				cv = fmt.Sprintf("%.1f%%", 100**s.CV)
 			}
 		}
+		percentiles := "-"
+		if l := r.Latency; l != nil {
+			percentiles = fmt.Sprintf("%.3f/%.3f", l.P50Ms, l.P99Ms)
+		}
 		ratio, verdict := "-", "-"
 		if c := r.Comparison; c != nil {
 			verdict = string(c.Verdict)
@@ -138,8 +142,8 @@ func printResults(tb *benchv1.TunnelBenchmark) {
 				ratio += fmt.Sprintf(" [%.2f, %.2f]", *c.Lower, *c.Upper)
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%.1f\t%s\t%s\t%.3f\t%.1f\t%d\t%s\t%s\t%s\t\n", r.Transport, r.Type, r.TPS, minMax, cv,
-			r.LatencyAvgMs, r.ConnectionTimeMs, r.FailedTransactions, ratio, verdict, tls)
+		fmt.Fprintf(w, "%s\t%s\t%.1f\t%s\t%s\t%.3f\t%s\t%.1f\t%d\t%s\t%s\t%s\t\n", r.Transport, r.Type, r.TPS, minMax, cv,
+			r.LatencyAvgMs, percentiles, r.ConnectionTimeMs, r.FailedTransactions, ratio, verdict, tls)
 	}
 	_ = w.Flush()
 	if b := tb.Status.Best; b != nil {

@@ -184,4 +184,6 @@ type Snapshot struct {
 	// ServerTLS is the TLS column of SHOW SERVERS ("" for plain TCP), from the first server
 	// connection; every connection of a pool uses the same settings.
 	ServerTLS string
+	// Version is SHOW VERSION's answer, e.g. "PgBouncer 1.18.0".
+	Version string
 }

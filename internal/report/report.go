@@ -96,6 +96,8 @@ type Pooler struct {
 	// ServerConnections and ServerTLS come from SHOW SERVERS at the end of the run.
 	ServerConnections int    `json:"serverConnections,omitempty"`
 	ServerTLS         string `json:"serverTLS,omitempty"`
+	// Version is SHOW VERSION's answer.
+	Version string `json:"version,omitempty"`
 }
 
 // Storm is a connection storm's pgbench summary.

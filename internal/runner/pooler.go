@@ -65,6 +65,7 @@ func (c *poolerCounter) stop(ctx context.Context) (*report.Pooler, error) {
 	out.Transactions = after.Transactions - c.before.Transactions
 	out.ServerConnections = after.ServerConnections
 	out.ServerTLS = after.ServerTLS
+	out.Version = after.Version
 	return out, nil
 }
 

@@ -87,6 +87,9 @@ func TestRunThroughRealPgBouncer(t *testing.T) {
 			if p == nil || !p.Counted {
 				t.Fatalf("no pooler evidence: %+v", p)
 			}
+			if !strings.HasPrefix(p.Version, "PgBouncer 1.") {
+				t.Errorf("pooler version %q", p.Version)
+			}
 			// Every transaction pgbench counted went through the pooler (which also counts the
 			// failed ones and pgbench's own setup queries).
 			if p.Transactions < res.Transactions {

@@ -99,7 +99,10 @@ func TestRunThroughSSHTunnels(t *testing.T) {
 				t.Fatalf("aggregate %+v", res)
 			}
 			if rep.SSH == nil || rep.SSH.Cipher != tt.wantCipher {
-				t.Errorf("negotiated %+v, want cipher %s", rep.SSH, tt.wantCipher)
+				t.Fatalf("negotiated %+v, want cipher %s", rep.SSH, tt.wantCipher)
+			}
+			if !strings.HasPrefix(rep.SSH.ClientVersion, "OpenSSH_") || !strings.HasPrefix(rep.SSH.ServerVersion, "OpenSSH_") {
+				t.Errorf("ssh versions: client %q, server %q", rep.SSH.ClientVersion, rep.SSH.ServerVersion)
 			}
 			// Every tunnel's transactions are in the one histogram, and their progress adds up.
 			assertLatency(t, rep)

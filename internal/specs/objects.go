@@ -177,6 +177,12 @@ func nearServer(tb *benchv1.TunnelBenchmark) *corev1.Affinity {
 	}}
 }
 
+// PeerProgressDeadline bounds how long a peer Deployment may take to become available: past it,
+// the Deployment controller reports ProgressDeadlineExceeded and the benchmark fails with the
+// reason, instead of waiting for its timeout. It covers what the pod checks do not catch (a pod
+// that runs but never turns ready); image pulls and crashes are caught sooner.
+const PeerProgressDeadline = 3 * time.Minute
+
 // ServerSideDeployment is a single-replica Deployment the operator runs next to the server for a
 // benchmark (the SSH gateway, a pooler): restricted, without API access, and with a memory-backed
 // /tmp besides the given volumes. Its pods carry the Deployment's labels.
@@ -185,8 +191,9 @@ func ServerSideDeployment(tb *benchv1.TunnelBenchmark, meta metav1.ObjectMeta, c
 	return &appsv1.Deployment{
 		ObjectMeta: meta,
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: meta.Labels},
+			Replicas:                ptr.To[int32](1),
+			ProgressDeadlineSeconds: ptr.To(int32(PeerProgressDeadline.Seconds())),
+			Selector:                &metav1.LabelSelector{MatchLabels: meta.Labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: meta.Labels},
 				Spec: corev1.PodSpec{

@@ -163,12 +163,17 @@ type Negotiated struct {
 	Cipher      string `json:"cipher"`
 	MAC         string `json:"mac"`
 	Compression string `json:"compression"`
+	// ClientVersion and ServerVersion are the software versions of ssh and of the gateway's sshd
+	// as they announced themselves in the protocol's version exchange.
+	ClientVersion string `json:"clientVersion,omitempty"`
+	ServerVersion string `json:"serverVersion,omitempty"`
 }
 
 // ParseLog reads ssh's -v log: the client->server algorithms it negotiated and the last line that
 // explains a failure or the end of the session ("" when none: the tunnel is up).
 func ParseLog(log string) (neg *Negotiated, lastError string) {
 	sc := bufio.NewScanner(strings.NewReader(log))
+	var client, server string
 	for sc.Scan() {
 		line := sc.Text()
 		// debug1: kex: client->server cipher: aes128-ctr MAC: hmac-sha2-256-etm@openssh.com compression: none
@@ -179,6 +184,16 @@ func ParseLog(log string) (neg *Negotiated, lastError string) {
 			}
 			continue
 		}
+		// debug1: Local version string SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3
+		if rest, ok := strings.CutPrefix(line, "debug1: Local version string SSH-2.0-"); ok {
+			client = strings.TrimSpace(rest)
+			continue
+		}
+		// debug1: Remote protocol version 2.0, remote software version OpenSSH_9.2p1 Debian-2+deb12u3
+		if _, rest, ok := strings.Cut(line, "remote software version "); ok && strings.HasPrefix(line, "debug1: Remote protocol") {
+			server = strings.TrimSpace(rest)
+			continue
+		}
 		switch {
 		case strings.HasPrefix(line, "Transferred: sent"):
 			// ssh logs its byte counts when its session ends, also when it was stopped cleanly.
@@ -186,6 +201,9 @@ func ParseLog(log string) (neg *Negotiated, lastError string) {
 		case isFailure(line):
 			lastError = strings.TrimPrefix(line, "debug1: ")
 		}
+	}
+	if neg != nil {
+		neg.ClientVersion, neg.ServerVersion = client, server
 	}
 	return neg, lastError
 }

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -27,6 +28,21 @@ func deploymentReady(what string) Readiness {
 		if dep.Status.AvailableReplicas >= 1 {
 			return Status{Ready: true}, nil
 		}
-		return c.PodTrouble(ctx, dep.Spec.Selector.MatchLabels, what), nil
+		trouble := c.PodTrouble(ctx, dep.Spec.Selector.MatchLabels, what)
+		if trouble.Problem != "" {
+			return trouble, nil
+		}
+		for _, cond := range dep.Status.Conditions {
+			if cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionFalse &&
+				cond.Reason == "ProgressDeadlineExceeded" {
+				problem := fmt.Sprintf("%s did not become available within its progress deadline (%ds): %s", what,
+					ptr.Deref(dep.Spec.ProgressDeadlineSeconds, 600), cond.Message)
+				if trouble.Waiting != "" {
+					problem += "; " + trouble.Waiting
+				}
+				return Status{Problem: problem}, nil
+			}
+		}
+		return trouble, nil
 	}
 }

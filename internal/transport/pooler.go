@@ -183,6 +183,7 @@ func (p pooler) Record(rep *report.Report, res *benchv1.TransportResult) {
 			tx, servers := rp.Transactions, int32(rp.ServerConnections)
 			out.Transactions, out.ServerConnections = &tx, &servers
 		}
+		out.Version = rp.Version
 	}
 	// pg_stat_ssl describes the server's end of the pooler's connection.
 	if rep.TLS != nil {

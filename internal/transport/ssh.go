@@ -118,7 +118,8 @@ func (sshTransport) FailureReason() string { return benchv1.ReasonTunnelDown }
 // Record keeps what the tunnels negotiated, from ssh's own log, and the per-tunnel figures.
 func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
 	if rep.SSH != nil {
-		out.SSH = &benchv1.NegotiatedSSH{Cipher: rep.SSH.Cipher, MAC: rep.SSH.MAC, Compression: rep.SSH.Compression}
+		out.SSH = &benchv1.NegotiatedSSH{Cipher: rep.SSH.Cipher, MAC: rep.SSH.MAC, Compression: rep.SSH.Compression,
+			ClientVersion: rep.SSH.ClientVersion, ServerVersion: rep.SSH.ServerVersion}
 	}
 	// The latest run's tunnels.
 	out.Tunnels = nil

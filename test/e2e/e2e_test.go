@@ -183,8 +183,9 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("%s: tps %v", r.Transport, r.TPS)
 			}
 			w, isSSH := want[r.Transport]
-			if isSSH && (r.SSH == nil || *r.SSH != w) {
-				t.Errorf("%s negotiated %+v, want %+v", r.Transport, r.SSH, w)
+			if isSSH && (r.SSH == nil || r.SSH.Cipher != w.Cipher || r.SSH.MAC != w.MAC || r.SSH.Compression != w.Compression ||
+				!strings.HasPrefix(r.SSH.ClientVersion, "OpenSSH_") || !strings.HasPrefix(r.SSH.ServerVersion, "OpenSSH_")) {
+				t.Errorf("%s negotiated %+v, want %+v with both sides' versions", r.Transport, r.SSH, w)
 			}
 			t.Logf("%s: %.0f tps, %.3f ms, %+v, ssh %+v, %d tunnels", r.Transport, r.TPS, r.LatencyAvgMs,
 				*r.Comparison, r.SSH, len(r.Tunnels))
@@ -358,6 +359,9 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 		if p.Implementation != "PgBouncer" || p.ClientHop.Auth != want.clientAuth || !strings.HasPrefix(p.ClientHop.TLS, want.clientTLS) ||
 			!strings.HasPrefix(p.ServerHop.TLS, "TLSv1.") {
 			t.Errorf("%s: hops %+v / %+v", name, p.ClientHop, p.ServerHop)
+		}
+		if !strings.HasPrefix(p.Version, "PgBouncer 1.") {
+			t.Errorf("%s: pooler version %q", name, p.Version)
 		}
 		// The evidence: every transaction pgbench counted went through the pooler, over a few
 		// server connections however many times the clients reconnected.

@@ -50,6 +50,9 @@ func Observe(ctx context.Context, cfg *pgx.ConnConfig) (*pgbouncer.Snapshot, err
 	if len(servers) > 0 {
 		snap.ServerTLS = servers[0]["tls"]
 	}
+	if version, err := rows(ctx, conn, "SHOW VERSION"); err == nil && len(version) > 0 {
+		snap.Version = version[0]["version"]
+	}
 	return snap, nil
 }
 
