@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
@@ -206,23 +205,9 @@ func TestExplainFailedJob(t *testing.T) {
 func TestLargestStatusFits(t *testing.T) {
 	tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{Load: benchv1.LoadSpec{Repetitions: 20}}}
 	tb.Name = strings.Repeat("b", 63)
-	var log strings.Builder
-	for i := 1; i <= 20_000; i++ {
-		// 1 µs to about 20 s, spread log-uniformly: a wide histogram encodes large.
-		fmt.Fprintf(&log, "0 %d %d 0 1795487539 0\n", i, int64(math.Pow(10, float64(i%7000)/1000)))
-	}
-	rec := latency.NewRecorder()
-	if err := rec.ReadLog(strings.NewReader(log.String())); err != nil {
-		t.Fatal(err)
-	}
-	hist, err := rec.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	progress := make([]pgbench.ProgressPoint, report.MaxProgressPoints)
-	for i := range progress {
-		progress[i] = pgbench.ProgressPoint{T: float64(i + 1), TPS: 123456.789 + float64(i), LatencyMs: 0.123}
-	}
+	// 1 µs to about 10 s, spread log-uniformly: a wide histogram encodes large.
+	hist, samples := histogram(t, 20_000, func(i int) int64 { return int64(math.Pow(10, float64(i%7000)/1000)) })
+	progress := progressPoints(report.MaxProgressPoints, func(i int) float64 { return 123456.789 + float64(i) })
 	stddev := 0.123456
 	for ti := range 16 {
 		spec := benchv1.TransportSpec{Name: fmt.Sprintf("%s-%02d", strings.Repeat("t", 27), ti), Type: benchv1.TransportSSH}
@@ -232,7 +217,7 @@ func TestLargestStatusFits(t *testing.T) {
 			rep := &report.Report{
 				Result: &pgbench.Result{TPS: 123456.789 + float64(ti) + float64(round)*17.3, LatencyAvgMs: 0.123456,
 					LatencyStddevMs: &stddev, ConnectionTimeMs: 12.345678, Transactions: 1234567890, Progress: progress},
-				Latency:   &report.Latency{Histogram: hist, SamplingRate: 0.3333, Samples: rec.Count()},
+				Latency:   &report.Latency{Histogram: hist, SamplingRate: 0.3333, Samples: samples},
 				TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
 				Command:   "pgbench -b select-only -M prepared -c 64 -j 8 -T 86400 -P 1 " + strings.Repeat("x", 100),
 				StartTime: time.Now(), EndTime: time.Now(),
@@ -276,7 +261,7 @@ func TestLargestStatusFits(t *testing.T) {
 			points += len(s.TPS)
 		}
 		if len(r.Runs) != 20 || len(r.Series) != 20 || points > 120 || points == 0 || r.Latency == nil ||
-			r.Latency.Samples != 20*rec.Count() || r.Comparison == nil || r.Runs[19].P99Ms == nil {
+			r.Latency.Samples != 20*samples || r.Comparison == nil || r.Runs[19].P99Ms == nil {
 			t.Errorf("%s: %d runs, %d series (%d points), latency %+v", r.Transport, len(r.Runs), len(r.Series), points, r.Latency)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tunnelbench/tunnelbench/hack/bench/runnerbin"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
@@ -41,35 +41,21 @@ func main() {
 }
 
 func run(rounds int, duration time.Duration, clients, threads int, builtin, protocol, sslmode string) error {
-	work, err := os.MkdirTemp("", "tunnelbench-harness-")
+	b, err := runnerbin.Start("harness")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(work) }()
-	runnerBin := filepath.Join(work, "tunnelbench-runner")
-	if out, err := exec.Command("go", "build", "-o", runnerBin, "./cmd/runner").CombinedOutput(); err != nil {
-		return fmt.Errorf("cannot build the runner: %w: %s", err, out)
-	}
-
-	srv, err := pgtest.StartTemp(pgtest.Options{})
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	env := os.Environ()
-	for k, v := range srv.Env(sslmode) {
-		env = append(env, k+"="+v)
-	}
-	if out, err := command(env, "pgbench", "-i", "-s", "10", "-q").CombinedOutput(); err != nil {
-		return fmt.Errorf("pgbench -i: %w: %s", err, out)
-	}
+	defer b.Stop()
+	srv := b.Server
+	libpq := runnerbin.Env(srv.Env(sslmode))
+	env := append(os.Environ(), libpq...)
 
 	// One load for both kinds of run: bare pgbench gets its arguments, the runner its flags, which
 	// it turns into the same arguments.
 	load := runspec.Load{Builtin: builtin, Protocol: protocol, Clients: clients, Threads: threads,
 		Duration: duration, ProgressInterval: 5 * time.Second}
 	bareArgs := pgbench.LoadArgs(load)
-	runnerArgs := runspec.Run{Load: load, Tunnels: 1, WaitTimeout: time.Minute}.Args()
+	runnerRun := runspec.Run{Load: load, Tunnels: 1, WaitTimeout: time.Minute}
 	fmt.Printf("pgbench %s, sslmode=%s, %d rounds, PostgreSQL %s on 127.0.0.1\n\n",
 		strings.Join(bareArgs, " "), sslmode, rounds, filepath.Base(filepath.Dir(srv.BinDir)))
 	fmt.Println("| round | order | bare pgbench tps | through runner tps | ratio |")
@@ -87,7 +73,10 @@ func run(rounds int, duration time.Duration, clients, threads int, builtin, prot
 			if kind == "bare" {
 				tps, err = bareRun(env, bareArgs)
 			} else {
-				tps, err = runnerRun(env, runnerBin, work, runnerArgs)
+				var rep *report.Report
+				if rep, err = b.Run(libpq, runnerRun); err == nil {
+					tps = rep.Result.TPS
+				}
 			}
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", i+1, kind, err)
@@ -126,25 +115,4 @@ func bareRun(env, args []string) (float64, error) {
 		return 0, err
 	}
 	return res.TPS, nil
-}
-
-// runnerRun runs the runner with the flags of a runspec.Run (runspec.Run.Args).
-func runnerRun(env []string, runnerBin, work string, runArgs []string) (float64, error) {
-	termLog := filepath.Join(work, "termination-log")
-	cmdArgs := append([]string{"run", "--termination-log", termLog}, runArgs...)
-	if out, err := command(env, runnerBin, cmdArgs...).CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("%w: %s", err, out)
-	}
-	msg, err := os.ReadFile(termLog)
-	if err != nil {
-		return 0, err
-	}
-	rep, err := report.Decode(string(msg))
-	if err != nil {
-		return 0, err
-	}
-	if rep.Result == nil {
-		return 0, fmt.Errorf("the runner reported no result: %s", msg)
-	}
-	return rep.Result.TPS, nil
 }

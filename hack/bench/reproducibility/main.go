@@ -11,13 +11,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/hack/bench/runnerbin"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
 )
@@ -39,23 +36,14 @@ func main() {
 }
 
 func run(benchmarks int, duration, warmup time.Duration) error {
-	work, err := os.MkdirTemp("", "tunnelbench-reproducibility-")
+	if benchmarks < 2 {
+		return fmt.Errorf("-benchmarks %d: the spread of the medians needs at least 2", benchmarks)
+	}
+	b, err := runnerbin.Start("reproducibility")
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(work) }()
-	runnerBin := filepath.Join(work, "tunnelbench-runner")
-	if out, err := exec.Command("go", "build", "-o", runnerBin, "./cmd/runner").CombinedOutput(); err != nil {
-		return fmt.Errorf("cannot build the runner: %w: %s", err, out)
-	}
-	srv, err := pgtest.StartTemp(pgtest.Options{})
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	if out, err := command(srv.Env("disable"), "pgbench", "-i", "-s", "10", "-q").CombinedOutput(); err != nil {
-		return fmt.Errorf("pgbench -i: %w: %s", err, out)
-	}
+	defer b.Stop()
 	load := runspec.Load{Builtin: "select-only", Protocol: "prepared", Clients: 4, Threads: 2, Duration: duration,
 		ProgressInterval: time.Second}
 	fmt.Printf("select-only, prepared, -c 4 -j 2, %s runs after a %s warm-up, direct and TLS (require) interleaved, "+
@@ -70,12 +58,12 @@ func run(benchmarks int, duration, warmup time.Duration) error {
 			tps := map[string][]float64{}
 			for range reps {
 				for _, t := range transports {
-					args := runspec.Run{Load: load, Warmup: warmup, Tunnels: 1, WaitTimeout: time.Minute}.Args()
-					v, err := runnerRun(srv.Env(t.sslmode), runnerBin, work, args)
+					rep, err := b.Run(runnerbin.Env(b.Server.Env(t.sslmode)),
+						runspec.Run{Load: load, Warmup: warmup, Tunnels: 1, WaitTimeout: time.Minute})
 					if err != nil {
 						return fmt.Errorf("%s: %w", t.name, err)
 					}
-					tps[t.name] = append(tps[t.name], v)
+					tps[t.name] = append(tps[t.name], rep.Result.TPS)
 				}
 			}
 			for _, t := range transports {
@@ -101,36 +89,4 @@ func run(benchmarks int, duration, warmup time.Duration) error {
 	}
 	fmt.Printf("\nlargest CV of the reported median: %.1f %% (%s the target %.0f %%)\n", 100*worst, verdict, 100*target)
 	return nil
-}
-
-func command(env map[string]string, name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
-	cmd.Env = os.Environ()
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	return cmd
-}
-
-// runnerRun runs the runner with a run's flags and returns the measured tps.
-func runnerRun(env map[string]string, runnerBin, work string, runArgs []string) (float64, error) {
-	termLog := filepath.Join(work, "termination-log")
-	cmdArgs := append([]string{"run", "--termination-log", termLog}, runArgs...)
-	cmd := command(env, runnerBin, cmdArgs...)
-	cmd.Env = append(cmd.Env, "HOME="+work)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("%w: %s", err, out)
-	}
-	msg, err := os.ReadFile(termLog)
-	if err != nil {
-		return 0, err
-	}
-	rep, err := report.Decode(string(msg))
-	if err != nil {
-		return 0, err
-	}
-	if rep.Result == nil {
-		return 0, fmt.Errorf("the runner reported no result: %s", msg)
-	}
-	return rep.Result.TPS, nil
 }

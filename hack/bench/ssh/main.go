@@ -20,10 +20,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tunnelbench/tunnelbench/hack/bench/runnerbin"
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/sshtest"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
@@ -52,9 +52,10 @@ func main() {
 }
 
 type bench struct {
-	work, runner string
-	srv          *pgtest.Server
-	gw           *sshtest.Gateway
+	work   string
+	runner *runnerbin.Runner
+	srv    *pgtest.Server
+	gw     *sshtest.Gateway
 	// load is the workload of every run: an inline script, which the runner receives in
 	// runspec.ScriptEnv and bare pgbench reads from runspec.ScriptPath.
 	load runspec.Load
@@ -71,9 +72,8 @@ func run(rounds int, duration time.Duration, clients, threads int) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(b.work) }()
-	b.runner = filepath.Join(b.work, "tunnelbench-runner")
-	if out, err := exec.Command("go", "build", "-o", b.runner, "./cmd/runner").CombinedOutput(); err != nil {
-		return fmt.Errorf("cannot build the runner: %w: %s", err, out)
+	if b.runner, err = runnerbin.Build(b.work); err != nil {
+		return err
 	}
 	if b.srv, err = pgtest.StartTemp(pgtest.Options{}); err != nil {
 		return err
@@ -238,25 +238,12 @@ func (b *bench) tunnelled(c config, ours bool) (float64, float64, error) {
 		return tps, 0, err
 	}
 	cpuBefore := b.tunnelCPU(ssh)
-	termLog := filepath.Join(b.work, "termination-log")
 	spec := runspec.Run{Load: b.load, Tunnels: c.tunnels, TunnelPort: base, SSHLogDir: b.work, WaitTimeout: time.Minute}
-	cmd := exec.Command(b.runner, append([]string{"run", "--termination-log", termLog}, spec.Args()...)...)
-	cmd.Env = append(append([]string(nil), env...), runspec.ScriptEnv+"="+script)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return 0, 0, fmt.Errorf("%w: %s", err, out)
-	}
-	cpu := b.tunnelCPU(ssh) - cpuBefore
-	msg, err := os.ReadFile(termLog)
+	rep, err := b.runner.Run(append(env, runspec.ScriptEnv+"="+script), spec)
 	if err != nil {
 		return 0, 0, err
 	}
-	rep, err := report.Decode(string(msg))
-	if err != nil {
-		return 0, 0, fmt.Errorf("no result: %w: %s", err, msg)
-	}
-	if rep.Result == nil {
-		return 0, 0, fmt.Errorf("no result: %s", msg)
-	}
+	cpu := b.tunnelCPU(ssh) - cpuBefore
 	return rep.Result.TPS, cpu.Seconds() * 1e6 / float64(rep.Result.Transactions), nil
 }
 
