@@ -115,21 +115,24 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 
 	original := tb.DeepCopy()
 	result, err := r.reconcile(ctx, tb)
-	if tb.Status.Phase.IsTerminal() && !original.Status.Phase.IsTerminal() {
-		r.removeOwned(ctx, tb, "")
-	}
 	tb.Status.ObservedGeneration = tb.Generation
 	if !equality.Semantic.DeepEqual(original.Status, tb.Status) {
 		patch := client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})
 		if perr := r.Status().Patch(ctx, tb, patch); perr != nil {
 			if apierrors.IsConflict(perr) {
-				// Someone wrote in between: start over from what is stored.
+				// Someone wrote in between (or this pass read a stale benchmark): start over
+				// from what is stored, with nothing of this pass's outcome acted on.
 				return ctrl.Result{Requeue: true}, nil
 			}
 			return ctrl.Result{}, fmt.Errorf("while patching status: %w", perr)
 		}
 	}
 	r.Metrics.Observe(tb)
+	if tb.Status.Phase.IsTerminal() && !original.Status.Phase.IsTerminal() {
+		// Only once the end is stored: removing the peers of a failure whose status write was
+		// lost would have the next pass create them again, and wait on them afresh.
+		r.removeOwned(ctx, tb, "")
+	}
 	if tb.Status.Phase.IsTerminal() {
 		// Ended and cleaned up (removeOwned above): nothing left for the finalizer to wait for.
 		if ferr := r.setFinalizer(ctx, tb, false); ferr != nil {
@@ -266,7 +269,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return out.requeue, false, err
 	}
 	if out.state == stepFailed {
-		r.removeOwned(ctx, tb, t.Name)
+		// Its peers go with the rest once the failure is stored (Reconcile).
 		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", s.description, out.message))
 		return ctrl.Result{}, false, nil
 	}

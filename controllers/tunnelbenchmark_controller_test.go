@@ -477,16 +477,22 @@ func labelsOf(m *dto.Metric) map[string]string {
 	return out
 }
 
+// gaugeValue is a transport's series of a metric, waiting for it a little: the operator publishes
+// a pass's figures right after it has stored them, which the test may see first.
 func gaugeValue(t *testing.T, op *operator, metric, ns, benchmark, transport string) float64 {
 	t.Helper()
-	for _, m := range gatherGauges(t, op, metric) {
-		l := labelsOf(m)
-		if l["namespace"] == ns && l["benchmark"] == benchmark && l["transport"] == transport {
-			return m.GetGauge().GetValue()
+	var value float64
+	eventually(t, 5*time.Second, fmt.Sprintf("a %s series for %s/%s/%s", metric, ns, benchmark, transport), func() error {
+		for _, m := range gatherGauges(t, op, metric) {
+			l := labelsOf(m)
+			if l["namespace"] == ns && l["benchmark"] == benchmark && l["transport"] == transport {
+				value = m.GetGauge().GetValue()
+				return nil
+			}
 		}
-	}
-	t.Fatalf("no %s series for %s/%s/%s", metric, ns, benchmark, transport)
-	return 0
+		return fmt.Errorf("none yet")
+	})
+	return value
 }
 
 func seriesCount(t *testing.T, op *operator, metric, ns, benchmark string) int {
