@@ -88,12 +88,13 @@ test-e2e: ## Run only the end-to-end tests (local cluster if none is configured)
 	hack/e2e.sh
 
 .PHONY: bench
-bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the ssh transport (hack/bench/ssh), connection cost (hack/bench/connections), reproducibility (hack/bench/reproducibility).
+bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the ssh transport (hack/bench/ssh), connection cost (hack/bench/connections), reproducibility (hack/bench/reproducibility), the link emulator (hack/bench/link).
 	go test -run '^$$' -bench . -benchmem ./internal/...
 	go run ./hack/bench/harness
 	go run ./hack/bench/ssh
 	go run ./hack/bench/connections
 	go run ./hack/bench/reproducibility
+	go run ./hack/bench/link
 
 ##@ Build
 

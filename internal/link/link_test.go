@@ -1,0 +1,176 @@
+package link
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// These tests check what the link guarantees whatever the machine's load: delays and rates are
+// never better than asked (lower bounds). How close to the asked figures the link stays is a
+// precision target, measured by `make bench` (hack/bench/link), not asserted here.
+
+// echoServer answers every byte it reads, on loopback.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); _ = c.Close() }()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// sinkServer reads everything and closes.
+func sinkServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(io.Discard, c); _ = c.Close() }()
+		}
+	}()
+	return l.Addr().String()
+}
+
+func start(t *testing.T, upstream string, l Link) *Proxy {
+	t.Helper()
+	p, err := Start("127.0.0.1:0", upstream, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// roundTrip writes one byte and reads it back.
+func roundTrip(t *testing.T, c net.Conn) time.Duration {
+	t.Helper()
+	begin := time.Now()
+	if _, err := c.Write([]byte{'x'}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	return time.Since(begin)
+}
+
+// TestRTTAndHandshake: every round trip takes at least the RTT, and the first of a connection one
+// RTT more (its handshake).
+func TestRTTAndHandshake(t *testing.T) {
+	const rtt = 20 * time.Millisecond
+	p := start(t, echoServer(t), Link{RTT: rtt, Jitter: 4 * time.Millisecond})
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	// Each wait is rounded to the nearest millisecond (±0.5 ms, hold), and the jitter moves each
+	// half by up to ±2 ms: a round trip may be up to 5 ms short of the RTT, the first (with the
+	// handshake's wait) up to 5.5 ms short of two RTTs — and without the handshake it would be
+	// about one RTT.
+	if first := roundTrip(t, c); first < 2*rtt-6*time.Millisecond {
+		t.Errorf("first round trip %s: the handshake's RTT and the round trip's make about %s", first, 2*rtt)
+	}
+	for range 10 {
+		if d := roundTrip(t, c); d < rtt-5*time.Millisecond {
+			t.Errorf("round trip %s, shorter than the link's %s", d, rtt)
+		}
+	}
+	// Order is kept however the jitter falls: many small writes come back as written.
+	var want bytes.Buffer
+	for i := range 200 {
+		b := []byte{byte(i)}
+		want.Write(b)
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([]byte, want.Len())
+	if _, err := io.ReadFull(c, got); err != nil || !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("bytes reordered or lost (%v)", err)
+	}
+}
+
+// send writes n bytes through the proxy and returns how long until the far end had them all
+// (the sink closes after reading; the close reaches the writer).
+func send(t *testing.T, addr string, n int) time.Duration {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	begin := time.Now()
+	if _, err := c.Write(make([]byte, n)); err != nil {
+		t.Error(err)
+	}
+	_ = c.(*net.TCPConn).CloseWrite()
+	_, _ = io.Copy(io.Discard, c)
+	_ = c.Close()
+	return time.Since(begin)
+}
+
+// TestBandwidthIsSharedByConnections: one connection's transfer takes at least size/rate, and two
+// at once share the budget: together they take at least twice as long, as on one real link.
+func TestBandwidthIsSharedByConnections(t *testing.T) {
+	const bitsPerSecond = 40_000_000 // 5 MB/s
+	const size = 1 << 20
+	p := start(t, sinkServer(t), Link{BitsPerSecond: bitsPerSecond})
+	slack := time.Duration(float64(burstFor(bitsPerSecond/8)) / (bitsPerSecond / 8) * float64(time.Second))
+	alone := time.Duration(float64(size) / (bitsPerSecond / 8) * float64(time.Second))
+	if d := send(t, p.Addr(), size); d < alone-slack {
+		t.Errorf("1 MiB in %s, faster than the link's %s", d, alone)
+	}
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for range 2 {
+		wg.Add(1)
+		go func() { defer wg.Done(); send(t, p.Addr(), size) }()
+	}
+	wg.Wait()
+	if d := time.Since(begin); d < 2*alone-2*slack {
+		t.Errorf("two 1 MiB transfers at once in %s: the link's budget is not shared (alone: %s)", d, alone)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tt := range []struct {
+		link Link
+		want string
+	}{
+		{Link{RTT: 500 * time.Microsecond}, "below the 1ms"},
+		{Link{RTT: 10 * time.Millisecond, Jitter: 20 * time.Millisecond}, "jitter 20ms must be between 0 and the RTT"},
+		{Link{BitsPerSecond: -1}, "bandwidth must not be negative"},
+	} {
+		err := tt.link.Validate()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.link, err, tt.want)
+		}
+	}
+	if err := (Link{RTT: 10 * time.Millisecond, Jitter: 2 * time.Millisecond, BitsPerSecond: 1e9}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
