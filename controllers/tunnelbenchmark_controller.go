@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -236,8 +237,10 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	if err != nil {
 		return ctrl.Result{}, false, err
 	}
-	if !r.now().Before(deadline) {
-		// Past the deadline nothing is created: only a Job that already ran is read (runStep).
+	if !r.now().Before(deadline) || r.jobExists(ctx, tb, t.Name, p.round) {
+		// Peers are needed to start a run, not to read it: past the deadline, or once the
+		// round's Job exists (a pass that lost its status write after the transport's last
+		// round removed them), the Job is only read (runStep).
 		peers = nil
 	}
 	ready, problem, err := r.ensurePeers(ctx, tb, peers)
@@ -290,6 +293,13 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		"Transport %s round %d/%d: %.1f tps, latency %.3f ms", t.Name, p.round, reps, out.report.Result.TPS,
 		out.report.Result.LatencyAvgMs)
 	return ctrl.Result{}, true, nil
+}
+
+// jobExists reports whether the Job of a transport's round exists (in the cache).
+func (r *TunnelBenchmarkReconciler) jobExists(ctx context.Context, tb *benchv1.TunnelBenchmark, transport string,
+	round int32) bool {
+	key := types.NamespacedName{Namespace: tb.Namespace, Name: specs.JobName(tb, transport, round)}
+	return r.Get(ctx, key, &batchv1.Job{}) == nil
 }
 
 // ensureRunnerAccess creates the runner's ServiceAccount, Role and RoleBinding (specs.RunnerAccess)
