@@ -14,8 +14,8 @@ import (
 // never better than asked (lower bounds). How close to the asked figures the link stays is a
 // precision target, measured by `make bench` (hack/bench/link), not asserted here.
 
-// echoServer answers every byte it reads, on loopback.
-func echoServer(t *testing.T) string {
+// serve answers every connection on a loopback port with handle, until the test ends.
+func serve(t *testing.T, handle func(net.Conn)) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -28,30 +28,20 @@ func echoServer(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			go func() { _, _ = io.Copy(c, c); _ = c.Close() }()
+			go func() { handle(c); _ = c.Close() }()
 		}
 	}()
 	return l.Addr().String()
 }
 
+// echoServer answers every byte it reads.
+func echoServer(t *testing.T) string {
+	return serve(t, func(c net.Conn) { _, _ = io.Copy(c, c) })
+}
+
 // sinkServer reads everything and closes.
 func sinkServer(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(io.Discard, c); _ = c.Close() }()
-		}
-	}()
-	return l.Addr().String()
+	return serve(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 }
 
 func start(t *testing.T, upstream string, l Link) *Proxy {
