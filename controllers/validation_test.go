@@ -316,6 +316,70 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want:   []string{"spec.load.connectionStorm.connections"},
 		},
 		{
+			name:   "bandwidth without a unit",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "50"} },
+			want:   []string{"spec.network.bandwidth", "unit Kbit, Mbit or Gbit"},
+		},
+		{
+			name:   "bandwidth in bytes",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "50MB"} },
+			want:   []string{"spec.network.bandwidth", "unit Kbit, Mbit or Gbit"},
+		},
+		{
+			name:   "fractional bandwidth",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "1.5Mbit"} },
+			want:   []string{"spec.network.bandwidth", "1500Kbit"},
+		},
+		{
+			name:   "bandwidth too low",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "64Kbit"} },
+			want:   []string{"spec.network.bandwidth", "between 100Kbit and 10Gbit"},
+		},
+		{
+			name: "bandwidth too high, per transport",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports[0].Network = &benchv1.NetworkSpec{Bandwidth: "40Gbit"}
+			},
+			want: []string{"spec.transports[0].network.bandwidth", "between 100Kbit and 10Gbit"},
+		},
+		{
+			name: "sub-millisecond RTT",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 500 * time.Microsecond}}
+			},
+			want: []string{"spec.network.rtt", "between 1ms and 10s"},
+		},
+		{
+			name: "jitter larger than the RTT",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond},
+					Jitter: &metav1.Duration{Duration: 20 * time.Millisecond}}
+			},
+			want: []string{"spec.network", "jitter needs network.rtt and must not exceed it"},
+		},
+		{
+			name: "jitter without an RTT",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Network = &benchv1.NetworkSpec{Jitter: &metav1.Duration{Duration: time.Millisecond}}
+			},
+			want: []string{"spec.network", "jitter needs network.rtt"},
+		},
+		{
+			name: "unknown emulator",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "1Gbit", Emulator: "netem"}
+			},
+			want: []string{"spec.network.emulator", "Unsupported value"},
+		},
+		{
+			name: "a verify-full sidecar pooler across the userspace link",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar", ServerTLS: "verify-full"})
+				tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}}
+			},
+			want: []string{"spec.transports", "serverTLS verify-full cannot cross the userspace link"},
+		},
+		{
 			name:   "timeout too short",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Timeout = &metav1.Duration{Duration: time.Second} },
 			want:   []string{"spec.timeout", "at least 10s"},
@@ -384,6 +448,17 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				Parameters: map[string]string{"shared_buffers": "256MB"}}}
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "pooler", Type: "pooler"}}
 		}},
+		{"a WAN for every transport but a LAN baseline", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond},
+				Jitter: &metav1.Duration{Duration: 2 * time.Millisecond}, Bandwidth: "50Mbit"}
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "lan", Type: "direct", Network: &benchv1.NetworkSpec{}},
+				{Name: "wan", Type: "direct"}, {Name: "ssh", Type: "ssh", Network: &benchv1.NetworkSpec{Bandwidth: "10Gbit"}},
+				{Name: "slow", Type: "tls", Network: &benchv1.NetworkSpec{Bandwidth: "100Kbit", Emulator: "chaos-mesh"}}}
+		}},
+		{"a verify-full sidecar pooler across chaos-mesh's link", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar", ServerTLS: "verify-full"})
+			tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "1Gbit", Emulator: "chaos-mesh"}
+		}},
 		{"external verify-full with a CA", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",
 				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"},
@@ -441,6 +516,10 @@ func TestSpecIsImmutable(t *testing.T) {
 		}, true},
 		{"runner", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Runner = &benchv1.RunnerSpec{NodeSelector: map[string]string{"zone": "b"}}
+		}, true},
+		{"network", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "50Mbit"} }, true},
+		{"a transport's network", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports[0].Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 5 * time.Millisecond}}
 		}, true},
 	}
 	for _, tt := range tests {

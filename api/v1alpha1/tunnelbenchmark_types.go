@@ -54,6 +54,12 @@ type TunnelBenchmarkSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s')",message="spec.timeout must be at least 10s"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+
+	// Network is an emulated link (round-trip time, jitter, bandwidth) on every transport's path,
+	// between the runner pod and the path's remote side; transports[].network overrides it.
+	// Without it, the paths run at the cluster network's own speed.
+	// +optional
+	Network *NetworkSpec `json:"network,omitempty"`
 }
 
 // BenchmarkTLS configures the certificates the operator requests.
@@ -232,6 +238,11 @@ type TransportSpec struct {
 	// server.
 	// +optional
 	Pooler *PoolerTransport `json:"pooler,omitempty"`
+
+	// Network replaces spec.network for this transport: one benchmark can compare a LAN path with
+	// a WAN path. `network: {}` emulates nothing for this transport.
+	// +optional
+	Network *NetworkSpec `json:"network,omitempty"`
 }
 
 // PoolerPlacement says where the pooler runs.
@@ -688,7 +699,19 @@ const (
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonUnschedulable: a pod of the benchmark found no node for longer than the bounded wait.
 	ReasonUnschedulable = "Unschedulable"
+	// ReasonNetworkEmulationFailed: the emulated link could not be put in place (chaos-mesh not
+	// installed, or its injection failed): the run never goes ahead un-emulated.
+	ReasonNetworkEmulationFailed = "NetworkEmulationFailed"
 )
+
+// ConditionLinkMismatch is True when a transport's link, as the runner measured it, misses the
+// asked one by more than LinkTolerance: its figures describe another link than the one asked
+// for. A warning: the results stand, with the measured link next to them.
+const ConditionLinkMismatch = "LinkMismatch"
+
+// LinkTolerance is how far a measured RTT or bandwidth may be from the asked one before
+// ConditionLinkMismatch warns.
+const LinkTolerance = 0.20
 
 // TunnelBenchmarkStatus is the observed state of a benchmark and its results.
 type TunnelBenchmarkStatus struct {
@@ -863,6 +886,9 @@ type RunResult struct {
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
 	EndTime *metav1.Time `json:"endTime,omitempty"`
+	// Link is the path as this run's runner measured it before the load, when a link is emulated.
+	// +optional
+	Link *MeasuredLink `json:"link,omitempty"`
 }
 
 // TransportResult is what pgbench measured through one transport.
@@ -897,6 +923,9 @@ type TransportResult struct {
 	// histograms (from pgbench's transaction logs) merged, never averaged.
 	// +optional
 	Latency *LatencyDistribution `json:"latency,omitempty"`
+	// Link is the transport's emulated link, asked and measured.
+	// +optional
+	Link *LinkResult `json:"link,omitempty"`
 	// Series is tps over time, per run, from pgbench's progress reports: at most 120 points per
 	// transport, each the mean of consecutive intervals when a run reported more.
 	// +optional
@@ -1086,7 +1115,7 @@ type TunnelBenchmark struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
-	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout)) && has(self.exclusive) == has(oldSelf.exclusive) && (!has(self.exclusive) || self.exclusive == oldSelf.exclusive)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout)) && has(self.exclusive) == has(oldSelf.exclusive) && (!has(self.exclusive) || self.exclusive == oldSelf.exclusive) && has(self.network) == has(oldSelf.network) && (!has(self.network) || self.network == oldSelf.network)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, (has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require') || (has(t.tls) && has(t.tls.clientCertificate)))",message="spec.tls.issuerRef issues the server certificate of spec.server.managed, the certificate of a pooler with clientTLS require and tls.clientCertificate: this benchmark has none of them"
 	// +kubebuilder:validation:XValidation:rule="has(self.tls) || self.transports.all(t, !has(t.tls) || !has(t.tls.clientCertificate))",message="spec.transports: tls.clientCertificate needs spec.tls.issuerRef to issue it"
@@ -1095,7 +1124,8 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20) >= self.load.clients)",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full')",message="spec.transports: pooler.serverTLS verify-full needs spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!(has(self.server.cnpg) || has(self.server.managed)) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || (has(t.pooler.placement) && t.pooler.placement == 'sidecar'))",message="spec.transports: pooler.serverTLS cannot be set for a CloudNativePG Pooler (placement service with a cnpg server): it always uses TLS with its own client certificate"
-	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= self.load.clients)",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (each tunnel runs its own pgbench with at least one client)"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || !has(t.pooler) || !has(t.pooler.placement) || t.pooler.placement != 'sidecar' || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full' || !(has(t.network) ? (has(t.network.rtt) || has(t.network.bandwidth)) && (!has(t.network.emulator) || t.network.emulator == 'userspace') : has(self.network) && (has(self.network.rtt) || has(self.network.bandwidth)) && (!has(self.network.emulator) || self.network.emulator == 'userspace')))",message="spec.transports: a sidecar pooler with serverTLS verify-full cannot cross the userspace link (PgBouncer would check the server's name against the link proxy's loopback address): use serverTLS require, or emulator chaos-mesh"
+// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= self.load.clients)",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (each tunnel runs its own pgbench with at least one client)"
 	Spec TunnelBenchmarkSpec `json:"spec"`
 
 	// +optional
