@@ -11,6 +11,8 @@
 //	tunnelbench-runner pgbouncer [--listen ADDR:PORT --server HOST:PORT ...]
 //	    writes PgBouncer's configuration (user and password from PGUSER and PGPASSWORD) and
 //	    becomes PgBouncer (the pooler transport's Deployment or sidecar)
+//	tunnelbench-runner link --listen ADDR:PORT --upstream HOST:PORT [--rtt D --jitter D --bandwidth BITS]
+//	    forwards every connection to HOST:PORT across an emulated link (the link sidecar)
 package main
 
 import (
@@ -39,7 +41,7 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe|pgbouncer [flags]")
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe|pgbouncer|link [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -51,8 +53,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return probe(args[1:], stderr)
 	case "pgbouncer":
 		return execPgBouncer(args[1:], stderr)
+	case "link":
+		return runLink(args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe or pgbouncer\n", args[0])
+		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe, pgbouncer or link\n", args[0])
 		return 2
 	}
 }

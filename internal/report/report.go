@@ -38,6 +38,8 @@ type Report struct {
 	Pooler *Pooler `json:"pooler,omitempty"`
 	// Storm is the connection storm's outcome.
 	Storm *Storm `json:"storm,omitempty"`
+	// Link is the path as measured before the load, when a link is emulated.
+	Link *Link `json:"link,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
 	// StartTime and EndTime bound the pgbench run.
@@ -77,6 +79,15 @@ func Marshal(r Report) ([]byte, error) {
 		return nil, fmt.Errorf("while encoding the report: %w", err)
 	}
 	return b, nil
+}
+
+// Link is a path as the runner measured it: the median RTT of `select 1` on one connection, the
+// median connection time, and the throughput of a COPY of random data (when a bandwidth was
+// asked).
+type Link struct {
+	RTTMs         float64 `json:"rttMs"`
+	ConnectMs     float64 `json:"connectMs"`
+	BitsPerSecond int64   `json:"bitsPerSecond,omitempty"`
 }
 
 // TLS is a negotiated TLS session as pg_stat_ssl reports it.

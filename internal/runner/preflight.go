@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -49,6 +50,11 @@ func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration
 	// The simple protocol keeps the check valid through a transaction pooler, where a statement
 	// prepared on one server connection may be executed on another.
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	if addr := os.Getenv("PGHOSTADDR"); addr != "" {
+		// libpq's hostaddr, which pgx does not read: connect there while TLS still checks the
+		// certificate against PGHOST (the link proxy's loopback end of a path).
+		cfg.LookupFunc = func(context.Context, string) ([]string, error) { return []string{addr}, nil }
+	}
 	deadline := time.Now().Add(wait)
 	for {
 		conn, err := connect(ctx, cfg)

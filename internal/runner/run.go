@@ -125,6 +125,16 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return rep
 	}
 
+	if run.Link.Emulated() {
+		// Before the warm-up: the ssh tunnels' and the pooler's connections are as cold as a
+		// client's first ones would be, which the connection time is meant to show.
+		if rep.Link, err = measureLink(ctx, sess.config, run.Link); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stream, "tunnelbench-runner: link measured: rtt %.3f ms, connect %.3f ms, %d bit/s\n",
+			rep.Link.RTTMs, rep.Link.ConnectMs, rep.Link.BitsPerSecond)
+	}
+
 	var warmTPS float64
 	if run.Warmup > 0 {
 		// Discarded: it fills the server's and the path's caches and opens the tunnels. Its errors

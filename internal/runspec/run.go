@@ -85,6 +85,9 @@ type Run struct {
 	// report (ResultKey): the termination message holds only 4 KiB. Empty: the termination
 	// message alone.
 	ResultConfigMap string
+	// Link, when emulated, is the link the path crosses: the runner measures the path (RTT,
+	// connection time and, with a bandwidth, a COPY) before the load, to report the link as it was.
+	Link Link
 }
 
 // Args renders the run as the flags of `tunnelbench-runner run` (the subcommand itself not
@@ -112,6 +115,7 @@ func (r Run) Args() []string {
 	a.addString("pooler", string(r.Pooler))
 	a.addString("pooler-metrics", r.PoolerMetrics)
 	a.addString("result-configmap", r.ResultConfigMap)
+	r.Link.addArgs(&a, "link-")
 	return a
 }
 
@@ -175,6 +179,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar((*string)(&r.Pooler), "pooler", "", "the connection goes through a pooler: "+PoolerPgBouncer+
 		" (admin console readable) or "+PoolerOpaque)
 	fs.StringVar(&r.ResultConfigMap, "result-configmap", "", "ConfigMap of the pod's namespace to store the whole report in")
+	r.Link.bindFlags(fs, "link-", "the emulated link to measure the path against")
 	fs.StringVar(&r.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
 	return f
 }
@@ -229,6 +234,7 @@ func (r Run) Validate() error {
 	if r.Warmup < 0 {
 		add("--warmup must not be negative")
 	}
+	errs = append(errs, r.Link.problems("link-")...)
 	if r.Storm < 0 || r.Storm > MaxStorm {
 		add("%s", stormRange(int(r.Storm)))
 	}
@@ -241,6 +247,9 @@ func (r Run) Validate() error {
 		}
 		if r.Warmup != 0 {
 			add("--warmup does not apply to --init")
+		}
+		if r.Link.Emulated() {
+			add("--link-rtt and --link-bandwidth do not apply to --init: initialization measures nothing")
 		}
 		if r.Scale < 0 {
 			add("--scale must not be negative")

@@ -46,6 +46,8 @@ func TestArgsRoundTrip(t *testing.T) {
 		{"largest storm", Run{Load: load(), Storm: MaxStorm, Tunnels: 1}},
 		{"warm-up", Run{Load: load(), Warmup: 5 * time.Second, Tunnels: 1}},
 		{"result ConfigMap", Run{Load: load(), Tunnels: 1, ResultConfigMap: "bench-direct-r2-abc123"}},
+		{"an emulated link", Run{Load: load(), Tunnels: 1, Link: Link{RTT: 10 * time.Millisecond, Jitter: time.Millisecond,
+			BitsPerSecond: 50_000_000}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,6 +102,9 @@ func TestFlagsRejectBadRuns(t *testing.T) {
 		{"not a duration", []string{"--duration=10"}, "invalid value"},
 		{"negative warm-up", []string{"--warmup=-1s"}, "--warmup must not be negative"},
 		{"warm-up with init", []string{"--init", "--warmup=5s"}, "--warmup does not apply"},
+		{"jitter above the RTT", []string{"--link-rtt=5ms", "--link-jitter=10ms"}, "--link-jitter must not exceed --link-rtt"},
+		{"negative bandwidth", []string{"--link-bandwidth=-1"}, "must not be negative"},
+		{"link with init", []string{"--init", "--link-rtt=5ms"}, "do not apply to --init"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +121,34 @@ func TestFlagsRejectBadRuns(t *testing.T) {
 		"load with init":  {"--init", "--tunnels=1", "--clients=4"},
 	} {
 		if _, err := parse(args); err == nil {
+			t.Errorf("%s: %q was accepted", name, args)
+		}
+	}
+}
+
+// TestLinkProxyArgs: the link proxy's flags read back as the proxy they render, and a proxy
+// without an upstream or with more jitter than RTT is refused.
+func TestLinkProxyArgs(t *testing.T) {
+	parseProxy := func(args []string) (LinkProxy, error) {
+		fs := flag.NewFlagSet("link", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		get := BindLinkProxyFlags(fs)
+		if err := fs.Parse(args); err != nil {
+			return LinkProxy{}, err
+		}
+		return get()
+	}
+	p := LinkProxy{Listen: "127.0.0.1:14432", Upstream: "db-rw.ns.svc:5432",
+		Link: Link{RTT: 20 * time.Millisecond, Jitter: 2 * time.Millisecond, BitsPerSecond: 1_000_000_000}}
+	if got, err := parseProxy(p.Args()); err != nil || got != p {
+		t.Errorf("round trip of %q = %+v, %v", p.Args(), got, err)
+	}
+	for name, args := range map[string][]string{
+		"no upstream":       {"--listen=127.0.0.1:1"},
+		"jitter over rtt":   {"--listen=127.0.0.1:1", "--upstream=db:5432", "--rtt=1ms", "--jitter=2ms"},
+		"a positional word": {"--listen=127.0.0.1:1", "--upstream=db:5432", "extra"},
+	} {
+		if _, err := parseProxy(args); err == nil {
 			t.Errorf("%s: %q was accepted", name, args)
 		}
 	}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/tunnelbench/tunnelbench/internal/link"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+)
+
+// runLink serves the emulated link until the kubelet stops the sidecar (SIGTERM), once the
+// runner's container has ended.
+func runLink(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("link", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	get := runspec.BindLinkProxyFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	p, err := get()
+	if err != nil {
+		fmt.Fprintf(stderr, "tunnelbench-runner link: %v\n", err)
+		return 2
+	}
+	proxy, err := link.Start(p.Listen, p.Upstream, link.Link{RTT: p.Link.RTT, Jitter: p.Link.Jitter, BitsPerSecond: p.Link.BitsPerSecond})
+	if err != nil {
+		fmt.Fprintf(stderr, "tunnelbench-runner link: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "tunnelbench-runner link: %s -> %s, rtt %s, jitter %s, %d bit/s (0: unlimited)\n",
+		proxy.Addr(), p.Upstream, p.Link.RTT, p.Link.Jitter, p.Link.BitsPerSecond)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, os.Interrupt)
+	<-stop
+	proxy.Stop()
+	return 0
+}
