@@ -228,7 +228,18 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv1.TunnelBenchmark, server transport.Server,
 	p plannedRun, deadline time.Time) (res ctrl.Result, done bool, err error) {
 	t := tb.Spec.Transports[p.transport]
-	tr, err := transport.For(r.transportContext(tb, server, t))
+	tc := r.transportContext(tb, server, t)
+	if tc.Link, err = tb.NetworkFor(t); err != nil {
+		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
+		return ctrl.Result{}, false, nil
+	}
+	if tc.Link.Emulated() && tc.Link.Emulator == benchv1.EmulatorChaosMesh {
+		// Never a silent un-emulated run.
+		r.fail(tb, benchv1.ReasonNetworkEmulationFailed, fmt.Sprintf("transport %s: the chaos-mesh emulator is not "+
+			"implemented yet by this operator version; use network.emulator userspace", t.Name))
+		return ctrl.Result{}, false, nil
+	}
+	tr, err := transport.For(tc)
 	if err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, err.Error())
 		return ctrl.Result{}, false, nil
@@ -259,6 +270,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 		return ctrl.Result{}, false, nil
 	}
+	transport.WithLink(tc, tr, &pod, &run)
 	if res, done, err := r.ensureRunnerAccess(ctx, tb, deadline); !done || err != nil {
 		return res, false, err
 	}
@@ -285,6 +297,8 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	result.Provenance = prov
 	r.warnSharedNode(tb, t.Name, prov)
 	tr.Record(out.report, result)
+	recordLink(result, tc.Link, tr.Hop().What, out.report.Link)
+	r.judgeLinks(tb)
 	summarize(tb)
 	if result.Done(reps) {
 		r.removeOwned(ctx, tb, t.Name)

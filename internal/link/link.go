@@ -8,8 +8,8 @@
 //   - one bandwidth budget per direction shared by every connection through the proxy (a token
 //     bucket): Toxiproxy's bandwidth toxic limits each connection on its own, a real link is
 //     shared by all of them, tunnels included;
-//   - one extra RTT before the first bytes of each direction of a new connection: a TCP
-//     handshake crosses the link too, which a proxy's local accept hides.
+//   - TCP's handshake on each new connection: nothing leaves the client before one RTT, nor the
+//     server before one and a half, as a proxy's local accept would otherwise hide it.
 //
 // Packet loss is out of scope: a TCP proxy sees a byte stream, never packets.
 package link
@@ -111,7 +111,11 @@ func (l Link) toxics() []toxicSpec {
 			out = append(out, toxicSpec{Name: typ + "_" + dir, Type: typ, Stream: dir, Toxicity: 1, Attributes: attrs})
 		}
 		if l.RTT > 0 {
-			add(handshakeType, handshakeToxic{DelayNanos: int64(l.RTT)})
+			handshake := l.RTT
+			if dir == "downstream" {
+				handshake += l.RTT / 2
+			}
+			add(handshakeType, handshakeToxic{DelayNanos: int64(handshake)})
 			add(delayType, delayToxic{DelayNanos: int64(l.RTT / 2), JitterNanos: int64(l.Jitter / 2)})
 		}
 		if l.BitsPerSecond > 0 {

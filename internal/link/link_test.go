@@ -68,7 +68,7 @@ func roundTrip(t *testing.T, c net.Conn) time.Duration {
 }
 
 // TestRTTAndHandshake: every round trip takes at least the RTT, and the first of a connection one
-// RTT more (its handshake).
+// RTT more (its handshake), not two (a handshake counted in each direction).
 func TestRTTAndHandshake(t *testing.T) {
 	const rtt = 20 * time.Millisecond
 	p := start(t, echoServer(t), Link{RTT: rtt, Jitter: 4 * time.Millisecond})
@@ -81,8 +81,8 @@ func TestRTTAndHandshake(t *testing.T) {
 	// half by up to ±2 ms: a round trip may be up to 5 ms short of the RTT, the first (with the
 	// handshake's wait) up to 5.5 ms short of two RTTs — and without the handshake it would be
 	// about one RTT.
-	if first := roundTrip(t, c); first < 2*rtt-6*time.Millisecond {
-		t.Errorf("first round trip %s: the handshake's RTT and the round trip's make about %s", first, 2*rtt)
+	if first := roundTrip(t, c); first < 2*rtt-6*time.Millisecond || first > 2*rtt+8*time.Millisecond {
+		t.Errorf("first round trip %s: the handshake's RTT and the round trip's make about %s, no more", first, 2*rtt)
 	}
 	for range 10 {
 		if d := roundTrip(t, c); d < rtt-5*time.Millisecond {

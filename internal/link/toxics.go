@@ -96,26 +96,33 @@ func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
 	})
 }
 
-// handshakeToxic holds the first chunk of each connection's direction for DelayNanos: the round
-// trip of the TCP handshake that the proxy's local accept did not make the client wait for.
+// handshakeToxic holds a new connection's early chunks as TCP's handshake would: nothing leaves
+// the client before the handshake's RTT is over (connect returns after SYN, SYN-ACK), and nothing
+// leaves the server before the client's ACK reached it, half an RTT later. The delay toxic after
+// it adds each direction's half RTT. A client-first protocol (PostgreSQL) then sees its first
+// reply two RTTs after connecting, and a server-first one (ssh's banner) too, as over real TCP; a
+// proxy's local accept would otherwise hide the handshake.
 type handshakeToxic struct {
+	// DelayNanos is how long after the connection opened this direction may send: the RTT
+	// upstream, one and a half downstream.
 	DelayNanos int64 `json:"delayNanos"`
 }
 
 func (t *handshakeToxic) GetBufferSize() int { return chunkBuffer }
 
-// NewState is each connection's own flag: has its first chunk passed?
-func (t *handshakeToxic) NewState() any { return new(bool) }
+// NewState is each connection's own state, made when the proxy accepts it: when it opened.
+func (t *handshakeToxic) NewState() any { return &handshakeState{opened: time.Now()} }
+
+type handshakeState struct{ opened time.Time }
 
 func (t *handshakeToxic) Pipe(stub *toxics.ToxicStub) {
-	passed := stub.State.(*bool)
+	state := stub.State.(*handshakeState)
+	ready := state.opened.Add(time.Duration(t.DelayNanos))
 	pipe(stub, func(c *stream.StreamChunk) bool {
 		ok := true
-		if !*passed {
-			*passed = true
-			deliver := c.Timestamp.Add(time.Duration(t.DelayNanos))
-			ok = hold(stub, deliver)
-			c.Timestamp = deliver
+		if c.Timestamp.Before(ready) {
+			ok = hold(stub, ready)
+			c.Timestamp = ready
 		}
 		stub.Output <- c
 		return ok

@@ -46,12 +46,7 @@ func Generate(hosts []string) (*Material, error) {
 	}
 	patterns := make([]string, 0, len(hosts))
 	for _, h := range hosts {
-		name, port, ok := strings.Cut(h, ":")
-		if !ok || port == "22" {
-			patterns = append(patterns, name)
-		} else {
-			patterns = append(patterns, fmt.Sprintf("[%s]:%s", name, port))
-		}
+		patterns = append(patterns, HostPattern(h))
 	}
 	authorized := "restrict,port-forwarding " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(clientPub))) + "\n"
 	known := strings.Join(patterns, ",") + " " + strings.TrimSpace(string(ssh.MarshalAuthorizedKey(hostPub))) + "\n"
@@ -60,6 +55,16 @@ func Generate(hosts []string) (*Material, error) {
 		AuthorizedKeys: []byte(authorized), KnownHosts: []byte(known),
 		HostFingerprint: ssh.FingerprintSHA256(hostPub),
 	}, nil
+}
+
+// HostPattern is how known_hosts names the host "name:port": the bare name on ssh's port 22,
+// "[name]:port" on any other, as ssh itself looks it up (and as HostKeyAlias must spell it).
+func HostPattern(hostPort string) string {
+	name, port, ok := strings.Cut(hostPort, ":")
+	if !ok || port == "22" {
+		return name
+	}
+	return fmt.Sprintf("[%s]:%s", name, port)
 }
 
 // SecretData renders the material as a Secret's data.

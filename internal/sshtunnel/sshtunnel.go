@@ -102,6 +102,9 @@ type Tunnel struct {
 	// Gateway is the sshd's host name and Port its port.
 	Gateway string
 	Port    int
+	// HostKeyAlias, when set, is the known_hosts name the gateway's key is checked under instead
+	// of Gateway:Port: the gateway's own name when ssh dials it through the link proxy.
+	HostKeyAlias string
 	// LocalPort is the loopback port the tunnel listens on; Target the "host:port" it forwards to.
 	LocalPort int
 	Target    string
@@ -145,6 +148,9 @@ func (t Tunnel) SSHArgs() []string {
 		args = append(args, "-o", "Compression=yes")
 	} else {
 		args = append(args, "-o", "Compression=no")
+	}
+	if t.HostKeyAlias != "" {
+		args = append(args, "-o", "HostKeyAlias="+t.HostKeyAlias)
 	}
 	if t.Cipher != "" {
 		args = append(args, "-c", t.Cipher)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunnelbench/tunnelbench/internal/link"
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
 	"github.com/tunnelbench/tunnelbench/internal/sshtest"
@@ -238,5 +239,54 @@ func TestGatewayGivesNoShellAndAdmitsOnlyTheClientKey(t *testing.T) {
 	}
 	if _, lastErr := sshtunnel.ParseLog(readLog(t, logFile)); !strings.Contains(lastErr, "Permission denied") {
 		t.Errorf("last error %q", lastErr)
+	}
+}
+
+// TestTunnelThroughTheLinkProxy: ssh dials the link proxy's loopback end and still checks the
+// gateway's pinned key under the gateway's own name (HostKeyAlias): it connects with the right
+// key, and refuses an impostor's under that name.
+func TestTunnelThroughTheLinkProxy(t *testing.T) {
+	sshtest.SkipIfShort(t)
+	r := startGateway(t)
+	p, err := link.Start("127.0.0.1:0", "127.0.0.1:"+strconv.Itoa(r.Port), link.Link{RTT: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	_, proxyPort, _ := net.SplitHostPort(p.Addr())
+	const alias = "[gateway.test]:2222"
+	knownHosts := func(m *sshkeys.Material) string {
+		_, key, _ := strings.Cut(string(m.KnownHosts), " ")
+		path := filepath.Join(t.TempDir(), "known_hosts")
+		if err := os.WriteFile(path, []byte(alias+" "+key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	tunnel := func(known string) sshtunnel.Tunnel {
+		tn := r.tunnel(r.allowed, known)
+		tn.Port, _ = strconv.Atoi(proxyPort)
+		tn.HostKeyAlias = alias
+		return tn
+	}
+
+	port, logFile, _ := startTunnel(t, tunnel(knownHosts(r.Material)))
+	if port == 0 {
+		t.Fatalf("ssh through the proxy exited:\n%s", readLog(t, logFile))
+	}
+	if got := readLine(t, port); got != "hello from the database" {
+		t.Fatalf("through the proxy and the tunnel: %q\n%s", got, readLog(t, logFile))
+	}
+
+	impostor, err := sshkeys.Generate([]string{"x:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, logFile, exited := startTunnel(t, tunnel(knownHosts(impostor)))
+	if port != 0 {
+		t.Fatal("ssh accepted a key other than the one pinned under the gateway's name")
+	}
+	if err := <-exited; err == nil {
+		t.Errorf("ssh exited 0 on a host key mismatch:\n%s", readLog(t, logFile))
 	}
 }

@@ -7,16 +7,20 @@ import (
 )
 
 func init() {
-	Register(benchv1.TransportDirect, func(c Context) Transport { return direct{server: c.Server} })
+	Register(benchv1.TransportDirect, func(c Context) Transport { return direct{c: c} })
 }
 
 // direct is plain TCP. sslmode=disable is stated explicitly: libpq's default (prefer) would use
 // TLS whenever the server offers it, and the baseline would silently measure TLS.
 type direct struct {
 	basic
-	server Server
+	c Context
 }
 
 func (d direct) Pod(*runspec.Run) (specs.Pod, error) {
-	return toServer(d.server, "disable"), nil
+	p := toServer(d.c.Server, "disable")
+	d.c.libpqVia(&p)
+	return p, nil
 }
+
+func (d direct) Hop() Hop { return serverHop(d.c.Server, "pgbench → server") }

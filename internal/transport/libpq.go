@@ -84,7 +84,7 @@ func mountServerCA(volumes *[]corev1.Volume, mounts *[]corev1.VolumeMount, serve
 // ConnInfo renders libpq's settings as a connection string without user or password.
 func ConnInfo(env []corev1.EnvVar) string {
 	keys := []struct{ env, key string }{
-		{"PGHOST", "host"}, {"PGPORT", "port"}, {"PGDATABASE", "dbname"}, {"PGSSLMODE", "sslmode"},
+		{"PGHOST", "host"}, {"PGHOSTADDR", "hostaddr"}, {"PGPORT", "port"}, {"PGDATABASE", "dbname"}, {"PGSSLMODE", "sslmode"},
 		{"PGSSLROOTCERT", "sslrootcert"}, {"PGSSLCERT", "sslcert"},
 	}
 	var parts []string

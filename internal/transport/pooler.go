@@ -141,6 +141,9 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 	case s.Placement == benchv1.PoolerSidecar:
 		pod := libpq(p.c.Server, "127.0.0.1", PoolerListenPort, string(s.ClientTLS))
 		pb := p.pgbouncer("127.0.0.1", pgbouncer.AuthTrust)
+		// Only the pooler's own connections cross the link.
+		host, port := p.c.dial(p.Hop())
+		pb.config.ServerHost, pb.config.ServerPort = host, int(port)
 		image, pullPolicy := specs.RunnerImage(p.c.Benchmark, p.c.Defaults)
 		c := pb.container(image, pullPolicy)
 		c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
@@ -153,7 +156,18 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 		run.PoolerMetrics = net.JoinHostPort(fmt.Sprintf("%s.%s.svc", p.cnpgMetricsServiceName(), p.c.Benchmark.Namespace),
 			strconv.Itoa(pgbouncer.CNPGExporterPort))
 	}
-	return libpq(p.c.Server, p.host(), PoolerServicePort, string(s.ClientTLS)), nil
+	pod := libpq(p.c.Server, p.host(), PoolerServicePort, string(s.ClientTLS))
+	p.c.libpqVia(&pod)
+	return pod, nil
+}
+
+// Hop: a sidecar pooler's connections to the server cross the link (pgbench's reach the pooler
+// over loopback); pgbench's own cross it to a shared pooler.
+func (p pooler) Hop() Hop {
+	if p.settings().Placement == benchv1.PoolerSidecar {
+		return serverHop(p.c.Server, "PgBouncer sidecar → server")
+	}
+	return Hop{Host: p.host(), Port: PoolerServicePort, What: "pgbench → pooler Service"}
 }
 
 // Record keeps both hops of the pooler: how each side authenticates (from the pooler's

@@ -101,10 +101,23 @@ func (s sshTransport) Pod(run *runspec.Run) (specs.Pod, error) {
 	return p, nil
 }
 
-// tunnel is the ssh command of tunnel i.
+// Hop: the tunnels cross the link, as in the studies where ssh ran across the WAN and the
+// gateway forwarded next to the database.
+func (s sshTransport) Hop() Hop {
+	return Hop{Host: gatewayHost(s.c.Benchmark), Port: sshtunnel.GatewayPort, What: "ssh client → SSH gateway"}
+}
+
+// tunnel is the ssh command of tunnel i. Through the link proxy ssh dials its loopback end and
+// checks the gateway's pinned host key under the gateway's own name (HostKeyAlias).
 func (s sshTransport) tunnel(i int, spec benchv1.SSHTransport) sshtunnel.Tunnel {
+	hop := s.Hop()
+	host, port := s.c.dial(hop)
+	alias := ""
+	if host != hop.Host {
+		alias = sshkeys.HostPattern(hop.Address())
+	}
 	return sshtunnel.Tunnel{
-		Gateway: gatewayHost(s.c.Benchmark), Port: sshtunnel.GatewayPort, LocalPort: runspec.TunnelBasePort + i,
+		Gateway: host, Port: int(port), HostKeyAlias: alias, LocalPort: runspec.TunnelBasePort + i,
 		Target:       s.target(),
 		IdentityFile: runspec.SSHClientDir + "/" + sshkeys.ClientKey, KnownHostsFile: runspec.SSHClientDir + "/" + sshkeys.KnownHosts,
 		LogFile: runspec.TunnelLogFile(runspec.SSHLogDir, i), Compression: spec.Compression,

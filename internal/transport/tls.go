@@ -54,8 +54,11 @@ func (t tlsTransport) UserSecrets() []SecretRef {
 	return nil
 }
 
+func (t tlsTransport) Hop() Hop { return serverHop(t.c.Server, "pgbench → server") }
+
 func (t tlsTransport) Pod(*runspec.Run) (specs.Pod, error) {
 	p := toServer(t.c.Server, string(t.c.Spec.EffectiveSSLMode()))
+	t.c.libpqVia(&p)
 	if t.VerifiesServer() {
 		withServerCA(&p, t.c.Server)
 	}

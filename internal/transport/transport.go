@@ -37,6 +37,9 @@ type Transport interface {
 	// UserSecrets are the Secrets the user must provide for this transport (a client certificate),
 	// checked before anything runs.
 	UserSecrets() []SecretRef
+	// Hop is the part of the path an emulated link sits on (link.go): from the runner pod to the
+	// path's remote side.
+	Hop() Hop
 }
 
 // Context is what a transport is built from.
@@ -49,6 +52,8 @@ type Context struct {
 	Defaults specs.RunnerDefaults
 	// CertificateWait bounds the wait for cert-manager to issue a certificate, from its creation.
 	CertificateWait time.Duration
+	// Link is the transport's emulated link (spec.network or its own), none when not Emulated.
+	Link benchv1.Link
 }
 
 // SecretRef is a Secret a transport reads, with the keys it needs and what it is for (messages).

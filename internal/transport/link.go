@@ -1,0 +1,82 @@
+package transport
+
+import (
+	"net"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+)
+
+// Hop is the part of a transport's path that crosses the emulated link: the client side in the
+// runner pod dials Host:Port, the link's far end.
+type Hop struct {
+	Host string
+	Port int32
+	// What names the hop for the status: "pgbench → server".
+	What string
+}
+
+// Address is the hop's far end as host:port.
+func (h Hop) Address() string { return net.JoinHostPort(h.Host, strconv.Itoa(int(h.Port))) }
+
+// serverHop is the hop to the server itself.
+func serverHop(s Server, what string) Hop { return Hop{Host: s.Host, Port: s.Port, What: what} }
+
+// linkHost is where the link proxy listens in the runner pod.
+const linkHost = "127.0.0.1"
+
+// userspaceLink reports whether the transport's hop passes the link proxy in the runner pod.
+func (c Context) userspaceLink() bool {
+	return c.Link.Emulated() && c.Link.Emulator == benchv1.EmulatorUserspace
+}
+
+// dial is where the client side of the hop connects: the link proxy's loopback end when the
+// userspace link is on the path, the hop's far end otherwise.
+func (c Context) dial(h Hop) (string, int32) {
+	if c.userspaceLink() {
+		return linkHost, runspec.LinkPort
+	}
+	return h.Host, h.Port
+}
+
+// libpqVia points libpq's settings, made for the hop's far end, at the link proxy: PGHOSTADDR is
+// where libpq connects while PGHOST stays the name TLS verifies (verify-full keeps checking the
+// server's or the pooler's certificate against its own name).
+func (c Context) libpqVia(p *specs.Pod) {
+	if !c.userspaceLink() {
+		return
+	}
+	for i := range p.Env {
+		if p.Env[i].Name == "PGPORT" {
+			p.Env[i].Value = strconv.Itoa(runspec.LinkPort)
+		}
+	}
+	p.Env = append(p.Env, corev1.EnvVar{Name: "PGHOSTADDR", Value: linkHost})
+}
+
+// WithLink completes a transport's runner pod with its emulated link: with the userspace
+// emulator, the link proxy as the first native sidecar (the tunnels and the pooler that dial
+// through it start after it), and in every case what the runner measures the path against.
+func WithLink(c Context, tr Transport, pod *specs.Pod, run *runspec.Run) {
+	if !c.Link.Emulated() {
+		return
+	}
+	run.Link = runspec.Link{RTT: c.Link.RTT, Jitter: c.Link.Jitter, BitsPerSecond: c.Link.BitsPerSecond}
+	if !c.userspaceLink() {
+		return
+	}
+	proxy := runspec.LinkProxy{Listen: net.JoinHostPort(linkHost, strconv.Itoa(runspec.LinkPort)),
+		Upstream: tr.Hop().Address(), Link: run.Link}
+	image, pullPolicy := specs.RunnerImage(c.Benchmark, c.Defaults)
+	// A CPU request of its own: the proxy copies every byte of the load.
+	sidecar := specs.HelperContainer("link", image, pullPolicy, "250m", "32Mi")
+	sidecar.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+	sidecar.Command, sidecar.Args = []string{"tunnelbench-runner"}, append([]string{"link"}, proxy.Args()...)
+	sidecar.StartupProbe = specs.StartupProbe(runspec.LinkPort)
+	pod.Sidecars = append([]corev1.Container{sidecar}, pod.Sidecars...)
+}
