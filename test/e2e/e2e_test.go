@@ -207,6 +207,10 @@ func TestEndToEnd(t *testing.T) {
 		})
 	})
 
+	t.Run("an emulated WAN: RTT-bound paths, the link measured, short connections and a client-side pooler", func(t *testing.T) {
+		emulatedWAN(t, ns, pg)
+	})
+
 	t.Run("connection cost: reconnect and a connection storm through direct, TLS and PgBouncer", func(t *testing.T) {
 		poolerTransportsComplete(t, ns, pg)
 	})
@@ -545,6 +549,21 @@ func dump(t *testing.T, ns string) {
 		out, _ := run(t, "kubectl", args...)
 		t.Logf("kubectl %s:\n%s", strings.Join(args, " "), out)
 	}
+}
+
+// complete creates tb and waits (bounded) until it has completed, dumping the namespace when it
+// did not.
+func complete(t *testing.T, tb *benchv1.TunnelBenchmark, timeout time.Duration) *benchv1.TunnelBenchmark {
+	t.Helper()
+	if err := k8s.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	end := waitForEnd(t, tb.Namespace, tb.Name, timeout)
+	if end.Status.Phase != benchv1.PhaseCompleted {
+		dump(t, tb.Namespace)
+		t.Fatalf("phase %s, conditions %+v", end.Status.Phase, end.Status.Conditions)
+	}
+	return end
 }
 
 func waitForEnd(t *testing.T, ns, name string, timeout time.Duration) *benchv1.TunnelBenchmark {

@@ -30,14 +30,7 @@ func verdicts(t *testing.T, ns, name string, pg *fixture.Postgres) *benchv1.Tunn
 	tb.Spec.Load.Warmup = &metav1.Duration{Duration: time.Second}
 	tb.Spec.Load.Duration = &metav1.Duration{Duration: 4 * time.Second}
 	tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
-	if err := k8s.Create(ctx, tb); err != nil {
-		t.Fatal(err)
-	}
-	end := waitForEnd(t, ns, name, 8*time.Minute)
-	if end.Status.Phase != benchv1.PhaseCompleted {
-		dump(t, ns)
-		t.Fatalf("phase %s, conditions %+v", end.Status.Phase, end.Status.Conditions)
-	}
+	end := complete(t, tb, 8*time.Minute)
 	for _, r := range end.Status.Results {
 		c := r.Comparison
 		t.Logf("%s: median %.0f tps [%.0f–%.0f], %s (%s); latency %+v", r.Transport, r.TPS, r.TPSSpread.Min,
