@@ -29,26 +29,33 @@ func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1
 		tb.Status.Results = append(tb.Status.Results, benchv1.TransportResult{Transport: t.Name, Type: t.Type})
 		out = &tb.Status.Results[len(tb.Status.Results)-1]
 	}
-	res := rep.Result
-	run.TPS, run.LatencyAvgMs, run.ConnectionTimeMs = res.TPS, res.LatencyAvgMs, res.ConnectionTimeMs
-	run.Transactions, run.FailedTransactions = res.Transactions, res.FailedTransactions
 	if !rep.StartTime.IsZero() {
 		run.StartTime = &metav1.Time{Time: rep.StartTime}
 	}
 	if !rep.EndTime.IsZero() {
 		run.EndTime = &metav1.Time{Time: rep.EndTime}
 	}
+	out.Command, out.Connection = rep.Command, transport.ConnInfo(pod.Env)
+	out.TLS = nil
+	if rep.TLS != nil {
+		out.TLS = &benchv1.NegotiatedTLS{Version: rep.TLS.Version, Cipher: rep.TLS.Cipher}
+	}
+	if c := rep.Copy; c != nil {
+		run.MBPerSecond, run.RowsPerSecond = ptr.To(c.MBPerSecond), ptr.To(c.RowsPerSecond)
+		out.Runs = append(out.Runs, run)
+		out.Repetitions = run.Round
+		aggregateCopies(out, c)
+		return out
+	}
+	res := rep.Result
+	run.TPS, run.LatencyAvgMs, run.ConnectionTimeMs = res.TPS, res.LatencyAvgMs, res.ConnectionTimeMs
+	run.Transactions, run.FailedTransactions = res.Transactions, res.FailedTransactions
 	run.P99Ms = runP99(rep.Latency)
 	out.Runs = append(out.Runs, run)
 	out.Repetitions = run.Round
 
 	// The path as the latest run saw it.
-	out.Command, out.Connection = rep.Command, transport.ConnInfo(pod.Env)
 	out.TPSIncludingConnections, out.LatencyStddevMs = res.TPSIncludingConnections, res.LatencyStddevMs
-	out.TLS = nil
-	if rep.TLS != nil {
-		out.TLS = &benchv1.NegotiatedTLS{Version: rep.TLS.Version, Cipher: rep.TLS.Cipher}
-	}
 	out.ConnectionStorm = nil
 	if s := rep.Storm; s != nil {
 		out.ConnectionStorm = stormResult(s)
@@ -144,6 +151,37 @@ func aggregateRuns(out *benchv1.TransportResult, reconnect bool) {
 	}
 }
 
+// aggregateCopies derives a copy load's figures from its runs: the medians of MB/s and rows/s,
+// with the latest run's size.
+func aggregateCopies(out *benchv1.TransportResult, latest *report.Copy) {
+	var mbps, rows []float64
+	for _, r := range out.Runs {
+		if r.MBPerSecond != nil && r.RowsPerSecond != nil {
+			mbps, rows = append(mbps, *r.MBPerSecond), append(rows, *r.RowsPerSecond)
+		}
+	}
+	out.Copy = &benchv1.CopyResult{Data: benchv1.CopyData(latest.Data), Bytes: latest.Bytes, Rows: latest.Rows,
+		MBPerSecondSpread: spread(mbps), RowsPerSecond: stats.Median(rows)}
+	out.Copy.MBPerSecond = out.Copy.MBPerSecondSpread.Median
+	out.StartTime, out.EndTime = out.Runs[0].StartTime, out.Runs[len(out.Runs)-1].EndTime
+}
+
+// runFigure is what a run is compared by: its tps, or its MB/s for a copy load.
+func runFigure(r benchv1.RunResult) float64 {
+	if r.MBPerSecond != nil {
+		return *r.MBPerSecond
+	}
+	return r.TPS
+}
+
+// figure is a transport's median of runFigure.
+func figure(r *benchv1.TransportResult) float64 {
+	if r.Copy != nil {
+		return r.Copy.MBPerSecond
+	}
+	return r.TPS
+}
+
 func spread(xs []float64) *benchv1.Spread {
 	s := stats.Summarize(xs)
 	out := &benchv1.Spread{Median: s.Median, Min: s.Min, Max: s.Max}
@@ -177,9 +215,10 @@ func summarize(tb *benchv1.TunnelBenchmark) {
 	tb.Status.Best = best(tb.Status.Results)
 }
 
-// compare is candidate's tps against baseline's over the rounds both have run, paired by round.
+// compare is candidate's figure (tps, or MB/s for a copy) against baseline's over the rounds both
+// have run, paired by round.
 func compare(baseline, candidate *benchv1.TransportResult) *benchv1.Comparison {
-	base, cand := pairedTPS(baseline, candidate)
+	base, cand := pairedFigures(baseline, candidate)
 	out := &benchv1.Comparison{Baseline: baseline.Transport, Pairs: int32(len(base))}
 	ratio, err := stats.PairedRatio(base, cand)
 	if err != nil {
@@ -193,12 +232,12 @@ func compare(baseline, candidate *benchv1.TransportResult) *benchv1.Comparison {
 	return out
 }
 
-// pairedTPS returns the tps of the rounds both results have run, in round order.
-func pairedTPS(a, b *benchv1.TransportResult) (as, bs []float64) {
+// pairedFigures returns the figures of the rounds both results have run, in round order.
+func pairedFigures(a, b *benchv1.TransportResult) (as, bs []float64) {
 	for _, ra := range a.Runs {
 		for _, rb := range b.Runs {
 			if ra.Round == rb.Round {
-				as, bs = append(as, ra.TPS), append(bs, rb.TPS)
+				as, bs = append(as, runFigure(ra)), append(bs, runFigure(rb))
 			}
 		}
 	}
@@ -214,11 +253,14 @@ func best(results []benchv1.TransportResult) *benchv1.BestTransport {
 	}
 	top := &results[0]
 	for i := range results {
-		if results[i].TPS > top.TPS {
+		if figure(&results[i]) > figure(top) {
 			top = &results[i]
 		}
 	}
 	out := &benchv1.BestTransport{Transport: top.Transport, TPS: top.TPS, RoundedTPS: int64(math.Round(top.TPS))}
+	if top.Copy != nil {
+		out.MBPerSecond = top.Copy.MBPerSecond
+	}
 	ties := []string{top.Transport}
 	for i := range results {
 		other := &results[i]
@@ -235,16 +277,16 @@ func best(results []benchv1.TransportResult) *benchv1.BestTransport {
 	}
 	// The top first, the others in order of their median tps.
 	rest := ties[1:]
-	slices.SortStableFunc(rest, func(a, b string) int { return cmp.Compare(tpsOf(results, b), tpsOf(results, a)) })
+	slices.SortStableFunc(rest, func(a, b string) int { return cmp.Compare(figureOf(results, b), figureOf(results, a)) })
 	out.Ties = ties
 	out.Summary = fmt.Sprintf("tie: %s", strings.Join(ties, ", "))
 	return out
 }
 
-func tpsOf(results []benchv1.TransportResult, name string) float64 {
-	for _, r := range results {
-		if r.Transport == name {
-			return r.TPS
+func figureOf(results []benchv1.TransportResult, name string) float64 {
+	for i := range results {
+		if results[i].Transport == name {
+			return figure(&results[i])
 		}
 	}
 	return 0

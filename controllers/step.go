@@ -104,7 +104,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	switch {
 	case jobCondition(job, batchv1.JobComplete):
 		rep := r.jobReport(ctx, job)
-		if rep == nil || (rep.Result == nil && !s.run.Init) {
+		if rep == nil || (rep.Result == nil && rep.Copy == nil && !s.run.Init) {
 			return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
 				"Job %s succeeded but its runner left no result in ConfigMap %s or its termination message", key.Name, key.Name)}, nil
 		}

@@ -290,8 +290,10 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	}
 	prov := r.provenance(ctx, tb, out.job, out.report)
 	result := recordRun(tb, t, benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node}, out.report, pod)
-	if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {
-		log.FromContext(ctx).Error(err, "Cannot merge the latency histograms", "transport", t.Name)
+	if out.report.Copy == nil {
+		if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {
+			log.FromContext(ctx).Error(err, "Cannot merge the latency histograms", "transport", t.Name)
+		}
 	}
 	result.Unguarded = !tb.IsExclusive()
 	result.Provenance = prov
@@ -303,9 +305,14 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	if result.Done(reps) {
 		r.removeOwned(ctx, tb, t.Name)
 	}
-	r.event(tb, corev1.EventTypeNormal, "RunCompleted", "Measure",
-		"Transport %s round %d/%d: %.1f tps, latency %.3f ms", t.Name, p.round, reps, out.report.Result.TPS,
-		out.report.Result.LatencyAvgMs)
+	if c := out.report.Copy; c != nil {
+		r.event(tb, corev1.EventTypeNormal, "RunCompleted", "Measure", "Transport %s round %d/%d: %.3f MB/s, %.0f rows/s",
+			t.Name, p.round, reps, c.MBPerSecond, c.RowsPerSecond)
+	} else {
+		r.event(tb, corev1.EventTypeNormal, "RunCompleted", "Measure",
+			"Transport %s round %d/%d: %.1f tps, latency %.3f ms", t.Name, p.round, reps, out.report.Result.TPS,
+			out.report.Result.LatencyAvgMs)
+	}
 	return ctrl.Result{}, true, nil
 }
 
@@ -420,10 +427,12 @@ func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.
 		return ctrl.Result{}, true, nil
 	}
 	tb.Status.Phase = benchv1.PhaseInitializing
-	step := step{
-		transport: benchv1.InitTransportLabel, pod: transport.ForInit(server), run: r.runnerContract(tb, true),
-		description: fmt.Sprintf("initialization (pgbench -i -s %d)", max(tb.Spec.Load.Scale, 1)),
+	run := r.runnerContract(tb, true)
+	description := fmt.Sprintf("initialization (pgbench -i -s %d)", max(tb.Spec.Load.Scale, 1))
+	if run.Copy.Set() {
+		description = fmt.Sprintf("initialization (copy data set %s, %d bytes of %s)", run.Copy.Table(), run.Copy.Bytes, run.Copy.Data)
 	}
+	step := step{transport: benchv1.InitTransportLabel, pod: transport.ForInit(server), run: run, description: description}
 	out, err := r.runStep(ctx, tb, step, deadline)
 	switch {
 	case err != nil || out.state == stepRunning:

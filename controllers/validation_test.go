@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -215,12 +216,12 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 		{
 			name:   "neither builtin nor script",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Builtin = "" },
-			want:   []string{"spec.load", "exactly one of builtin or script"},
+			want:   []string{"spec.load", "exactly one of builtin, script or copy"},
 		},
 		{
 			name:   "builtin and script",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Script = "select 1;" },
-			want:   []string{"spec.load", "exactly one of builtin or script"},
+			want:   []string{"spec.load", "exactly one of builtin, script or copy"},
 		},
 		{
 			name:   "unknown builtin",
@@ -314,6 +315,45 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			name:   "empty connection storm",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{} },
 			want:   []string{"spec.load.connectionStorm.connections"},
+		},
+		{
+			name: "copy and a builtin script",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Copy = &benchv1.CopyLoad{Size: resource.MustParse("64Mi")}
+				tb.Spec.Load.Initialize = true
+			},
+			want: []string{"spec.load", "exactly one of builtin, script or copy"},
+		},
+		{
+			name: "copy without initialization",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Copy = "", &benchv1.CopyLoad{Size: resource.MustParse("64Mi")}
+			},
+			want: []string{"spec.load", "copy needs spec.load.initialize: true"},
+		},
+		{
+			name: "a copy too large",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Initialize = "", true
+				tb.Spec.Load.Copy = &benchv1.CopyLoad{Size: resource.MustParse("2Gi")}
+			},
+			want: []string{"spec.load.copy.size", "between 1Mi and 1Gi"},
+		},
+		{
+			name: "a copy of zeros",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Initialize = "", true
+				tb.Spec.Load.Copy = &benchv1.CopyLoad{Size: resource.MustParse("1Mi"), Data: "zeros"}
+			},
+			want: []string{"spec.load.copy.data", "Unsupported value"},
+		},
+		{
+			name: "a copy with reconnect",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Initialize, tb.Spec.Load.Reconnect = "", true, true
+				tb.Spec.Load.Copy = &benchv1.CopyLoad{Size: resource.MustParse("1Mi")}
+			},
+			want: []string{"spec.load.copy: reconnect, connectionStorm and transactions apply to pgbench loads only"},
 		},
 		{
 			name:   "bandwidth without a unit",
@@ -447,6 +487,10 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 			tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{Instances: 1, StorageClass: "local-path",
 				Parameters: map[string]string{"shared_buffers": "256MB"}}}
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "pooler", Type: "pooler"}}
+		}},
+		{"a copy of random data", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Load.Builtin, tb.Spec.Load.Initialize = "", true
+			tb.Spec.Load.Copy = &benchv1.CopyLoad{Size: resource.MustParse("64Mi"), Data: "random"}
 		}},
 		{"a WAN for every transport but a LAN baseline", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond},

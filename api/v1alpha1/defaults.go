@@ -21,6 +21,8 @@ const (
 	DefaultRepetitions = int32(3)
 	DefaultOrder       = OrderInterleaved
 	DefaultWarmup      = 5 * time.Second
+	// DefaultCopyData is what a copy load moves when spec.load.copy.data is not set.
+	DefaultCopyData = CopyText
 	// DefaultTimeout bounds a whole benchmark when spec.timeout is not set.
 	DefaultTimeout = 30 * time.Minute
 	// DefaultDatabase is the database CloudNativePG bootstraps, and so the one a CloudNativePG

@@ -492,10 +492,12 @@ const (
 )
 
 // LoadSpec is the pgbench workload.
-// +kubebuilder:validation:XValidation:rule="has(self.builtin) != has(self.script)",message="spec.load: exactly one of builtin or script must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.builtin), has(self.script), has(self.copy)].filter(x, x).size() == 1",message="spec.load: exactly one of builtin, script or copy must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.copy) || (has(self.initialize) && self.initialize)",message="spec.load.copy needs spec.load.initialize: true: the initialization creates the data set on the server, over a direct connection"
+// +kubebuilder:validation:XValidation:rule="!has(self.copy) || (!(has(self.reconnect) && self.reconnect) && !has(self.connectionStorm) && !has(self.transactions))",message="spec.load.copy: reconnect, connectionStorm and transactions apply to pgbench loads only"
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="self.threads <= self.clients",message="spec.load.threads must not exceed spec.load.clients"
-// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup))",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup)) && has(self.copy) == has(oldSelf.copy) && (!has(self.copy) || self.copy == oldSelf.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 type LoadSpec struct {
 	// Builtin is one of pgbench's builtin scripts.
 	// +optional
@@ -545,6 +547,13 @@ type LoadSpec struct {
 	// time, connections per second and mean time per connection.
 	// +optional
 	ConnectionStorm *ConnectionStorm `json:"connectionStorm,omitempty"`
+
+	// Copy, instead of a pgbench script, moves a data set through every transport: one COPY per
+	// run, measured in MB/s and rows/s (needs initialize: true, which creates the data set).
+	// Clients, threads, protocol and warmup do not apply; duration bounds nothing (a copy runs
+	// until done, within spec.timeout).
+	// +optional
+	Copy *CopyLoad `json:"copy,omitempty"`
 
 	// Scale is the scale factor for initialization (pgbench -i -s).
 	// +kubebuilder:default=1
@@ -767,10 +776,13 @@ type TunnelBenchmarkStatus struct {
 
 // BestTransport is the answer to "which path is fastest", only as strong as the repetitions allow.
 type BestTransport struct {
-	// Transport is the transport with the highest median tps.
+	// Transport is the transport with the highest median tps (MB/s for a copy load).
 	Transport string `json:"transport"`
-	// TPS is its median transactions per second.
+	// TPS is its median transactions per second; zero for a copy load.
 	TPS float64 `json:"tps"`
+	// MBPerSecond is its median MB/s, for a copy load.
+	// +optional
+	MBPerSecond float64 `json:"mbPerSecond,omitempty"`
 	// RoundedTPS is TPS rounded to a whole number, for the printer column.
 	RoundedTPS int64 `json:"roundedTPS"`
 	// Significant is true when the transport is faster than every other at 95 %: each paired
@@ -886,6 +898,11 @@ type RunResult struct {
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// +optional
 	EndTime *metav1.Time `json:"endTime,omitempty"`
+	// MBPerSecond and RowsPerSecond are a copy run's throughput.
+	// +optional
+	MBPerSecond *float64 `json:"mbPerSecond,omitempty"`
+	// +optional
+	RowsPerSecond *float64 `json:"rowsPerSecond,omitempty"`
 	// Link is the path as this run's runner measured it before the load, when a link is emulated.
 	// +optional
 	Link *MeasuredLink `json:"link,omitempty"`
@@ -968,6 +985,10 @@ type TransportResult struct {
 	// ConnectionStorm is the result of spec.load.connectionStorm.
 	// +optional
 	ConnectionStorm *ConnectionStormResult `json:"connectionStorm,omitempty"`
+
+	// Copy is the result of a copy load (spec.load.copy); tps and latency are then zero.
+	// +optional
+	Copy *CopyResult `json:"copy,omitempty"`
 
 	// Pooler describes both hops of a pooler transport and what the pooler counted.
 	// +optional

@@ -29,6 +29,7 @@ type Recorder struct {
 	tpsCV          *prometheus.GaugeVec
 	latencyQuant   *prometheus.GaugeVec
 	ratio          *prometheus.GaugeVec
+	copyRate       *prometheus.GaugeVec
 	benchmarks     *prometheus.GaugeVec
 
 	mu     sync.Mutex
@@ -63,6 +64,8 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 		ratio: gauge("transport_tps_ratio",
 			"A transport's tps over the baseline's (geometric mean of paired rounds), with its 95 % interval's bounds.",
 			append(transportLabels[:3:3], "bound")),
+		copyRate: gauge("transport_copy_bytes_per_second",
+			"Bytes per second of a copy load through a transport (median over the repetitions).", transportLabels[:3:3]),
 		benchmarks: gauge("benchmarks", "TunnelBenchmarks by phase.", []string{"phase"}),
 		phases:     map[string]benchv1.Phase{},
 	}
@@ -78,6 +81,11 @@ var Default = NewRecorder(metrics.Registry)
 func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 	for _, res := range tb.Status.Results {
 		labels := prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "transport": res.Transport}
+		if res.Copy != nil {
+			// A copy load has no transactions: its figure has its own series.
+			r.copyRate.With(labels).Set(res.Copy.MBPerSecond * 1e6)
+			continue
+		}
 		r.tps.With(labels).Set(res.TPS)
 		r.latencyAvg.With(labels).Set(res.LatencyAvgMs / 1000)
 		if res.LatencyStddevMs != nil {
@@ -124,7 +132,7 @@ func (r *Recorder) Forget(namespace, name string) {
 // series are the per-transport gauges.
 func (r *Recorder) series() []prometheus.Collector {
 	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
-		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio}
+		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate}
 }
 
 // with is labels plus one more.

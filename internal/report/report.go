@@ -40,6 +40,8 @@ type Report struct {
 	Storm *Storm `json:"storm,omitempty"`
 	// Link is the path as measured before the load, when a link is emulated.
 	Link *Link `json:"link,omitempty"`
+	// Copy is a copy load's outcome, instead of Result.
+	Copy *Copy `json:"copy,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
 	// StartTime and EndTime bound the pgbench run.
@@ -79,6 +81,17 @@ func Marshal(r Report) ([]byte, error) {
 		return nil, fmt.Errorf("while encoding the report: %w", err)
 	}
 	return b, nil
+}
+
+// Copy is one COPY of a data set through the path: what crossed and how fast.
+type Copy struct {
+	Table         string  `json:"table"`
+	Data          string  `json:"data"`
+	Bytes         int64   `json:"bytes"`
+	Rows          int64   `json:"rows"`
+	Seconds       float64 `json:"seconds"`
+	MBPerSecond   float64 `json:"mbPerSecond"`
+	RowsPerSecond float64 `json:"rowsPerSecond"`
 }
 
 // Link is a path as the runner measured it: the median RTT of `select 1` on one connection, the

@@ -114,6 +114,19 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	rep.TLS, rep.ServerVersion = sess.serverTLS, sess.serverVersion
 	rep.PgbenchVersion = pgbenchVersion(ctx, opts.Pgbench)
 
+	if run.Init && run.Copy.Set() {
+		rep.Command = "create " + run.Copy.Table()
+		rep.StartTime = time.Now().UTC()
+		created, err := createCopySet(ctx, sess.config, run.Copy)
+		rep.EndTime = time.Now().UTC()
+		if err != nil {
+			return fail(&FailureError{Reason: benchv1.ReasonPgbenchError,
+				Message: fmt.Sprintf("cannot create the copy data set %s: %v", run.Copy.Table(), err)})
+		}
+		fmt.Fprintf(stream, "tunnelbench-runner: copy data set %s: created %v (kept from an earlier benchmark: %v)\n",
+			run.Copy.Table(), created, !created)
+		return rep
+	}
 	if run.Init {
 		rep.StartTime = time.Now().UTC()
 		out, runErr := runProcess(ctx, opts, stream, nil, args, "")
@@ -133,6 +146,20 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 		fmt.Fprintf(stream, "tunnelbench-runner: link measured: rtt %.3f ms, connect %.3f ms, %d bit/s\n",
 			rep.Link.RTTMs, rep.Link.ConnectMs, rep.Link.BitsPerSecond)
+	}
+
+	if run.Copy.Set() {
+		rep.Command = fmt.Sprintf("COPY %s TO STDOUT (FORMAT binary)", run.Copy.Table())
+		rep.StartTime = time.Now().UTC()
+		rep.Copy, err = copyOnce(ctx, sess.config, run.Copy)
+		rep.EndTime = time.Now().UTC()
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stream, "tunnelbench-runner: copied %d bytes, %d rows in %.3f s: %.3f MB/s, %.0f rows/s\n",
+			rep.Copy.Bytes, rep.Copy.Rows, rep.Copy.Seconds, rep.Copy.MBPerSecond, rep.Copy.RowsPerSecond)
+		rep.SSH = r.negotiated()
+		return rep
 	}
 
 	var warmTPS float64

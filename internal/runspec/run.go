@@ -85,6 +85,9 @@ type Run struct {
 	// report (ResultKey): the termination message holds only 4 KiB. Empty: the termination
 	// message alone.
 	ResultConfigMap string
+	// Copy, when set, replaces the pgbench load: the measured run copies the data set once; with
+	// Init, the initialization creates it instead of pgbench's tables.
+	Copy Copy
 	// Link, when emulated, is the link the path crosses: the runner measures the path (RTT,
 	// connection time and, with a bandwidth, a COPY) before the load, to report the link as it was.
 	Link Link
@@ -116,6 +119,7 @@ func (r Run) Args() []string {
 	a.addString("pooler-metrics", r.PoolerMetrics)
 	a.addString("result-configmap", r.ResultConfigMap)
 	r.Link.addArgs(&a, "link-")
+	r.Copy.addArgs(&a)
 	return a
 }
 
@@ -180,6 +184,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 		" (admin console readable) or "+PoolerOpaque)
 	fs.StringVar(&r.ResultConfigMap, "result-configmap", "", "ConfigMap of the pod's namespace to store the whole report in")
 	r.Link.bindFlags(fs, "link-", "the emulated link to measure the path against")
+	r.Copy.bindFlags(fs)
 	fs.StringVar(&r.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
 	return f
 }
@@ -258,8 +263,16 @@ func (r Run) Validate() error {
 		if r.Scale != 0 {
 			add("--scale applies only to --init")
 		}
-		errs = append(errs, r.Load.problems()...)
+		switch {
+		case r.Copy.Set() && r.Load != (Load{}):
+			add("--copy-bytes replaces the pgbench load: the load flags do not apply")
+		case r.Copy.Set() && r.Storm != 0:
+			add("--storm does not apply to a copy load")
+		case !r.Copy.Set():
+			errs = append(errs, r.Load.problems()...)
+		}
 	}
+	errs = append(errs, r.Copy.problems()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid run: %s", strings.Join(errs, "; "))
 	}

@@ -46,6 +46,8 @@ func TestArgsRoundTrip(t *testing.T) {
 		{"largest storm", Run{Load: load(), Storm: MaxStorm, Tunnels: 1}},
 		{"warm-up", Run{Load: load(), Warmup: 5 * time.Second, Tunnels: 1}},
 		{"result ConfigMap", Run{Load: load(), Tunnels: 1, ResultConfigMap: "bench-direct-r2-abc123"}},
+		{"a copy load", Run{Tunnels: 1, Copy: Copy{Bytes: 64 << 20, Data: CopyRandom}}},
+		{"creating a copy data set", Run{Init: true, Tunnels: 1, Copy: Copy{Bytes: 1 << 20, Data: CopyText}}},
 		{"an emulated link", Run{Load: load(), Tunnels: 1, Link: Link{RTT: 10 * time.Millisecond, Jitter: time.Millisecond,
 			BitsPerSecond: 50_000_000}}},
 	}
@@ -104,6 +106,9 @@ func TestFlagsRejectBadRuns(t *testing.T) {
 		{"warm-up with init", []string{"--init", "--warmup=5s"}, "--warmup does not apply"},
 		{"jitter above the RTT", []string{"--link-rtt=5ms", "--link-jitter=10ms"}, "--link-jitter must not exceed --link-rtt"},
 		{"negative bandwidth", []string{"--link-bandwidth=-1"}, "must not be negative"},
+		{"copy and pgbench", []string{"--copy-bytes=1048576", "--copy-data=text"}, "the load flags do not apply"},
+		{"copy of nothing", []string{"--init", "--copy-bytes=10", "--copy-data=text"}, "--copy-bytes must be at least 1024"},
+		{"copy of what", []string{"--init", "--copy-bytes=1048576", "--copy-data=zeros"}, "--copy-data must be text or random"},
 		{"link with init", []string{"--init", "--link-rtt=5ms"}, "do not apply to --init"},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"cmp"
 	"strconv"
 	"time"
 
@@ -115,6 +116,11 @@ func itoa(i int32) string { return strconv.Itoa(int(i)) }
 // part (tunnels, a pooler): the load, or the initialization when init is set.
 func RunFor(tb *benchv1.TunnelBenchmark, init bool, waitTimeout time.Duration) runspec.Run {
 	r := runspec.Run{Init: init, WaitTimeout: waitTimeout, Tunnels: 1}
+	if c := tb.Spec.Load.Copy; c != nil {
+		// The initialization creates the data set; each measured run copies it once.
+		r.Copy = runspec.Copy{Bytes: c.Size.Value(), Data: string(cmp.Or(c.Data, benchv1.DefaultCopyData))}
+		return r
+	}
 	if init {
 		r.Scale = int(max(tb.Spec.Load.Scale, benchv1.DefaultScale))
 		return r

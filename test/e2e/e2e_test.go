@@ -211,6 +211,10 @@ func TestEndToEnd(t *testing.T) {
 		emulatedWAN(t, ns, pg)
 	})
 
+	t.Run("a bulk copy across the WAN: ssh compression on text and on random data", func(t *testing.T) {
+		compressionAcrossTheWAN(t, ns, pg)
+	})
+
 	t.Run("connection cost: reconnect and a connection storm through direct, TLS and PgBouncer", func(t *testing.T) {
 		poolerTransportsComplete(t, ns, pg)
 	})
