@@ -8,7 +8,8 @@
 #        hack/images.sh import NAME...  build and import into the local cluster's containerd
 #        hack/images.sh cluster         build the images the cluster itself needs (pause, coredns)
 #        hack/images.sh tag NAME        print an image's reference
-# NAME: pause | coredns | tunnelbench | postgres | cnpg | local-path-provisioner | pgbouncer | all
+# NAME: pause | coredns | tunnelbench | postgres | cnpg | local-path-provisioner | pgbouncer |
+#       chaos-mesh | chaos-daemon | all
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,6 +38,8 @@ tag() {
     cnpg) echo "docker.io/tunnelbench/cloudnative-pg:$("$ROOT/hack/tools.sh" version cnpg)" ;;
     local-path-provisioner) echo "docker.io/tunnelbench/local-path-provisioner:$("$ROOT/hack/tools.sh" version local-path-provisioner)" ;;
     pgbouncer) echo "docker.io/tunnelbench/pgbouncer:$PGBOUNCER_SUITE" ;;
+    chaos-mesh) echo "docker.io/tunnelbench/chaos-mesh:$("$ROOT/hack/tools.sh" version chaos-mesh | cut -c1-40)" ;;
+    chaos-daemon) echo "docker.io/tunnelbench/chaos-daemon:$("$ROOT/hack/tools.sh" version chaos-mesh | cut -c1-40)" ;;
     *) echo "unknown image $1" >&2; return 2 ;;
   esac
 }
@@ -273,12 +276,50 @@ build_local-path-provisioner() {
   static_image local-path-provisioner local-path-provisioner /usr/bin/local-path-provisioner 65532:65532
 }
 
+# chaos-mesh's controller manager: one static binary.
+build_chaos-mesh() {
+  static_image chaos-mesh chaos-controller-manager /usr/local/bin/chaos-controller-manager 65532:65532
+}
+
+# chaos-daemon acts inside pods' network namespaces with tc, iptables and ipset (legacy iptables, as
+# upstream's image), entered through nsexec (hack/images/nsexec over nsenter), with a tc that
+# copes with kernels lacking sch_prio (hack/images/tc). It runs privileged, as root, by
+# chaos-mesh's chart.
+chaos_daemon_layer() {
+  local packages="iproute2 iptables ipset util-linux procps ca-certificates"
+  local key; key=$(printf '%s|%s|v1' "$SUITE" "$packages" | sha256sum | cut -c1-16)
+  debootstrap_layer chaos-daemon-base "$SUITE" "$packages" "$key" "
+    install_packages
+    update-alternatives --set iptables /usr/sbin/iptables-legacy
+    command -v tc ipset nsenter"
+}
+
+build_chaos-daemon() {
+  local base; base=$(chaos_daemon_layer)
+  local bin; bin=$("$ROOT/hack/tools.sh" chaos-daemon)
+  local key; key=$(hash_of "$bin" "$ROOT/hack/images/nsexec" "$ROOT/hack/images/tc" <(basename "$base") "$0")
+  local archive=$OUT/chaos-daemon-$key.tar
+  [[ -f $archive ]] && { echo "$archive"; return; }
+  local work; work=$(mktemp -d)
+  install -D -m 0755 "$bin" "$work/rootfs/usr/local/bin/chaos-daemon"
+  install -D -m 0755 "$ROOT/hack/images/nsexec" "$work/rootfs/usr/local/bin/nsexec"
+  # Ahead of /usr/sbin/tc on PATH (hack/images/tc says why).
+  install -D -m 0755 "$ROOT/hack/images/tc" "$work/rootfs/usr/local/bin/tc"
+  layer_from "$work/rootfs" "$work/bin.tar"
+  pack "$(tag chaos-daemon)" \
+    '{"Entrypoint":["/usr/local/bin/chaos-daemon"],"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]}' \
+    "$archive" "$base" "$work/bin.tar"
+  rm -rf "$work"
+  echo "$archive"
+}
+
 build() {
   mkdir -p "$OUT"
   for name in "$@"; do
     case $name in
       all) build pause coredns tunnelbench postgres cnpg local-path-provisioner pgbouncer ;;
-      pause | coredns | tunnelbench | postgres | cnpg | local-path-provisioner | pgbouncer) "build_$name" ;;
+      pause | coredns | tunnelbench | postgres | cnpg | local-path-provisioner | pgbouncer | chaos-mesh | chaos-daemon)
+        "build_$name" ;;
       *) echo "unknown image $name" >&2; return 2 ;;
     esac
   done

@@ -7,11 +7,12 @@
 # fast on the same machine.
 #
 # Usage: hack/tools.sh TOOL...   (controller-gen | envtest | crds | cnpg-manager |
-#                                local-path-provisioner | golangci-lint | cluster | helm | coredns | etcd |
+#                                local-path-provisioner | chaos-controller-manager | chaos-daemon |
+#                                golangci-lint | cluster | helm | coredns | etcd |
 #                                kubectl | kube-apiserver | kubelet | ... | all)
 #        hack/tools.sh path TOOL  prints the cached path of TOOL (envtest: the assets folder)
-#        hack/tools.sh version cnpg|local-path-provisioner  prints the pinned version
-#        hack/tools.sh source cnpg|local-path-provisioner   prints its module's folder (manifests)
+#        hack/tools.sh version cnpg|local-path-provisioner|chaos-mesh  prints the pinned version
+#        hack/tools.sh source cnpg|local-path-provisioner|chaos-mesh   prints its module's folder
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +31,10 @@ COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 CNPG_VERSION=${CNPG_VERSION:-v1.30.0}
 # cert-manager: only its CRDs (its commands are nested modules the proxy does not serve).
 CERT_MANAGER_VERSION=${CERT_MANAGER_VERSION:-v1.21.2}
+# chaos-mesh has no release tags on the proxy: the newest pseudo-version of its main module, and of
+# its api module (its main module points at ./api, which a downstream build must replace).
+CHAOS_MESH_VERSION=${CHAOS_MESH_VERSION:-v0.9.1-0.20260902003049-47411975a8cb}
+CHAOS_MESH_API_VERSION=${CHAOS_MESH_API_VERSION:-v0.0.0-20260906172039-d70b66ad97ac}
 # Rancher's local-path-provisioner: v0.0.31 and v0.0.32 are refused by the proxy.
 LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-v0.0.30}
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
@@ -131,6 +136,32 @@ throwaway_build() {
   (cd "$dir/src" && go get "$pkg@$version" && go build -trimpath -ldflags '-s -w' -o "$dir/$name" "$pkg")
 }
 
+# chaos_build NAME CGO: a chaos-mesh command, through a throwaway module that carries chaos-mesh's
+# own replace directives (Kubernetes v0.35, runtime-spec) and the api module's pseudo-version.
+# chaos-daemon needs cgo (chaos-driver's client) and is linked against this machine's glibc, which
+# is the daemon image's (bookworm).
+chaos_build() {
+  local name=$1 cgo=$2 dir=$TOOLS_DIR/chaos-mesh-$CHAOS_MESH_VERSION
+  [[ -x $dir/$name ]] && return
+  log "building $name (chaos-mesh $CHAOS_MESH_VERSION, about 3 minutes)"
+  mkdir -p "$dir/src"
+  local gomod; gomod=$(cd "$TOOLS_DIR" && GOFLAGS= go mod download -json "github.com/chaos-mesh/chaos-mesh@$CHAOS_MESH_VERSION" |
+    sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+  {
+    printf 'module tunnelbench.local/chaosbuild\n\ngo 1.26.0\n\nrequire github.com/chaos-mesh/chaos-mesh %s\n\n' "$CHAOS_MESH_VERSION"
+    echo 'replace ('
+    echo "	github.com/chaos-mesh/chaos-mesh/api => github.com/chaos-mesh/chaos-mesh/api $CHAOS_MESH_API_VERSION"
+    grep -E '^[[:space:]]*(k8s\.io/[^ ]+|replace github.com/opencontainers/runtime-spec) => ' "$gomod" | sed 's/^replace //'
+    echo ')'
+  } >"$dir/src/go.mod"
+  printf '//go:build tools\npackage tools\nimport (\n\t_ "github.com/chaos-mesh/chaos-mesh/cmd/chaos-controller-manager"\n\t_ "github.com/chaos-mesh/chaos-mesh/cmd/chaos-daemon"\n)\n' \
+    >"$dir/src/tools.go"
+  # fx-logr is missing from the checksum database.
+  (cd "$dir/src" && export GONOSUMDB=github.com/chaos-mesh/fx-logr GOFLAGS=-mod=mod &&
+    go get "github.com/chaos-mesh/chaos-mesh/cmd/$name@$CHAOS_MESH_VERSION" &&
+    CGO_ENABLED=$cgo go build -trimpath -ldflags '-s -w' -o "$dir/$name" "github.com/chaos-mesh/chaos-mesh/cmd/$name")
+}
+
 # third_party_crds copies the CRDs of the kinds the operator creates or reads out of their modules,
 # for envtest: CloudNativePG's Cluster and Pooler, cert-manager's Certificate and issuers.
 third_party_crds() {
@@ -163,6 +194,7 @@ path_of() {
     crds) echo "$TOOLS_DIR/crds-cnpg-$CNPG_VERSION-cert-manager-$CERT_MANAGER_VERSION" ;;
     cnpg-manager) echo "$TOOLS_DIR/cnpg-manager-$CNPG_VERSION/cnpg-manager" ;;
     local-path-provisioner) echo "$TOOLS_DIR/local-path-provisioner-$LOCAL_PATH_VERSION/local-path-provisioner" ;;
+    chaos-controller-manager | chaos-daemon) echo "$TOOLS_DIR/chaos-mesh-$CHAOS_MESH_VERSION/$1" ;;
     kubectl | kube-*) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION/$1" ;;
     *) echo "unknown tool $1" >&2; return 2 ;;
   esac
@@ -181,6 +213,8 @@ build() {
       github.com/cloudnative-pg/cloudnative-pg/cmd/manager ;;
     local-path-provisioner) throwaway_build local-path-provisioner github.com/rancher/local-path-provisioner \
       "$LOCAL_PATH_VERSION" github.com/rancher/local-path-provisioner ;;
+    chaos-controller-manager) chaos_build chaos-controller-manager 0 ;;
+    chaos-daemon) chaos_build chaos-daemon 1 ;;
     # cluster: everything hack/local-cluster.sh runs.
     cluster) k8s_build "${K8S_COMMANDS[@]}"; etcd_build; build coredns >/dev/null; build helm >/dev/null ;;
     kubectl | kube-*) k8s_build "$1"; path_of "$1" ;;
@@ -194,12 +228,16 @@ if [[ ${1:-} == source ]]; then
   case $2 in
     cnpg) module_dir github.com/cloudnative-pg/cloudnative-pg "$CNPG_VERSION" ;;
     local-path-provisioner) module_dir github.com/rancher/local-path-provisioner "$LOCAL_PATH_VERSION" ;;
+    chaos-mesh) module_dir github.com/chaos-mesh/chaos-mesh "$CHAOS_MESH_VERSION" ;;
     *) exit 2 ;;
   esac
   exit
 fi
 if [[ ${1:-} == version ]]; then
-  case $2 in cnpg) echo "${CNPG_VERSION#v}" ;; local-path-provisioner) echo "$LOCAL_PATH_VERSION" ;; *) exit 2 ;; esac
+  case $2 in
+    cnpg) echo "${CNPG_VERSION#v}" ;; local-path-provisioner) echo "$LOCAL_PATH_VERSION" ;;
+    chaos-mesh) echo "$CHAOS_MESH_VERSION" ;; *) exit 2 ;;
+  esac
   exit
 fi
 [[ $# -gt 0 ]] || { sed -n '2,10p' "$0"; exit 2; }

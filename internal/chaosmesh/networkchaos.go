@@ -1,0 +1,117 @@
+// Package chaosmesh builds the chaos-mesh NetworkChaos objects of an emulated link and reads back
+// whether chaos-mesh injected them. The objects are unstructured: the operator needs neither
+// chaos-mesh's Go module nor its CRDs unless a benchmark asks for the chaos-mesh emulator.
+package chaosmesh
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// NetworkChaosGVK is chaos-mesh's NetworkChaos kind.
+var NetworkChaosGVK = schema.GroupVersionKind{Group: "chaos-mesh.org", Version: "v1alpha1", Kind: "NetworkChaos"}
+
+// Rate renders a bandwidth in bits per second as NetworkChaos's bandwidth.rate. chaos-mesh reads
+// the rate as an integer followed by bps, kbps, mbps or gbps meaning *bytes* per second in steps
+// of 1024, so 50 Mbit/s (6,250,000 bytes/s) is neither "50mbps" nor "6.25mbps": the largest unit
+// that divides the byte rate exactly is used, bytes per second otherwise, so nothing is rounded.
+func Rate(bitsPerSecond int64) string {
+	bytes := bitsPerSecond / 8
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"gbps", 1 << 30}, {"mbps", 1 << 20}, {"kbps", 1 << 10}} {
+		if bytes >= u.size && bytes%u.size == 0 {
+			return fmt.Sprintf("%d%s", bytes/u.size, u.name)
+		}
+	}
+	return fmt.Sprintf("%dbps", bytes)
+}
+
+// tbf's bucket and queue for a byte rate: the bucket holds at least what the kernel sends in a
+// tick at 100 Hz and a 64 KiB segment (GSO); the queue 100 ms of the rate, so that a TCP sender's
+// window fits instead of being dropped into a sawtooth.
+func buffer(bytesPerSecond int64) int64 { return max(bytesPerSecond/100, 64<<10) }
+func limit(bytesPerSecond int64) int64  { return max(bytesPerSecond/10, 128<<10) }
+
+// Link is what a NetworkChaos pair acts on: the runner pod's egress towards the path's remote side.
+type Link struct {
+	Namespace string
+	// Name prefixes the objects' names ("-delay", "-bandwidth").
+	Name string
+	// Labels and Owner mark the objects as the benchmark's.
+	Labels map[string]string
+	Owner  metav1.OwnerReference
+	// Source selects the runner pod; Target the remote side's pods, or ExternalTargets its host
+	// when no pod of the cluster serves it.
+	Source          map[string]string
+	Target          map[string]string
+	ExternalTargets []string
+	// RTT and Jitter are added on the way out (direction to: the round trip grows by the
+	// latency); BitsPerSecond caps the runner's egress.
+	RTT, Jitter   time.Duration
+	BitsPerSecond int64
+}
+
+// Objects are the link's NetworkChaos objects: one per action (chaos-mesh takes one action per
+// object), delay and/or bandwidth.
+func (l Link) Objects() []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	if l.RTT > 0 {
+		out = append(out, l.object("delay", map[string]any{
+			"latency": l.RTT.String(), "jitter": l.Jitter.String(), "correlation": "0"}))
+	}
+	if l.BitsPerSecond > 0 {
+		bytes := l.BitsPerSecond / 8
+		out = append(out, l.object("bandwidth", map[string]any{
+			"rate": Rate(l.BitsPerSecond), "buffer": buffer(bytes), "limit": limit(bytes)}))
+	}
+	return out
+}
+
+func (l Link) object(action string, params map[string]any) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{}
+	o.SetGroupVersionKind(NetworkChaosGVK)
+	o.SetNamespace(l.Namespace)
+	o.SetName(l.Name + "-" + action)
+	o.SetLabels(l.Labels)
+	o.SetOwnerReferences([]metav1.OwnerReference{l.Owner})
+	spec := map[string]any{
+		"action":    action,
+		"mode":      "all",
+		"selector":  selector(l.Namespace, l.Source),
+		"direction": "to",
+		action:      params,
+	}
+	switch {
+	case action == "bandwidth":
+		// No target: chaos-mesh would filter the limited traffic with prio bands and ipsets,
+		// which kernels without sch_prio refuse; the runner pod's egress is its path anyway.
+	case len(l.ExternalTargets) > 0:
+		spec["externalTargets"] = toAny(l.ExternalTargets)
+	default:
+		spec["target"] = map[string]any{"mode": "all", "selector": selector(l.Namespace, l.Target)}
+	}
+	o.Object["spec"] = spec
+	return o
+}
+
+func selector(namespace string, labels map[string]string) map[string]any {
+	ls := map[string]any{}
+	for k, v := range labels {
+		ls[k] = v
+	}
+	return map[string]any{"namespaces": []any{namespace}, "labelSelectors": ls}
+}
+
+func toAny(xs []string) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
