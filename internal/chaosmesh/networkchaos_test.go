@@ -52,7 +52,8 @@ func TestObjects(t *testing.T) {
 		}
 	}
 	// The delay acts towards the remote side only; the bandwidth limit on all the runner's egress.
-	if tl, _, _ := unstructured.NestedStringMap(objs[0].Object, "spec", "target", "selector", "labelSelectors"); tl["cnpg.io/cluster"] != "pg" {
+	tl, _, _ := unstructured.NestedStringMap(objs[0].Object, "spec", "target", "selector", "labelSelectors")
+	if tl["cnpg.io/cluster"] != "pg" {
 		t.Errorf("delay target %v", tl)
 	}
 	if _, found, _ := unstructured.NestedMap(objs[1].Object, "spec", "target"); found {
@@ -87,7 +88,9 @@ func TestInjectionOf(t *testing.T) {
 		{"injected", status([]any{cond("Selected", "True"), cond("AllInjected", "True")}, nil),
 			func(i Injection) bool { return i.Injected && i.Failure == "" }},
 		{"no netem", status([]any{cond("Selected", "True"), cond("AllInjected", "False")}, []any{failed}),
-			func(i Injection) bool { return strings.Contains(i.Failure, "qdisc kind is unknown") && strings.HasPrefix(i.Failure, "db/runner") }},
+			func(i Injection) bool {
+				return strings.Contains(i.Failure, "qdisc kind is unknown") && strings.HasPrefix(i.Failure, "db/runner")
+			}},
 		{"retried", status([]any{cond("Selected", "True"), cond("AllInjected", "False")}, []any{map[string]any{"id": "db/runner",
 			"events": []any{event("Failed", "x"), event("Succeeded", "")}}}), func(i Injection) bool { return i.Failure == "" }},
 	}
