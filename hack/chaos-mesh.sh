@@ -12,13 +12,8 @@
 # Usage: hack/chaos-mesh.sh install   idempotent; waits (bounded) until both are available
 #        hack/chaos-mesh.sh status
 set -euo pipefail
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
-export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
-CACHE=${TUNNELBENCH_CACHE:-$ROOT/.cache}
-export PATH=$(hack/tools.sh path cluster):$PATH
-if [[ -z ${KUBECONFIG:-} ]]; then KUBECONFIG=$CACHE/cluster/etc/admin.kubeconfig; fi
-export KUBECONFIG
+# shellcheck source=hack/cluster-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cluster-env.sh"
 NAMESPACE=chaos-mesh
 
 log() { printf '[chaos-mesh] %s\n' "$*" >&2; }
