@@ -80,7 +80,8 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 	}
 	opts.Run = r
 	if r.ResultConfigMap != "" {
-		if opts.Store, err = runner.ConfigMapStore(r.ResultConfigMap); err != nil {
+		results, err := runner.OpenResultConfigMap(r.ResultConfigMap)
+		if err != nil {
 			// Before any load: the run could not deliver its result.
 			fmt.Fprintf(stderr, "tunnelbench-runner run: %v\n", err)
 			if b, encErr := report.Encode(report.Report{Failure: &report.Failure{Reason: benchv1.ReasonJobFailed,
@@ -89,6 +90,7 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 			}
 			return 1
 		}
+		opts.Store, opts.AwaitLink = results.Store, results.AwaitLink
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

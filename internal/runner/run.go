@@ -37,6 +37,9 @@ type Options struct {
 	// Store, when set, keeps the whole report (report.Marshal) where the operator reads it: the
 	// run's result ConfigMap. A run whose report cannot be stored fails.
 	Store func(ctx context.Context, report []byte) error
+	// AwaitLink, for a run with Run.AwaitLink, blocks until the operator says the emulated link
+	// is in place (ResultConfigMap.AwaitLink), and fails when it never does.
+	AwaitLink func(ctx context.Context, wait, every time.Duration) error
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
 }
@@ -101,6 +104,17 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	}
 	if retry <= 0 {
 		retry = time.Second
+	}
+	if run.AwaitLink {
+		// Before the first connection: nothing crosses the path before the link is in place.
+		if opts.AwaitLink == nil {
+			return fail(&FailureError{Reason: benchv1.ReasonNetworkEmulationFailed,
+				Message: "the run must wait for its emulated link but the runner has no result ConfigMap to read"})
+		}
+		if err := opts.AwaitLink(ctx, wait, retry); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintln(stream, "tunnelbench-runner: the emulated link is in place")
 	}
 	sess, err := preflight(ctx, wait, retry)
 	if err != nil {

@@ -272,3 +272,32 @@ func TestRunFailuresAreClassified(t *testing.T) {
 		})
 	}
 }
+
+// TestRunAwaitsTheLink: a run whose link is set up from outside waits for it before its first
+// connection, and fails with the waiting's reason, having measured nothing, when it never comes.
+func TestRunAwaitsTheLink(t *testing.T) {
+	pgtest.SkipIfShort(t)
+	s := startServer(t, pgtest.Options{})
+	setEnv(t, s.Env("disable"))
+	setEnv(t, map[string]string{runspec.ScriptEnv: "select 1;"})
+	run := runspec.Run{Load: runspec.Load{Script: true, Duration: time.Second}, Tunnels: 1,
+		Link: runspec.Link{BitsPerSecond: 1_000_000_000}, ResultConfigMap: "r", AwaitLink: true}
+	never := func(context.Context, time.Duration, time.Duration) error {
+		return &FailureError{Reason: benchv1.ReasonNetworkEmulationFailed, Message: "no mark"}
+	}
+	rep, _, err := runOnce(t, Options{Run: run, AwaitLink: never})
+	if err == nil || rep.Failure == nil || rep.Failure.Reason != benchv1.ReasonNetworkEmulationFailed {
+		t.Fatalf("never marked: %v %+v", err, rep.Failure)
+	}
+	if rep.ServerVersion != "" || rep.Result != nil || rep.Link != nil {
+		t.Errorf("the run reached the server before its link was in place: %+v", rep)
+	}
+	awaited := false
+	rep, out, err := runOnce(t, Options{Run: run, AwaitLink: func(context.Context, time.Duration, time.Duration) error {
+		awaited = true
+		return nil
+	}})
+	if err != nil || !awaited || rep.Result == nil {
+		t.Fatalf("marked: awaited %v, %v, output %q", awaited, err, out)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
@@ -26,10 +27,16 @@ const (
 	storeTimeout  = 15 * time.Second
 )
 
-// ConfigMapStore stores reports in the ConfigMap name of the pod's namespace, which the operator
-// created, empty, before the pod. The runner's ServiceAccount may get and patch that ConfigMap
-// and nothing else; its credentials are mounted at runspec.APIAccessPath.
-func ConfigMapStore(name string) (func(context.Context, []byte) error, error) {
+// ResultConfigMap is the run's result ConfigMap in the pod's namespace, which the operator created,
+// empty, before the pod. The runner's ServiceAccount may get and patch that ConfigMap and nothing
+// else; its credentials are mounted at runspec.APIAccessPath.
+type ResultConfigMap struct {
+	name       string
+	configMaps corev1client.ConfigMapInterface
+}
+
+// OpenResultConfigMap reaches the result ConfigMap name with the pod's API credentials.
+func OpenResultConfigMap(name string) (*ResultConfigMap, error) {
 	cfg, err := rest.InClusterConfig()
 	if err != nil {
 		return nil, fmt.Errorf("no Kubernetes API access to store the report: %w", err)
@@ -43,26 +50,63 @@ func ConfigMapStore(name string) (func(context.Context, []byte) error, error) {
 	if err != nil {
 		return nil, err
 	}
-	configMaps := client.ConfigMaps(strings.TrimSpace(string(ns)))
-	return func(ctx context.Context, report []byte) error {
-		patch, err := json.Marshal(map[string]any{"data": map[string]string{runspec.ResultKey: string(report)}})
-		if err != nil {
-			return err
+	return NewResultConfigMap(client.ConfigMaps(strings.TrimSpace(string(ns))), name), nil
+}
+
+// NewResultConfigMap is the result ConfigMap name reached through configMaps.
+func NewResultConfigMap(configMaps corev1client.ConfigMapInterface, name string) *ResultConfigMap {
+	return &ResultConfigMap{name: name, configMaps: configMaps}
+}
+
+// Store keeps the report under runspec.ResultKey, retrying (storeAttempts) a slow API server.
+func (c *ResultConfigMap) Store(ctx context.Context, report []byte) error {
+	patch, err := json.Marshal(map[string]any{"data": map[string]string{runspec.ResultKey: string(report)}})
+	if err != nil {
+		return err
+	}
+	wait := storeBackoff
+	for attempt := 1; ; attempt++ {
+		callCtx, cancel := context.WithTimeout(ctx, storeTimeout)
+		_, err = c.configMaps.Patch(callCtx, c.name, types.MergePatchType, patch, metav1.PatchOptions{})
+		cancel()
+		if err == nil || attempt == storeAttempts || ctx.Err() != nil {
+			break
 		}
-		wait := storeBackoff
-		for attempt := 1; ; attempt++ {
-			callCtx, cancel := context.WithTimeout(ctx, storeTimeout)
-			_, err = configMaps.Patch(callCtx, name, types.MergePatchType, patch, metav1.PatchOptions{})
-			cancel()
-			if err == nil || attempt == storeAttempts || ctx.Err() != nil {
-				break
+		time.Sleep(wait)
+		wait *= 2
+	}
+	if err != nil {
+		return fmt.Errorf("cannot store the report in ConfigMap %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// AwaitLink waits until the operator marks the emulated link as in place (runspec.AwaitLink),
+// reading the ConfigMap every `every` for at most `wait`. A failed read is retried like a missing
+// mark: the operator, not the runner, judges the emulator.
+func (c *ResultConfigMap) AwaitLink(ctx context.Context, wait, every time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var lastErr error
+	for {
+		callCtx, callCancel := context.WithTimeout(ctx, storeTimeout)
+		cm, err := c.configMaps.Get(callCtx, c.name, metav1.GetOptions{})
+		callCancel()
+		switch {
+		case err == nil && cm.Data[runspec.LinkInjectedKey] == runspec.LinkInjected:
+			return nil
+		case err != nil:
+			lastErr = err
+		}
+		select {
+		case <-ctx.Done():
+			msg := fmt.Sprintf("the operator did not mark the emulated link as in place in ConfigMap %s within %s: "+
+				"see the benchmark's conditions for what the emulator reported", c.name, wait)
+			if lastErr != nil {
+				msg += fmt.Sprintf(" (last read: %v)", lastErr)
 			}
-			time.Sleep(wait)
-			wait *= 2
+			return &FailureError{Reason: benchv1.ReasonNetworkEmulationFailed, Message: msg}
+		case <-time.After(every):
 		}
-		if err != nil {
-			return fmt.Errorf("cannot store the report in ConfigMap %s: %w", name, err)
-		}
-		return nil
-	}, nil
+	}
 }

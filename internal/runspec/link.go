@@ -11,6 +11,13 @@ import (
 // is dialled there instead of at its far end. Below TunnelBasePort, so that tunnels never clash.
 const LinkPort = 14432
 
+// The operator's word that an emulated link acting from outside the runner pod is in place: the
+// value LinkInjected under LinkInjectedKey in the run's result ConfigMap (Run.AwaitLink).
+const (
+	LinkInjectedKey = "link"
+	LinkInjected    = "injected"
+)
+
 // Link is the shape of an emulated link, as the link proxy emulates it and as the runner measures
 // it against.
 type Link struct {

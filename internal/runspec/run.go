@@ -91,6 +91,11 @@ type Run struct {
 	// Link, when emulated, is the link the path crosses: the runner measures the path (RTT,
 	// connection time and, with a bandwidth, a COPY) before the load, to report the link as it was.
 	Link Link
+	// AwaitLink makes the runner wait, before anything else, until the operator writes
+	// LinkInjectedKey = LinkInjected into ResultConfigMap: an emulator acting on the pod from
+	// outside (chaos-mesh) can only be set up once the pod runs, and a run that started before it
+	// would measure the LAN.
+	AwaitLink bool
 }
 
 // Args renders the run as the flags of `tunnelbench-runner run` (the subcommand itself not
@@ -119,6 +124,7 @@ func (r Run) Args() []string {
 	a.addString("pooler-metrics", r.PoolerMetrics)
 	a.addString("result-configmap", r.ResultConfigMap)
 	r.Link.addArgs(&a, "link-")
+	a.addBool("await-link", r.AwaitLink)
 	r.Copy.addArgs(&a)
 	return a
 }
@@ -184,6 +190,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 		" (admin console readable) or "+PoolerOpaque)
 	fs.StringVar(&r.ResultConfigMap, "result-configmap", "", "ConfigMap of the pod's namespace to store the whole report in")
 	r.Link.bindFlags(fs, "link-", "the emulated link to measure the path against")
+	fs.BoolVar(&r.AwaitLink, "await-link", false, "wait until the operator marks the emulated link as in place in --result-configmap")
 	r.Copy.bindFlags(fs)
 	fs.StringVar(&r.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
 	return f
@@ -240,6 +247,9 @@ func (r Run) Validate() error {
 		add("--warmup must not be negative")
 	}
 	errs = append(errs, r.Link.problems("link-")...)
+	if r.AwaitLink && (!r.Link.Emulated() || r.ResultConfigMap == "") {
+		add("--await-link needs an emulated link (--link-rtt or --link-bandwidth) and --result-configmap")
+	}
 	if r.Storm < 0 || r.Storm > MaxStorm {
 		add("%s", stormRange(int(r.Storm)))
 	}

@@ -50,6 +50,8 @@ func TestArgsRoundTrip(t *testing.T) {
 		{"creating a copy data set", Run{Init: true, Tunnels: 1, Copy: Copy{Bytes: 1 << 20, Data: CopyText}}},
 		{"an emulated link", Run{Load: load(), Tunnels: 1, Link: Link{RTT: 10 * time.Millisecond, Jitter: time.Millisecond,
 			BitsPerSecond: 50_000_000}}},
+		{"a link set up from outside", Run{Load: load(), Tunnels: 1, ResultConfigMap: "bench-wan-r1-abc123",
+			Link: Link{BitsPerSecond: 50_000_000}, AwaitLink: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -110,6 +112,8 @@ func TestFlagsRejectBadRuns(t *testing.T) {
 		{"copy of nothing", []string{"--init", "--copy-bytes=10", "--copy-data=text"}, "--copy-bytes must be at least 1024"},
 		{"copy of what", []string{"--init", "--copy-bytes=1048576", "--copy-data=zeros"}, "--copy-data must be text or random"},
 		{"link with init", []string{"--init", "--link-rtt=5ms"}, "do not apply to --init"},
+		{"awaiting no link", []string{"--await-link", "--result-configmap=r"}, "--await-link needs an emulated link"},
+		{"awaiting with nowhere to look", []string{"--await-link", "--link-rtt=5ms"}, "--await-link needs an emulated link"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
