@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -29,10 +30,11 @@ var runnerAccessKinds = []schema.GroupVersionKind{
 
 // ownedKinds are the kinds of what the operator makes next to the server for a benchmark (besides
 // its Jobs, which stay with their results until the benchmark is deleted): every transport's
-// peers, and a managed server's Cluster and certificate.
+// peers, a managed server's Cluster and certificate, and the runs' chaos-mesh links.
 func ownedKinds() []schema.GroupVersionKind {
 	kinds := transport.PeerKinds()
-	for _, k := range append([]schema.GroupVersionKind{specs.CNPGClusterGVK, specs.CertificateGVK}, runnerAccessKinds...) {
+	for _, k := range append([]schema.GroupVersionKind{specs.CNPGClusterGVK, specs.CertificateGVK, chaosmesh.NetworkChaosGVK},
+		runnerAccessKinds...) {
 		if !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
@@ -74,6 +76,10 @@ func (r *TunnelBenchmarkReconciler) removeOwned(ctx context.Context, tb *benchv1
 				continue
 			}
 			o.SetGroupVersionKind(gvk)
+			if gvk == chaosmesh.NetworkChaosGVK {
+				r.removeNetworkChaos(ctx, o)
+				continue
+			}
 			if !slices.Contains(secretNames, o.Name) {
 				secretNames = append(secretNames, o.Name)
 			}

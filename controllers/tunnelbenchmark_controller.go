@@ -62,10 +62,11 @@ type TunnelBenchmarkReconciler struct {
 	ServerWait   time.Duration
 	PollInterval time.Duration
 	// ClusterWait defaults to DefaultClusterWait, CertificateWait to DefaultCertificateWait,
-	// UnschedulableWait to DefaultUnschedulableWait.
+	// UnschedulableWait to DefaultUnschedulableWait, InjectionWait to DefaultInjectionWait.
 	ClusterWait       time.Duration
 	CertificateWait   time.Duration
 	UnschedulableWait time.Duration
+	InjectionWait     time.Duration
 	// PostgresImage is the PostgreSQL image of managed clusters that name none.
 	PostgresImage string
 }
@@ -110,7 +111,7 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		}
 		return ctrl.Result{}, nil
 	}
-	if err := r.setFinalizer(ctx, tb, tb.Spec.TLS != nil && !tb.Status.Phase.IsTerminal()); err != nil {
+	if err := r.setFinalizer(ctx, tb, needsCleanup(tb) && !tb.Status.Phase.IsTerminal()); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -146,8 +147,24 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 // CleanupFinalizer holds a benchmark that asks cert-manager for certificates until the operator
 // has removed what cert-manager wrote for it: cert-manager's Secrets carry no owner reference
 // (unless it runs with --enable-certificate-owner-ref), so garbage collection would leave them
-// behind. It is set while such a benchmark runs and removed once it has ended and cleaned up.
+// behind; and one with a chaos-mesh link until its NetworkChaos objects are gone (needsCleanup).
+// It is set while such a benchmark runs and removed once it has ended and cleaned up.
 const CleanupFinalizer = "bench.tunnelbench.io/cleanup"
+
+// needsCleanup reports whether garbage collection alone would leave something of the benchmark
+// behind: cert-manager's Secrets, or NetworkChaos objects that chaos-mesh's finalizer holds once
+// their pod is gone (removeNetworkChaos).
+func needsCleanup(tb *benchv1.TunnelBenchmark) bool {
+	if tb.Spec.TLS != nil {
+		return true
+	}
+	for _, t := range tb.Spec.Transports {
+		if l, err := tb.NetworkFor(t); err == nil && l.Emulated() && l.Emulator == benchv1.EmulatorChaosMesh {
+			return true
+		}
+	}
+	return false
+}
 
 // setFinalizer adds or removes CleanupFinalizer with a patch of the benchmark's metadata only.
 func (r *TunnelBenchmarkReconciler) setFinalizer(ctx context.Context, tb *benchv1.TunnelBenchmark, want bool) error {
@@ -233,12 +250,6 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 		return ctrl.Result{}, false, nil
 	}
-	if tc.Link.Emulated() && tc.Link.Emulator == benchv1.EmulatorChaosMesh {
-		// Never a silent un-emulated run.
-		r.fail(tb, benchv1.ReasonNetworkEmulationFailed, fmt.Sprintf("transport %s: the chaos-mesh emulator is not "+
-			"implemented yet by this operator version; use network.emulator userspace", t.Name))
-		return ctrl.Result{}, false, nil
-	}
 	tr, err := transport.For(tc)
 	if err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, err.Error())
@@ -280,8 +291,23 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		description: fmt.Sprintf("transport %s round %d/%d (%s)", t.Name, p.round, reps, t.Type),
 	}
 	out, err := r.runStep(ctx, tb, s, deadline)
+	if err == nil && out.state == stepRunning && tc.Link.Emulated() && tc.Link.Emulator == benchv1.EmulatorChaosMesh {
+		jobName := specs.JobName(tb, t.Name, p.round)
+		problem, err := r.emulateChaosLink(ctx, tb, t.Name, tc.Link, tr.Hop(), jobName)
+		if err != nil {
+			return ctrl.Result{}, false, err
+		}
+		if problem != nil {
+			// Never a silent un-emulated run: the runner waits for the link before it connects.
+			r.fail(tb, problemReason(problem, benchv1.ReasonNetworkEmulationFailed), fmt.Sprintf("%s: %s", s.description, problem.message))
+			return ctrl.Result{}, false, nil
+		}
+	}
 	if err != nil || out.state == stepRunning {
 		return out.requeue, false, err
+	}
+	if tc.Link.Emulator == benchv1.EmulatorChaosMesh {
+		r.removeChaosLink(ctx, tb, specs.JobName(tb, t.Name, p.round))
 	}
 	if out.state == stepFailed {
 		// Its peers go with the rest once the failure is stored (Reconcile).

@@ -165,15 +165,18 @@ chaos_build() {
 # third_party_crds copies the CRDs of the kinds the operator creates or reads out of their modules,
 # for envtest: CloudNativePG's Cluster and Pooler, cert-manager's Certificate and issuers.
 third_party_crds() {
-  local dir=$TOOLS_DIR/crds-cnpg-$CNPG_VERSION-cert-manager-$CERT_MANAGER_VERSION
-  [[ -f $dir/cert-manager.io_certificates.yaml ]] && return
-  log "fetching the CRDs of CloudNativePG $CNPG_VERSION and cert-manager $CERT_MANAGER_VERSION from the module proxy"
+  local dir
+  dir=$(path_of crds)
+  [[ -f $dir/chaos-mesh.org_networkchaos.yaml ]] && return
+  log "fetching the CRDs of CloudNativePG $CNPG_VERSION, cert-manager $CERT_MANAGER_VERSION and chaos-mesh $CHAOS_MESH_VERSION from the module proxy"
   mkdir -p "$dir"
   local src
   src=$(module_dir github.com/cloudnative-pg/cloudnative-pg "$CNPG_VERSION")
   cp "$src"/config/crd/bases/postgresql.cnpg.io_{clusters,poolers}.yaml "$dir/"
   src=$(module_dir github.com/cert-manager/cert-manager "$CERT_MANAGER_VERSION")
   cp "$src"/deploy/crds/cert-manager.io_{certificates,issuers,clusterissuers}.yaml "$dir/"
+  src=$(module_dir github.com/chaos-mesh/chaos-mesh "$CHAOS_MESH_VERSION")
+  cp "$src"/config/crd/bases/chaos-mesh.org_networkchaos.yaml "$dir/"
   chmod 0644 "$dir"/*.yaml
 }
 
@@ -191,7 +194,7 @@ path_of() {
     etcd) echo "$TOOLS_DIR/etcd-$ETCD_VERSION/etcd" ;;
     cluster) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION" ;;
     envtest) echo "$TOOLS_DIR/envtest-$K8S_VERSION-etcd-$ETCD_VERSION" ;;
-    crds) echo "$TOOLS_DIR/crds-cnpg-$CNPG_VERSION-cert-manager-$CERT_MANAGER_VERSION" ;;
+    crds) echo "$TOOLS_DIR/crds-cnpg-$CNPG_VERSION-cert-manager-$CERT_MANAGER_VERSION-chaos-mesh-$CHAOS_MESH_VERSION" ;;
     cnpg-manager) echo "$TOOLS_DIR/cnpg-manager-$CNPG_VERSION/cnpg-manager" ;;
     local-path-provisioner) echo "$TOOLS_DIR/local-path-provisioner-$LOCAL_PATH_VERSION/local-path-provisioner" ;;
     chaos-controller-manager | chaos-daemon) echo "$TOOLS_DIR/chaos-mesh-$CHAOS_MESH_VERSION/$1" ;;

@@ -4,6 +4,7 @@
 package chaosmesh
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -46,10 +47,13 @@ type Link struct {
 	// Labels and Owner mark the objects as the benchmark's.
 	Labels map[string]string
 	Owner  metav1.OwnerReference
-	// Source selects the runner pod; Target the remote side's pods, or ExternalTargets its host
-	// when no pod of the cluster serves it.
+	// Source selects the runner pod. The delay acts only on what the runner sends to the remote
+	// side: ExternalTargets (the addresses the runner pod sends to: a Service's cluster IP, which
+	// kube-proxy translates only after the pod's own qdisc, or an outside host), else the pods
+	// Target selects in TargetNamespace (a headless Service's).
 	Source          map[string]string
 	Target          map[string]string
+	TargetNamespace string
 	ExternalTargets []string
 	// RTT and Jitter are added on the way out (direction to: the round trip grows by the
 	// latency); BitsPerSecond caps the runner's egress.
@@ -94,7 +98,7 @@ func (l Link) object(action string, params map[string]any) *unstructured.Unstruc
 	case len(l.ExternalTargets) > 0:
 		spec["externalTargets"] = toAny(l.ExternalTargets)
 	default:
-		spec["target"] = map[string]any{"mode": "all", "selector": selector(l.Namespace, l.Target)}
+		spec["target"] = map[string]any{"mode": "all", "selector": selector(cmp.Or(l.TargetNamespace, l.Namespace), l.Target)}
 	}
 	o.Object["spec"] = spec
 	return o

@@ -61,13 +61,16 @@ func (c Context) libpqVia(p *specs.Pod) {
 
 // WithLink completes a transport's runner pod with its emulated link: with the userspace
 // emulator, the link proxy as the first native sidecar (the tunnels and the pooler that dial
-// through it start after it), and in every case what the runner measures the path against.
+// through it start after it); with chaos-mesh, the runner's wait for it; and in every case what
+// the runner measures the path against.
 func WithLink(c Context, tr Transport, pod *specs.Pod, run *runspec.Run) {
 	if !c.Link.Emulated() {
 		return
 	}
 	run.Link = runspec.Link{RTT: c.Link.RTT, Jitter: c.Link.Jitter, BitsPerSecond: c.Link.BitsPerSecond}
 	if !c.userspaceLink() {
+		// chaos-mesh acts on the pod from outside once it runs: the runner waits for it.
+		run.AwaitLink = true
 		return
 	}
 	proxy := runspec.LinkProxy{Listen: net.JoinHostPort(linkHost, strconv.Itoa(runspec.LinkPort)),

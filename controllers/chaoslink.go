@@ -1,0 +1,248 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+)
+
+// +kubebuilder:rbac:groups=chaos-mesh.org,resources=networkchaos,verbs=get;list;create;delete;patch
+
+// DefaultInjectionWait bounds how long a run waits for chaos-mesh to inject its link once the
+// runner pod runs. chaos-mesh injects within seconds when its daemon runs on the node; a failure
+// it reports ends the wait at once.
+const DefaultInjectionWait = 90 * time.Second
+
+// LinkComponent marks the NetworkChaos objects of a run's chaos-mesh link.
+const LinkComponent = "link"
+
+// jobNameLabel is the label the Job controller puts on a Job's pods.
+const jobNameLabel = "batch.kubernetes.io/job-name"
+
+// chaosNotInstalled is the problem of a chaos-mesh link in a cluster without chaos-mesh.
+const chaosNotInstalled = "chaos-mesh is not installed in this cluster (no NetworkChaos kind): install it, " +
+	"or use network.emulator: userspace, which needs nothing from the cluster"
+
+// emulateChaosLink puts a run's chaos-mesh link in place once its runner pod runs: the NetworkChaos
+// objects are created (peers of the run), awaited until chaos-mesh reports them injected, and then
+// the runner, which waits for it before its first connection (runspec.Run.AwaitLink), is told
+// through its result ConfigMap. A failure chaos-mesh reports is a problem at once, quoted.
+func (r *TunnelBenchmarkReconciler) emulateChaosLink(ctx context.Context, tb *benchv1.TunnelBenchmark, transportName string,
+	link benchv1.Link, hop transport.Hop, jobName string) (*peerProblem, error) {
+	job := &batchv1.Job{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName}, job); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if !r.runnerRunning(ctx, job) {
+		return nil, nil
+	}
+	result := &corev1.ConfigMap{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName}, result); err != nil {
+		return nil, fmt.Errorf("cannot get the result ConfigMap %s: %w", jobName, err)
+	}
+	if result.Data[runspec.LinkInjectedKey] == runspec.LinkInjected {
+		return nil, nil
+	}
+	peers, err := r.chaosLinkPeers(ctx, tb, transportName, link, hop, jobName)
+	if err != nil {
+		return nil, err
+	}
+	// Every object at once (not one after the other, as a transport's peers): each is injected
+	// independently of the others.
+	all := true
+	for _, p := range peers {
+		ready, problem, err := r.ensurePeer(ctx, tb, p)
+		if problem != nil || err != nil {
+			return problem, err
+		}
+		all = all && ready
+	}
+	if !all {
+		return nil, nil
+	}
+	patch, err := json.Marshal(map[string]any{"data": map[string]string{runspec.LinkInjectedKey: runspec.LinkInjected}})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Patch(ctx, result, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return nil, fmt.Errorf("cannot tell the runner that its link is in place: %w", err)
+	}
+	r.event(tb, corev1.EventTypeNormal, "LinkInjected", "Emulate", "chaos-mesh injected the link of Job %s", jobName)
+	return nil, nil
+}
+
+// runnerRunning reports whether a Job's runner pod runs: chaos-mesh acts on a pod's network
+// namespace, which exists once the pod runs (its native sidecars started before the runner).
+func (r *TunnelBenchmarkReconciler) runnerRunning(ctx context.Context, job *batchv1.Job) bool {
+	for _, p := range r.jobPods(ctx, job) {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// chaosLinkPeers are a run's NetworkChaos objects: they select the run's pod by its Job, and the
+// delay acts towards the hop's far end only.
+func (r *TunnelBenchmarkReconciler) chaosLinkPeers(ctx context.Context, tb *benchv1.TunnelBenchmark, transportName string,
+	link benchv1.Link, hop transport.Hop, jobName string) ([]transport.Peer, error) {
+	meta := specs.OwnedMeta(tb, jobName, LinkComponent, transportName)
+	l := chaosmesh.Link{Namespace: tb.Namespace, Name: jobName, Labels: meta.Labels, Owner: meta.OwnerReferences[0],
+		Source: map[string]string{jobNameLabel: jobName}, RTT: link.RTT, Jitter: link.Jitter, BitsPerSecond: link.BitsPerSecond}
+	if link.RTT > 0 {
+		var err error
+		if l.Target, l.TargetNamespace, l.ExternalTargets, err = r.hopTarget(ctx, tb.Namespace, hop.Host); err != nil {
+			return nil, err
+		}
+	}
+	wait := orDefault(r.InjectionWait, DefaultInjectionWait)
+	var peers []transport.Peer
+	for _, o := range l.Objects() {
+		peers = append(peers, transport.Peer{Object: o, NotInstalled: chaosNotInstalled, Ready: injected(wait),
+			Created: func() (string, string) {
+				return "NetworkChaosCreated", fmt.Sprintf("Created NetworkChaos %s for the link of Job %s", o.GetName(), jobName)
+			}})
+	}
+	return peers, nil
+}
+
+// injected judges a NetworkChaos by what chaos-mesh reports: ready once injected into the runner
+// pod, a problem as soon as chaos-mesh reports a failure (quoted) or after wait without either.
+func injected(wait time.Duration) transport.Readiness {
+	return func(_ context.Context, c transport.Cluster, stored client.Object) (transport.Status, error) {
+		u, ok := stored.(*unstructured.Unstructured)
+		if !ok {
+			return transport.Status{}, fmt.Errorf("NetworkChaos %s read as %T", stored.GetName(), stored)
+		}
+		inj := chaosmesh.InjectionOf(u)
+		switch {
+		case inj.Injected:
+			return transport.Status{Ready: true}, nil
+		case inj.Failure != "":
+			return transport.Status{Reason: benchv1.ReasonNetworkEmulationFailed, Problem: fmt.Sprintf(
+				"chaos-mesh could not inject NetworkChaos %s: %s%s", u.GetName(), inj.Failure, injectionHint(u, inj.Failure))}, nil
+		}
+		if age := c.Now().Sub(u.GetCreationTimestamp().Time); age >= wait {
+			return transport.Status{Reason: benchv1.ReasonNetworkEmulationFailed, Problem: fmt.Sprintf(
+				"chaos-mesh did not inject NetworkChaos %s within %s (still waiting for %s): check that chaos-mesh's "+
+					"controller and its daemon on the runner's node run", u.GetName(), wait, inj.Waiting)}, nil
+		}
+		return transport.Status{Waiting: inj.Waiting}, nil
+	}
+}
+
+// injectionHint says what to do about a failure chaos-mesh reports, when the cause is known.
+func injectionHint(u *unstructured.Unstructured, failure string) string {
+	action, _, _ := unstructured.NestedString(u.Object, "spec", "action")
+	if action == "delay" && strings.Contains(failure, "qdisc kind is unknown") {
+		return "; a delay needs the netem queueing discipline (kernel module sch_netem), which this node's kernel " +
+			"does not have: load it on the node, or use network.emulator: userspace"
+	}
+	return ""
+}
+
+// hopTarget is where the runner pod's traffic to host is addressed: a Service of the cluster
+// (name.namespace.svc...) by its cluster IPs, which are the packets' destination in the pod
+// (kube-proxy translates them on the node, after the pod's queueing discipline), or by its pods
+// when headless; any other host as itself.
+func (r *TunnelBenchmarkReconciler) hopTarget(ctx context.Context, namespace, host string) (
+	target map[string]string, targetNamespace string, external []string, err error) {
+	name, ns, ok := serviceOf(host, namespace)
+	if !ok {
+		return nil, "", []string{host}, nil
+	}
+	svc := &corev1.Service{}
+	switch err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc); {
+	case apierrors.IsNotFound(err):
+		return nil, "", []string{host}, nil
+	case err != nil:
+		return nil, "", nil, fmt.Errorf("cannot get Service %s/%s, the far end of the link: %w", ns, name, err)
+	}
+	for _, ip := range svc.Spec.ClusterIPs {
+		if ip != corev1.ClusterIPNone {
+			external = append(external, ip)
+		}
+	}
+	if len(external) > 0 {
+		return nil, "", external, nil
+	}
+	if len(svc.Spec.Selector) > 0 {
+		return svc.Spec.Selector, ns, nil, nil
+	}
+	return nil, "", []string{host}, nil
+}
+
+// serviceOf reads a Service's name and namespace from a host of the cluster's DNS: name,
+// name.namespace, name.namespace.svc or name.namespace.svc.<cluster domain>.
+func serviceOf(host, namespace string) (name, ns string, ok bool) {
+	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+	switch {
+	case len(labels) == 1:
+		return labels[0], namespace, labels[0] != ""
+	case len(labels) == 2, len(labels) >= 3 && labels[2] == "svc":
+		return labels[0], labels[1], true
+	}
+	return "", "", false
+}
+
+// removeChaosLink removes a run's NetworkChaos objects once the run is over (removeNetworkChaos).
+func (r *TunnelBenchmarkReconciler) removeChaosLink(ctx context.Context, tb *benchv1.TunnelBenchmark, jobName string) {
+	for _, action := range []string{"delay", "bandwidth"} {
+		o := &metav1.PartialObjectMetadata{}
+		o.SetGroupVersionKind(chaosmesh.NetworkChaosGVK)
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName + "-" + action}, o)
+		if err != nil || !metav1.IsControlledBy(o, tb) {
+			continue
+		}
+		o.SetGroupVersionKind(chaosmesh.NetworkChaosGVK)
+		r.removeNetworkChaos(ctx, o)
+	}
+}
+
+// removeNetworkChaos deletes a NetworkChaos and then drops chaos-mesh's finalizer. chaos-mesh holds
+// the object until it has undone the injection in the pod; once the run is over the pod has ended,
+// there is nothing left to undo (its network namespace went with it), and chaos-mesh would retry
+// forever on a pod that cannot answer.
+// Unstructured, not metadata: the API answers the delete of an object a finalizer holds with the
+// object itself, which a metadata request cannot decode without chaos-mesh's types.
+func (r *TunnelBenchmarkReconciler) removeNetworkChaos(ctx context.Context, found *metav1.PartialObjectMetadata) {
+	o := &unstructured.Unstructured{}
+	o.SetGroupVersionKind(chaosmesh.NetworkChaosGVK)
+	o.SetNamespace(found.Namespace)
+	o.SetName(found.Name)
+	uid := found.UID
+	if found.DeletionTimestamp.IsZero() {
+		err := r.Delete(ctx, o, client.Preconditions{UID: &uid})
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return
+		}
+		if err != nil {
+			log.FromContext(ctx).Error(err, "Cannot remove a NetworkChaos; it goes with the benchmark", "networkchaos", o.GetName())
+			return
+		}
+	}
+	// The UID in the patch is a precondition: never the finalizers of another object of that name.
+	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"finalizers":null}}`, uid)
+	if err := r.Patch(ctx, o, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil &&
+		!apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		log.FromContext(ctx).Error(err, "Cannot drop chaos-mesh's finalizer; the NetworkChaos goes when chaos-mesh lets it",
+			"networkchaos", o.GetName())
+	}
+}
