@@ -23,7 +23,8 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
-// +kubebuilder:rbac:groups=chaos-mesh.org,resources=networkchaos,verbs=get;list;create;delete;patch
+// chaos-mesh's admission webhook checks a patch (dropping its finalizer) as an update: both verbs.
+// +kubebuilder:rbac:groups=chaos-mesh.org,resources=networkchaos,verbs=get;list;create;delete;patch;update
 
 // DefaultInjectionWait bounds how long a run waits for chaos-mesh to inject its link once the
 // runner pod runs. chaos-mesh injects within seconds when its daemon runs on the node; a failure
@@ -106,11 +107,18 @@ func (r *TunnelBenchmarkReconciler) chaosLinkPeers(ctx context.Context, tb *benc
 	meta := specs.OwnedMeta(tb, jobName, LinkComponent, transportName)
 	l := chaosmesh.Link{Namespace: tb.Namespace, Name: jobName, Labels: meta.Labels, Owner: meta.OwnerReferences[0],
 		Source: map[string]string{jobNameLabel: jobName}, RTT: link.RTT, Jitter: link.Jitter, BitsPerSecond: link.BitsPerSecond}
-	if link.RTT > 0 {
-		var err error
-		if l.Target, l.TargetNamespace, l.ExternalTargets, err = r.hopTarget(ctx, tb.Namespace, hop.Host); err != nil {
+	if link.Emulated() {
+		far, err := r.farEnd(ctx, tb.Namespace, hop.Host)
+		if err != nil {
 			return nil, err
 		}
+		l.ExternalTargets, l.Target, l.TargetNamespace = far.addresses, far.pods, far.namespace
+		if len(far.addresses) > 0 {
+			// The delay acts on the addresses the runner sends to; the far end's pods, when
+			// known, are the source of the way back.
+			l.Target = nil
+		}
+		l.Remote, l.RemoteNamespace = far.pods, far.namespace
 	}
 	wait := orDefault(r.InjectionWait, DefaultInjectionWait)
 	var peers []transport.Peer
@@ -149,44 +157,54 @@ func injected(wait time.Duration) transport.Readiness {
 }
 
 // injectionHint says what to do about a failure chaos-mesh reports, when the cause is known.
+// chaos-mesh keeps tc's own words in its daemon's log ("Specified qdisc kind is unknown") and
+// reports only that it could not set the pod's tc rules: for a delay, the usual cause is a kernel
+// without netem.
 func injectionHint(u *unstructured.Unstructured, failure string) string {
 	action, _, _ := unstructured.NestedString(u.Object, "spec", "action")
-	if action == "delay" && strings.Contains(failure, "qdisc kind is unknown") {
-		return "; a delay needs the netem queueing discipline (kernel module sch_netem), which this node's kernel " +
-			"does not have: load it on the node, or use network.emulator: userspace"
+	if action == "delay" && (strings.Contains(failure, "unable to set tcs") || strings.Contains(failure, "qdisc kind is unknown")) {
+		return "; a delay needs the netem queueing discipline (kernel module sch_netem) on the runner's node, which " +
+			"kernels built without it lack (chaos-daemon's log on that node has tc's own message): load it there, or " +
+			"use network.emulator: userspace"
 	}
 	return ""
 }
 
-// hopTarget is where the runner pod's traffic to host is addressed: a Service of the cluster
-// (name.namespace.svc...) by its cluster IPs, which are the packets' destination in the pod
-// (kube-proxy translates them on the node, after the pod's queueing discipline), or by its pods
-// when headless; any other host as itself.
-func (r *TunnelBenchmarkReconciler) hopTarget(ctx context.Context, namespace, host string) (
-	target map[string]string, targetNamespace string, external []string, err error) {
+// farEnd is the far end of a link as chaos-mesh can select it.
+type farEnd struct {
+	// addresses are where the runner pod's packets go: a Service's cluster IPs, which are the
+	// packets' destination in the pod (kube-proxy translates them on the node, after the pod's
+	// queueing discipline), or a host outside the cluster as itself.
+	addresses []string
+	// pods select, in namespace, the pods behind a Service of the cluster.
+	pods      map[string]string
+	namespace string
+}
+
+// farEnd resolves a hop's host: a Service of the cluster (name.namespace.svc...) by its cluster
+// IPs and its pods, any other host as itself.
+func (r *TunnelBenchmarkReconciler) farEnd(ctx context.Context, namespace, host string) (farEnd, error) {
 	name, ns, ok := serviceOf(host, namespace)
 	if !ok {
-		return nil, "", []string{host}, nil
+		return farEnd{addresses: []string{host}}, nil
 	}
 	svc := &corev1.Service{}
 	switch err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc); {
 	case apierrors.IsNotFound(err):
-		return nil, "", []string{host}, nil
+		return farEnd{addresses: []string{host}}, nil
 	case err != nil:
-		return nil, "", nil, fmt.Errorf("cannot get Service %s/%s, the far end of the link: %w", ns, name, err)
+		return farEnd{}, fmt.Errorf("cannot get Service %s/%s, the far end of the link: %w", ns, name, err)
 	}
+	far := farEnd{pods: svc.Spec.Selector, namespace: ns}
 	for _, ip := range svc.Spec.ClusterIPs {
 		if ip != corev1.ClusterIPNone {
-			external = append(external, ip)
+			far.addresses = append(far.addresses, ip)
 		}
 	}
-	if len(external) > 0 {
-		return nil, "", external, nil
+	if len(far.addresses) == 0 && len(far.pods) == 0 {
+		far.addresses = []string{host}
 	}
-	if len(svc.Spec.Selector) > 0 {
-		return svc.Spec.Selector, ns, nil, nil
-	}
-	return nil, "", []string{host}, nil
+	return far, nil
 }
 
 // serviceOf reads a Service's name and namespace from a host of the cluster's DNS: name,
@@ -204,31 +222,34 @@ func serviceOf(host, namespace string) (name, ns string, ok bool) {
 
 // removeChaosLink removes a run's NetworkChaos objects once the run is over (removeNetworkChaos).
 func (r *TunnelBenchmarkReconciler) removeChaosLink(ctx context.Context, tb *benchv1.TunnelBenchmark, jobName string) {
-	for _, action := range []string{"delay", "bandwidth"} {
+	for _, suffix := range chaosmesh.Suffixes {
 		o := &metav1.PartialObjectMetadata{}
 		o.SetGroupVersionKind(chaosmesh.NetworkChaosGVK)
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName + "-" + action}, o)
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName + suffix}, o)
 		if err != nil || !metav1.IsControlledBy(o, tb) {
 			continue
 		}
-		o.SetGroupVersionKind(chaosmesh.NetworkChaosGVK)
 		r.removeNetworkChaos(ctx, o)
 	}
 }
 
-// removeNetworkChaos deletes a NetworkChaos and then drops chaos-mesh's finalizer. chaos-mesh holds
-// the object until it has undone the injection in the pod; once the run is over the pod has ended,
-// there is nothing left to undo (its network namespace went with it), and chaos-mesh would retry
-// forever on a pod that cannot answer.
-// Unstructured, not metadata: the API answers the delete of an object a finalizer holds with the
-// object itself, which a metadata request cannot decode without chaos-mesh's types.
+// removeNetworkChaos deletes a NetworkChaos. chaos-mesh's finalizer holds it until chaos-mesh has
+// undone the injection in the pods it selected; the operator drops that finalizer itself where
+// there is nothing chaos-mesh could undo, or nothing left to undo: on the runner's side (the run is
+// over, its pod has ended and its network namespace went with it: chaos-mesh would retry forever)
+// and where no injection remains (chaos-mesh.Undone: a failed injection holds its finalizer too). The far end's pods (the server's, the gateway's) live on: their
+// finalizer stays, so that chaos-mesh takes its limit off them before the object goes.
 func (r *TunnelBenchmarkReconciler) removeNetworkChaos(ctx context.Context, found *metav1.PartialObjectMetadata) {
+	// Unstructured, not metadata: the API answers the delete of an object a finalizer holds
+	// with the object itself, which a metadata request cannot decode without chaos-mesh's types.
 	o := &unstructured.Unstructured{}
 	o.SetGroupVersionKind(chaosmesh.NetworkChaosGVK)
-	o.SetNamespace(found.Namespace)
-	o.SetName(found.Name)
-	uid := found.UID
-	if found.DeletionTimestamp.IsZero() {
+	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: found.Namespace, Name: found.Name}, o)
+	if err != nil || o.GetUID() != found.UID {
+		return
+	}
+	uid := o.GetUID()
+	if o.GetDeletionTimestamp() == nil {
 		err := r.Delete(ctx, o, client.Preconditions{UID: &uid})
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 			return
@@ -237,6 +258,13 @@ func (r *TunnelBenchmarkReconciler) removeNetworkChaos(ctx context.Context, foun
 			log.FromContext(ctx).Error(err, "Cannot remove a NetworkChaos; it goes with the benchmark", "networkchaos", o.GetName())
 			return
 		}
+	}
+	runnerSide := false
+	if sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "labelSelectors"); sel[jobNameLabel] != "" {
+		runnerSide = true
+	}
+	if !runnerSide && !chaosmesh.Undone(o) {
+		return
 	}
 	// The UID in the patch is a precondition: never the finalizers of another object of that name.
 	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"finalizers":null}}`, uid)

@@ -2,9 +2,10 @@
 # e2e.sh runs the end-to-end tests (test/e2e) against a real cluster. Without a configured
 # cluster (no KUBECONFIG, no ~/.kube/config) it brings up the local one (hack/local-cluster.sh),
 # imports the locally built images, runs the tests and tears the cluster down again, whatever the
-# outcome; it installs local-path-provisioner and CloudNativePG there (hack/cnpg.sh). Against a
-# configured cluster, E2E_IMAGE and E2E_POSTGRES_IMAGE must name images that cluster can pull (make
-# docker-build, then push), and CloudNativePG and a default StorageClass must be installed.
+# outcome; it installs local-path-provisioner and CloudNativePG (hack/cnpg.sh) and chaos-mesh
+# (hack/chaos-mesh.sh) there. Against a configured cluster, E2E_IMAGE and E2E_POSTGRES_IMAGE must
+# name images that cluster can pull (make docker-build, then push), and CloudNativePG, chaos-mesh
+# and a default StorageClass must be installed.
 #
 # A local cluster that was already running is left running; one started here is stopped again
 # unless E2E_KEEP_CLUSTER=1.
@@ -26,9 +27,15 @@ if [[ -z ${KUBECONFIG:-} && ! -f $HOME/.kube/config ]]; then
   fi
   KUBECONFIG=$(hack/local-cluster.sh up)
   hack/images.sh import tunnelbench postgres
-  # Storage and CloudNativePG, for the tests of CloudNativePG servers.
+  # Storage and CloudNativePG, for the tests of CloudNativePG servers; chaos-mesh, for the
+  # chaos-mesh emulator of an emulated link.
   KUBECONFIG=$KUBECONFIG hack/cnpg.sh install
+  KUBECONFIG=$KUBECONFIG hack/chaos-mesh.sh install
   E2E_IMAGE=$(hack/images.sh tag tunnelbench)
+  # The image's archive, named by its content: a rebuilt image under the same tag rolls the
+  # operator of a kept cluster (E2E_KEEP_CLUSTER) on the chart's upgrade.
+  E2E_IMAGE_ARCHIVE=$(basename "$(hack/images.sh build tunnelbench)")
+  export E2E_IMAGE_ARCHIVE
   E2E_POSTGRES_IMAGE=$(hack/images.sh tag postgres)
 fi
 export KUBECONFIG E2E_IMAGE=${E2E_IMAGE:?set E2E_IMAGE for a configured cluster} \

@@ -55,46 +55,66 @@ type Link struct {
 	Target          map[string]string
 	TargetNamespace string
 	ExternalTargets []string
+	// Remote selects, in RemoteNamespace, the pods of the far end (a Service's pods): chaos-mesh
+	// shapes only the egress of the pods it selects, so the bandwidth of what comes back to the
+	// runner (query results, a COPY) is their egress. None for a far end outside the cluster.
+	Remote          map[string]string
+	RemoteNamespace string
 	// RTT and Jitter are added on the way out (direction to: the round trip grows by the
 	// latency); BitsPerSecond caps the runner's egress.
 	RTT, Jitter   time.Duration
 	BitsPerSecond int64
 }
 
-// Objects are the link's NetworkChaos objects: one per action (chaos-mesh takes one action per
-// object), delay and/or bandwidth.
+// The suffixes of a link's objects' names: one object per action and side (chaos-mesh takes one
+// action per object and acts on the pods it selects).
+const (
+	DelaySuffix         = "-delay"
+	BandwidthSuffix     = "-bandwidth"
+	BandwidthDownSuffix = "-bandwidth-down"
+)
+
+// Suffixes are every suffix Objects may use.
+var Suffixes = []string{DelaySuffix, BandwidthSuffix, BandwidthDownSuffix}
+
+// Objects are the link's NetworkChaos objects: the delay on the runner's way out, the bandwidth
+// of the runner's egress, and the bandwidth of the far end's egress when its pods are known.
 func (l Link) Objects() []*unstructured.Unstructured {
 	var out []*unstructured.Unstructured
 	if l.RTT > 0 {
-		out = append(out, l.object("delay", map[string]any{
+		out = append(out, l.object(DelaySuffix, "delay", l.Namespace, l.Source, map[string]any{
 			"latency": l.RTT.String(), "jitter": l.Jitter.String(), "correlation": "0"}))
 	}
 	if l.BitsPerSecond > 0 {
 		bytes := l.BitsPerSecond / 8
-		out = append(out, l.object("bandwidth", map[string]any{
-			"rate": Rate(l.BitsPerSecond), "buffer": buffer(bytes), "limit": limit(bytes)}))
+		params := map[string]any{"rate": Rate(l.BitsPerSecond), "buffer": buffer(bytes), "limit": limit(bytes)}
+		out = append(out, l.object(BandwidthSuffix, "bandwidth", l.Namespace, l.Source, params))
+		if len(l.Remote) > 0 {
+			out = append(out, l.object(BandwidthDownSuffix, "bandwidth", cmp.Or(l.RemoteNamespace, l.Namespace), l.Remote, params))
+		}
 	}
 	return out
 }
 
-func (l Link) object(action string, params map[string]any) *unstructured.Unstructured {
+func (l Link) object(suffix, action, namespace string, pods map[string]string, params map[string]any) *unstructured.Unstructured {
 	o := &unstructured.Unstructured{}
 	o.SetGroupVersionKind(NetworkChaosGVK)
 	o.SetNamespace(l.Namespace)
-	o.SetName(l.Name + "-" + action)
+	o.SetName(l.Name + suffix)
 	o.SetLabels(l.Labels)
 	o.SetOwnerReferences([]metav1.OwnerReference{l.Owner})
 	spec := map[string]any{
 		"action":    action,
 		"mode":      "all",
-		"selector":  selector(l.Namespace, l.Source),
+		"selector":  selector(namespace, pods),
 		"direction": "to",
 		action:      params,
 	}
 	switch {
 	case action == "bandwidth":
 		// No target: chaos-mesh would filter the limited traffic with prio bands and ipsets,
-		// which kernels without sch_prio refuse; the runner pod's egress is its path anyway.
+		// which kernels without sch_prio refuse; the runner pod's egress is its path anyway,
+		// and the far end's pods are shaped as a whole (the benchmark has its server to itself).
 	case len(l.ExternalTargets) > 0:
 		spec["externalTargets"] = toAny(l.ExternalTargets)
 	default:

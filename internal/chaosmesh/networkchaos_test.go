@@ -31,38 +31,80 @@ func TestRate(t *testing.T) {
 }
 
 func TestObjects(t *testing.T) {
-	l := Link{Namespace: "db", Name: "bench-wan-r1", Source: map[string]string{"job-name": "bench-wan-r1"},
-		Target: map[string]string{"cnpg.io/cluster": "pg"}, RTT: 20 * time.Millisecond, Jitter: 2 * time.Millisecond,
-		BitsPerSecond: 50_000_000}
+	l := Link{Namespace: "bench", Name: "bench-wan-r1", Source: map[string]string{"batch.kubernetes.io/job-name": "bench-wan-r1"},
+		ExternalTargets: []string{"10.96.0.12"}, Remote: map[string]string{"cnpg.io/cluster": "pg"}, RemoteNamespace: "db",
+		RTT: 20 * time.Millisecond, Jitter: 2 * time.Millisecond, BitsPerSecond: 50_000_000}
 	objs := l.Objects()
-	if len(objs) != 2 || objs[0].GetName() != "bench-wan-r1-delay" || objs[1].GetName() != "bench-wan-r1-bandwidth" {
+	if len(objs) != 3 || objs[0].GetName() != "bench-wan-r1-delay" || objs[1].GetName() != "bench-wan-r1-bandwidth" ||
+		objs[2].GetName() != "bench-wan-r1-bandwidth-down" {
 		t.Fatalf("objects %v", objs)
 	}
 	delay, _, _ := unstructured.NestedStringMap(objs[0].Object, "spec", "delay")
 	if delay["latency"] != "20ms" || delay["jitter"] != "2ms" {
 		t.Errorf("delay %v", delay)
 	}
-	bw, _, _ := unstructured.NestedMap(objs[1].Object, "spec", "bandwidth")
-	if bw["rate"] != "6250000bps" || bw["buffer"].(int64) < 62500 || bw["limit"].(int64) < 625000 {
-		t.Errorf("bandwidth %v", bw)
-	}
-	for _, o := range objs {
-		if d, _, _ := unstructured.NestedString(o.Object, "spec", "direction"); d != "to" {
-			t.Errorf("%s direction %q", o.GetName(), d)
+	for _, o := range objs[1:] {
+		bw, _, _ := unstructured.NestedMap(o.Object, "spec", "bandwidth")
+		if bw["rate"] != "6250000bps" || bw["buffer"].(int64) < 62500 || bw["limit"].(int64) < 625000 {
+			t.Errorf("%s: bandwidth %v", o.GetName(), bw)
+		}
+		// The bandwidth limit acts on all the selected pods' egress: a target needs sch_prio.
+		if _, found, _ := unstructured.NestedMap(o.Object, "spec", "target"); found {
+			t.Errorf("%s has a target", o.GetName())
 		}
 	}
-	// The delay acts towards the remote side only; the bandwidth limit on all the runner's egress.
-	tl, _, _ := unstructured.NestedStringMap(objs[0].Object, "spec", "target", "selector", "labelSelectors")
-	if tl["cnpg.io/cluster"] != "pg" {
+	for _, o := range objs {
+		if d, _, _ := unstructured.NestedString(o.Object, "spec", "direction"); d != "to" || o.GetNamespace() != "bench" {
+			t.Errorf("%s: direction %q, namespace %s", o.GetName(), d, o.GetNamespace())
+		}
+	}
+	// The delay and the runner's bandwidth select the runner's pod; the way back the far end's.
+	selected := func(o *unstructured.Unstructured) (string, map[string]string) {
+		ns, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "selector", "namespaces")
+		ls, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector", "labelSelectors")
+		return strings.Join(ns, ","), ls
+	}
+	if ns, ls := selected(objs[1]); ns != "bench" || ls["batch.kubernetes.io/job-name"] != "bench-wan-r1" {
+		t.Errorf("the runner's bandwidth selects %s %v", ns, ls)
+	}
+	if ns, ls := selected(objs[2]); ns != "db" || ls["cnpg.io/cluster"] != "pg" {
+		t.Errorf("the way back selects %s %v", ns, ls)
+	}
+	if ext, _, _ := unstructured.NestedStringSlice(objs[0].Object, "spec", "externalTargets"); len(ext) != 1 || ext[0] != "10.96.0.12" {
+		t.Errorf("the delay's external targets %v", ext)
+	}
+	// A headless far end: the delay targets its pods.
+	l.ExternalTargets, l.Target, l.TargetNamespace = nil, map[string]string{"app": "gw"}, "db"
+	if tl, _, _ := unstructured.NestedStringMap(l.Objects()[0].Object, "spec", "target", "selector", "labelSelectors"); tl["app"] != "gw" {
 		t.Errorf("delay target %v", tl)
 	}
-	if _, found, _ := unstructured.NestedMap(objs[1].Object, "spec", "target"); found {
-		t.Error("the bandwidth limit has a target, which needs sch_prio")
+	// A far end outside the cluster: nothing to select on the way back, delay only.
+	l.Remote, l.BitsPerSecond = nil, 0
+	if objs := l.Objects(); len(objs) != 1 {
+		t.Errorf("objects without a bandwidth: %d", len(objs))
 	}
-	l.ExternalTargets = []string{"db.example.com"}
-	objs = l.Objects()
-	if ext, _, _ := unstructured.NestedStringSlice(objs[0].Object, "spec", "externalTargets"); len(ext) != 1 {
-		t.Errorf("external targets %v", ext)
+}
+
+func TestUndone(t *testing.T) {
+	record := func(injected, recovered int64) any {
+		return map[string]any{"id": "db/pg-1", "injectedCount": injected, "recoveredCount": recovered}
+	}
+	tests := []struct {
+		records []any
+		want    bool
+	}{
+		{nil, true},
+		{[]any{record(0, 0)}, true},
+		{[]any{record(1, 0)}, false},
+		{[]any{record(1, 1), record(2, 1)}, false},
+		{[]any{record(2, 2)}, true},
+	}
+	for i, tt := range tests {
+		o := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
+			"experiment": map[string]any{"containerRecords": tt.records}}}}
+		if got := Undone(o); got != tt.want {
+			t.Errorf("case %d: Undone = %v", i, got)
+		}
 	}
 }
 

@@ -63,3 +63,22 @@ func InjectionOf(o *unstructured.Unstructured) Injection {
 		return Injection{Waiting: fmt.Sprintf("chaos-mesh to inject NetworkChaos %s", o.GetName())}
 	}
 }
+
+// Undone reports whether nothing chaos-mesh injected for a NetworkChaos remains in a pod: no
+// pod's record counts more injections than recoveries. chaos-mesh's own finalizer waits for
+// exactly that.
+func Undone(o *unstructured.Unstructured) bool {
+	records, _, _ := unstructured.NestedSlice(o.Object, "status", "experiment", "containerRecords")
+	for _, r := range records {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		injected, _, _ := unstructured.NestedInt64(m, "injectedCount")
+		recovered, _, _ := unstructured.NestedInt64(m, "recoveredCount")
+		if injected > recovered {
+			return false
+		}
+	}
+	return true
+}

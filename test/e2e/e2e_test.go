@@ -94,11 +94,16 @@ func TestEndToEnd(t *testing.T) {
 	repo, tag, _ := strings.Cut(image, ":")
 
 	t.Run("install with the Helm chart", func(t *testing.T) {
-		out, err := run(t, env(t, "HELM"), "upgrade", "--install", release, filepath.Join("..", "..", "charts", "tunnelbench"),
+		args := []string{"upgrade", "--install", release, filepath.Join("..", "..", "charts", "tunnelbench"),
 			"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", "3m",
-			"--set", "image.repository="+repo, "--set", "image.tag="+tag, "--set", "image.pullPolicy=IfNotPresent",
+			"--set", "image.repository=" + repo, "--set", "image.tag=" + tag, "--set", "image.pullPolicy=IfNotPresent",
 			"--set", "runner.waitTimeout=20s", "--set", "logLevel=debug",
-			"--set", "postgresImage="+env(t, "E2E_POSTGRES_IMAGE"))
+			"--set", "postgresImage=" + env(t, "E2E_POSTGRES_IMAGE")}
+		if archive := os.Getenv("E2E_IMAGE_ARCHIVE"); archive != "" {
+			// A rebuilt image under the same tag rolls the operator.
+			args = append(args, "--set-string", `podAnnotations.tunnelbench\.io/image=`+archive)
+		}
+		out, err := run(t, env(t, "HELM"), args...)
 		if err != nil {
 			t.Fatalf("helm install: %v\n%s", err, out)
 		}
@@ -213,6 +218,10 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("a bulk copy across the WAN: ssh compression on text and on random data", func(t *testing.T) {
 		compressionAcrossTheWAN(t, ns, pg)
+	})
+
+	t.Run("chaos-mesh: a bandwidth NetworkChaos acts, a delay fails clearly", func(t *testing.T) {
+		chaosMeshLink(t, ns, pg)
 	})
 
 	t.Run("connection cost: reconnect and a connection storm through direct, TLS and PgBouncer", func(t *testing.T) {

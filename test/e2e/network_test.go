@@ -3,15 +3,19 @@
 package e2e
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
+	"github.com/tunnelbench/tunnelbench/test/poll"
 )
 
 // wanRTT is the emulated link of the WAN seeds: at 10 ms, 4 clients running one round trip per
@@ -170,5 +174,56 @@ func compressionAcrossTheWAN(t *testing.T, ns string, pg *fixture.Postgres) {
 	}
 	if ratios[benchv1.CopyRandom] > 1.1 {
 		t.Errorf("compression gains %.2f× on random data, want at most 1.1×", ratios[benchv1.CopyRandom])
+	}
+}
+
+// chaosMeshLink runs the chaos-mesh emulator for real: a bandwidth NetworkChaos acts on the run (the
+// link measured within ±15 % of 50 Mbit/s, a copy of random data bound by it) and is gone after
+// the run, and a delay, which this kernel cannot do (no sch_netem), ends in NetworkEmulationFailed
+// quoting chaos-mesh, never in a silent run on the LAN.
+func chaosMeshLink(t *testing.T, ns string, pg *fixture.Postgres) {
+	tb := benchmark(ns, "chaos-bandwidth", pg, fixture.CredentialsSecret)
+	tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "50Mbit", Emulator: benchv1.EmulatorChaosMesh}
+	tb.Spec.Load = benchv1.LoadSpec{Initialize: true, Repetitions: 1,
+		Copy: &benchv1.CopyLoad{Size: resource.MustParse("16Mi"), Data: benchv1.CopyRandom}}
+	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
+	end := complete(t, tb, 6*time.Minute)
+	r := end.Status.Result("direct")
+	if r == nil || r.Copy == nil || r.Link == nil || r.Link.Measured == nil || r.Link.Emulator != benchv1.EmulatorChaosMesh {
+		t.Fatalf("direct across chaos-mesh: %+v", r)
+	}
+	t.Logf("chaos-mesh 50 Mbit/s: link measured %+v, copy %.2f MB/s", *r.Link.Measured, r.Copy.MBPerSecond)
+	if ratio := float64(r.Link.Measured.BitsPerSecond) / 50e6; ratio < 0.85 || ratio > 1.15 {
+		t.Errorf("measured %d bit/s across chaos-mesh's 50 Mbit/s (%.2f of it)", r.Link.Measured.BitsPerSecond, ratio)
+	}
+	// 50 Mbit/s is 6.25 MB/s of everything on the wire, headers included.
+	if r.Copy.MBPerSecond > 6.25*1.15 {
+		t.Errorf("the copy moved %.2f MB/s across 50 Mbit/s", r.Copy.MBPerSecond)
+	}
+	poll.Until(t, time.Minute, time.Second, "the run's NetworkChaos removed", func() error {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("chaos-mesh.org/v1alpha1")
+		list.SetKind("NetworkChaosList")
+		if err := k8s.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			return fmt.Errorf("%d NetworkChaos left, the first %s", len(list.Items), list.Items[0].GetName())
+		}
+		return nil
+	})
+
+	delay := benchmark(ns, "chaos-delay", pg, fixture.CredentialsSecret)
+	delay.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: wanRTT}, Emulator: benchv1.EmulatorChaosMesh}
+	delay.Spec.Transports = delay.Spec.Transports[:1]
+	if err := k8s.Create(ctx, delay); err != nil {
+		t.Fatal(err)
+	}
+	failed := waitForEnd(t, ns, delay.Name, 4*time.Minute)
+	// chaos-mesh's own words, and what to do about them.
+	assertFailed(t, failed, benchv1.ReasonNetworkEmulationFailed, "unable to set tcs for pod")
+	assertFailed(t, failed, benchv1.ReasonNetworkEmulationFailed, "sch_netem")
+	if r := failed.Status.Result("direct"); r != nil && len(r.Runs) > 0 {
+		t.Errorf("a run was recorded without its delay: %+v", r.Runs)
 	}
 }
