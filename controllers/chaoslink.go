@@ -237,8 +237,9 @@ func (r *TunnelBenchmarkReconciler) removeChaosLink(ctx context.Context, tb *ben
 // undone the injection in the pods it selected; the operator drops that finalizer itself where
 // there is nothing chaos-mesh could undo, or nothing left to undo: on the runner's side (the run is
 // over, its pod has ended and its network namespace went with it: chaos-mesh would retry forever)
-// and where no injection remains (chaos-mesh.Undone: a failed injection holds its finalizer too). The far end's pods (the server's, the gateway's) live on: their
-// finalizer stays, so that chaos-mesh takes its limit off them before the object goes.
+// and where no injection remains (chaosmesh.Undone: a failed injection holds its finalizer too).
+// The far end's pods (the server's, the gateway's) live on: there the finalizer stays until
+// chaos-mesh has taken its limit off them.
 func (r *TunnelBenchmarkReconciler) removeNetworkChaos(ctx context.Context, found *metav1.PartialObjectMetadata) {
 	// Unstructured, not metadata: the API answers the delete of an object a finalizer holds
 	// with the object itself, which a metadata request cannot decode without chaos-mesh's types.
