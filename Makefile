@@ -55,6 +55,10 @@ verify: ## Fail when generated files or formatting are stale.
 	test "$$before" = "$$after" || { git diff --stat -- api config charts; echo "generated files were stale: regenerated them, commit the result"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
+.PHONY: build
+build: ## Build the operator, the runner and the kubectl plugin into bin/.
+	go build -o bin/ ./cmd/manager ./cmd/runner ./cmd/kubectl-tunnelbench
+
 ##@ Run
 
 .PHONY: demo

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -67,6 +68,8 @@ type TunnelBenchmarkReconciler struct {
 	CertificateWait   time.Duration
 	UnschedulableWait time.Duration
 	InjectionWait     time.Duration
+
+	pending pendingEvents
 	// PostgresImage is the PostgreSQL image of managed clusters that name none.
 	PostgresImage string
 }
@@ -98,12 +101,24 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	tb := &benchv1.TunnelBenchmark{}
 	if err := r.Get(ctx, req.NamespacedName, tb); err != nil {
 		if apierrors.IsNotFound(err) {
-			// Its Jobs go with it through owner references; its metric series go here.
+			// Its Jobs go with it through owner references; its metric series and the events
+			// of a pass whose status was lost go here.
 			r.Metrics.Forget(req.Namespace, req.Name)
+			r.pending.take(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("cannot get the benchmark: %w", err)
 	}
+	// The pass's events are recorded when it ends, unless its status write is lost (pendingEvents).
+	statusLost := false
+	defer func() {
+		if statusLost {
+			return
+		}
+		for _, e := range r.pending.take(req.NamespacedName) {
+			e.record()
+		}
+	}()
 	if !tb.DeletionTimestamp.IsZero() {
 		if controllerutil.ContainsFinalizer(tb, CleanupFinalizer) {
 			r.removeOwned(ctx, tb, "")
@@ -121,6 +136,7 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if !equality.Semantic.DeepEqual(original.Status, tb.Status) {
 		patch := client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})
 		if perr := r.Status().Patch(ctx, tb, patch); perr != nil {
+			statusLost = true
 			if apierrors.IsConflict(perr) {
 				// Someone wrote in between (or this pass read a stale benchmark): start over
 				// from what is stored, with nothing of this pass's outcome acted on.
@@ -512,9 +528,50 @@ func (r *TunnelBenchmarkReconciler) hasCondition(tb *benchv1.TunnelBenchmark, ty
 }
 
 func (r *TunnelBenchmarkReconciler) event(tb *benchv1.TunnelBenchmark, eventType, reason, action, note string, args ...any) {
-	if r.Recorder != nil {
-		r.Recorder.Eventf(tb, nil, eventType, reason, action, note, args...)
+	if r.Recorder == nil {
+		return
 	}
+	key := eventType + "/" + reason + "/" + fmt.Sprintf(note, args...)
+	r.pending.add(client.ObjectKeyFromObject(tb), key, func() { r.Recorder.Eventf(tb, nil, eventType, reason, action, note, args...) })
+}
+
+// pendingEvents holds a pass's events until its status is stored. A pass whose status write
+// conflicts is started over from what is stored and does the same things again: its events are
+// kept, and the next pass's identical ones are not added again, so that an event shows once
+// ("Accepted", not "Accepted (x2)") while one about what only the lost pass did (the Job it
+// created) is still recorded. controller-runtime never reconciles one benchmark in two workers at
+// once, so a benchmark's pending events are one pass's and its retries'.
+type pendingEvents struct {
+	mu    sync.Mutex
+	byKey map[types.NamespacedName][]pendingEvent
+}
+
+type pendingEvent struct {
+	key    string
+	record func()
+}
+
+func (p *pendingEvents) add(tb types.NamespacedName, key string, record func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byKey == nil {
+		p.byKey = map[types.NamespacedName][]pendingEvent{}
+	}
+	for _, e := range p.byKey[tb] {
+		if e.key == key {
+			return
+		}
+	}
+	p.byKey[tb] = append(p.byKey[tb], pendingEvent{key: key, record: record})
+}
+
+// take removes and returns the benchmark's pending events.
+func (p *pendingEvents) take(tb types.NamespacedName) []pendingEvent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.byKey[tb]
+	delete(p.byKey, tb)
+	return out
 }
 
 // poll is the requeue of a benchmark that waits: the poll interval, or sooner when the deadline

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh installs the Debian packages the tests use when they are missing: PostgreSQL 15 (server,
 # initdb and pgbench, for the runner's integration tests and `make bench`), OpenSSH (the ssh
-# transport's integration tests), PgBouncer (the pooler transport's); with "e2e", also
+# transport's integration tests), PgBouncer (the pooler transport's), Chromium (the HTML report's);
+# with "e2e", also
 # Prometheus (it scrapes the operator in the end-to-end tests) and debootstrap (images).
 set -euo pipefail
 
@@ -21,6 +22,8 @@ command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]] || need+=(pgboun
 # hack/tools.sh reads the Kubernetes module's go.mod from the proxy.
 command -v curl >/dev/null || need+=(curl)
 command -v ssh >/dev/null || need+=(openssh-client)
+# The HTML report is opened in a real headless Chromium (internal/render's integration test).
+command -v chromium >/dev/null || need+=(chromium)
 [[ ${#need[@]} -eq 0 ]] && exit 0
 
 echo "[deps] installing ${need[*]}" >&2

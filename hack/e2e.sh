@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # e2e.sh runs the end-to-end tests (test/e2e) against a real cluster. Without a configured
-# cluster (no KUBECONFIG, no ~/.kube/config) it brings up the local one (hack/local-cluster.sh),
+# cluster (no KUBECONFIG, no ~/.kube/config), or with KUBECONFIG set to the local cluster's own
+# kubeconfig, it brings up the local one (hack/local-cluster.sh) if it is not up,
 # imports the locally built images, runs the tests and tears the cluster down again, whatever the
 # outcome; it installs local-path-provisioner and CloudNativePG (hack/cnpg.sh) and chaos-mesh
 # (hack/chaos-mesh.sh) there. Against a configured cluster, E2E_IMAGE and E2E_POSTGRES_IMAGE must
@@ -20,8 +21,8 @@ hack/tools.sh kubectl >/dev/null
 BIN=$(hack/tools.sh path cluster)
 export HELM PATH=$BIN:$PATH PROMETHEUS=${PROMETHEUS:-$(command -v prometheus)}
 
-if [[ -z ${KUBECONFIG:-} && ! -f $HOME/.kube/config ]]; then
-  echo "[e2e] no cluster configured: using the local cluster" >&2
+if hack/local-cluster.sh selected; then
+  echo "[e2e] using the local cluster" >&2
   if ! hack/local-cluster.sh running && [[ ${E2E_KEEP_CLUSTER:-} != 1 ]]; then
     trap 'hack/local-cluster.sh down --wipe' EXIT
   fi
@@ -31,6 +32,13 @@ if [[ -z ${KUBECONFIG:-} && ! -f $HOME/.kube/config ]]; then
   # chaos-mesh emulator of an emulated link.
   KUBECONFIG=$KUBECONFIG hack/cnpg.sh install
   KUBECONFIG=$KUBECONFIG hack/chaos-mesh.sh install
+  # `make demo` leaves its PostgreSQL running, 500m of CPU requested on a 2-core node: the e2e's
+  # largest runner pod (4 tunnels, 900m) would not fit beside it. Scaled to zero, its benchmark
+  # and results stay; `make demo` scales it back.
+  if kubectl --kubeconfig "$KUBECONFIG" -n tunnelbench-demo get deploy/pg >/dev/null 2>&1; then
+    echo "[e2e] scaling the demo's PostgreSQL (namespace tunnelbench-demo) to zero to free its CPU" >&2
+    kubectl --kubeconfig "$KUBECONFIG" -n tunnelbench-demo scale deploy/pg --replicas=0 >/dev/null
+  fi
   E2E_IMAGE=$(hack/images.sh tag tunnelbench)
   # The image's archive, named by its content: a rebuilt image under the same tag rolls the
   # operator of a kept cluster (E2E_KEEP_CLUSTER) on the chart's upgrade.

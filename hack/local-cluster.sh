@@ -3,7 +3,11 @@
 # proxy (hack/tools.sh) and Debian packages (containerd, runc, CNI plugins), with nothing pulled
 # from a registry: images are imported into containerd from archives built by hack/images.sh.
 #
-# Usage: hack/local-cluster.sh up | down [--wipe] | status | running | kubeconfig
+# Usage: hack/local-cluster.sh up | down [--wipe] | status | running | kubeconfig | selected
+#   status    the daemons, the node, and what runs on it holding CPU (the demo's PostgreSQL...)
+#   selected  exit status 0 when the environment means this cluster: no cluster configured (no
+#             KUBECONFIG, no ~/.kube/config), or KUBECONFIG is this cluster's own kubeconfig (what
+#             `make demo` tells the user to export)
 #
 # Network rule: pods live on the project's own bridge (tb0, 10.88.0.0/24) with no default route
 # and no masquerade; the pod CIDR beyond the node's /24 is blackholed, the service CIDR is routed
@@ -487,7 +491,24 @@ status() {
   for d in "${DAEMONS[@]}"; do
     if pid_alive "$d"; then echo "$d: running (pid $(cat "$C/run/$d.pid"))"; else echo "$d: stopped"; fi
   done
-  if pid_alive kube-apiserver; then kubectl_ get nodes -o wide 2>/dev/null || true; fi
+  if pid_alive kube-apiserver; then
+    kubectl_ get nodes -o wide 2>/dev/null || true
+    echo
+    echo "Pods holding CPU on the node (requests), outside the cluster's own namespaces:"
+    kubectl_ get pods -A --field-selector=status.phase=Running -o \
+      custom-columns='NAMESPACE:.metadata.namespace,POD:.metadata.name,CPU:.spec.containers[*].resources.requests.cpu' \
+      2>/dev/null | awk 'NR==1 || $1 !~ /^(kube-system|cnpg-system|chaos-mesh|local-path-storage|tunnelbench-system)$/'
+    kubectl_ describe node "$NODE" 2>/dev/null | sed -n '/^Allocated resources:/,/^Events:/p' | sed '$d'
+  fi
+}
+
+# selected: the environment means this cluster (see the usage above).
+selected() {
+  if [[ -z ${KUBECONFIG:-} ]]; then
+    [[ ! -f $HOME/.kube/config ]]
+    return
+  fi
+  [[ $KUBECONFIG -ef $KUBECONFIG_PATH ]]
 }
 
 case ${1:-} in
@@ -495,6 +516,7 @@ case ${1:-} in
   down) down "${2:-}" ;;
   status) status ;;
   kubeconfig) echo "$KUBECONFIG_PATH" ;;
+  selected) selected ;;
   running) BIN=$("$ROOT/hack/tools.sh" path cluster); [[ -f $KUBECONFIG_PATH ]] && cluster_running ;;
-  *) sed -n '2,12p' "$0"; exit 2 ;;
+  *) sed -n '2,16p' "$0"; exit 2 ;;
 esac

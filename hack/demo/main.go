@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,47 +106,6 @@ func run(samplePath, pgImage string, timeout time.Duration) error {
 		c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionFailed)
 		return fmt.Errorf("the benchmark failed: %s: %s", c.Reason, c.Message)
 	}
-	printResults(tb)
+	// The results are the plugin's to print (hack/demo.sh runs `kubectl tunnelbench report`).
 	return nil
-}
-
-func printResults(tb *benchv1.TunnelBenchmark) {
-	fmt.Println()
-	fmt.Printf("%d repetitions per transport (%s); tps and latency are medians, CV is the spread of tps.\n",
-		tb.Repetitions(), tb.Order())
-	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "TRANSPORT\tTYPE\tTPS\tMIN–MAX\tCV\tLATENCY ms\tP50/P99 ms\tCONNECT ms\tFAILED\tVS "+
-		tb.Spec.Transports[0].Name+" (95% CI)\tVERDICT\tTLS\t")
-	for _, r := range tb.Status.Results {
-		tls := "-"
-		if r.TLS != nil {
-			tls = r.TLS.Version + " " + r.TLS.Cipher
-		}
-		minMax, cv := "-", "-"
-		if s := r.TPSSpread; s != nil {
-			minMax = fmt.Sprintf("%.0f–%.0f", s.Min, s.Max)
-			if s.CV != nil {
-				cv = fmt.Sprintf("%.1f%%", 100**s.CV)
-			}
-		}
-		percentiles := "-"
-		if l := r.Latency; l != nil {
-			percentiles = fmt.Sprintf("%.3f/%.3f", l.P50Ms, l.P99Ms)
-		}
-		ratio, verdict := "-", "-"
-		if c := r.Comparison; c != nil {
-			verdict = string(c.Verdict)
-			ratio = fmt.Sprintf("%.2f×", c.Ratio)
-			if c.Lower != nil && c.Upper != nil {
-				ratio += fmt.Sprintf(" [%.2f, %.2f]", *c.Lower, *c.Upper)
-			}
-		}
-		fmt.Fprintf(w, "%s\t%s\t%.1f\t%s\t%s\t%.3f\t%s\t%.1f\t%d\t%s\t%s\t%s\t\n", r.Transport, r.Type, r.TPS, minMax, cv,
-			r.LatencyAvgMs, percentiles, r.ConnectionTimeMs, r.FailedTransactions, ratio, verdict, tls)
-	}
-	_ = w.Flush()
-	if b := tb.Status.Best; b != nil {
-		fmt.Printf("\nBest: %s\n", b.Summary)
-	}
-	fmt.Printf("Command: %s\n", tb.Status.Results[0].Command)
 }

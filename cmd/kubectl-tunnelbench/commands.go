@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/render"
+	"github.com/tunnelbench/tunnelbench/internal/summary"
+)
+
+func reportCmd(k *kube, out io.Writer) *cobra.Command {
+	var output, file string
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "report [NAME]",
+		Short: "A benchmark's answer: tps with intervals, verdicts, latency, connection cost, link, path, provenance",
+		Long: "report NAME prints a benchmark's results (partial while it runs). Without NAME it lists the benchmarks of " +
+			"the namespace (-A: of every namespace). -o html writes one self-contained page with charts to --file " +
+			"(default NAME.html; - for standard output).",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return list(cmd, k, out, all)
+			}
+			if !slices.Contains(render.Formats, output) {
+				return fmt.Errorf("-o %s: want one of %s", output, strings.Join(render.Formats, ", "))
+			}
+			tb, err := k.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			s := summary.Of(tb)
+			if output != "html" || file == "-" {
+				return render.Report(out, s, output)
+			}
+			if file == "" {
+				file = tb.Name + ".html"
+			}
+			f, err := os.Create(file)
+			if err != nil {
+				return err
+			}
+			if err := render.Report(f, s, output); err != nil {
+				_ = f.Close()
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(file)
+			fmt.Fprintf(out, "wrote %s\n", abs)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: "+strings.Join(render.Formats, ", "))
+	cmd.Flags().StringVar(&file, "file", "", "where -o html writes (default NAME.html; - for standard output)")
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "list the benchmarks of every namespace")
+	return cmd
+}
+
+// list prints the benchmarks of a namespace, or of all.
+func list(cmd *cobra.Command, k *kube, out io.Writer, all bool) error {
+	c, err := k.client()
+	if err != nil {
+		return err
+	}
+	var opts []client.ListOption
+	if !all {
+		ns, err := k.namespace()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, client.InNamespace(ns))
+	}
+	tbs := &benchv1.TunnelBenchmarkList{}
+	if err := c.List(cmd.Context(), tbs, opts...); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tNAME\tPHASE\tPROGRESS\tBEST\tAGE")
+	for _, tb := range tbs.Items {
+		best := "-"
+		if b := tb.Status.Best; b != nil {
+			best = b.Transport
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", tb.Namespace, tb.Name, orDash(string(tb.Status.Phase)),
+			orDash(tb.Status.Progress), best, duration.HumanDuration(time.Since(tb.CreationTimestamp.Time)))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// regressionError is compare's finding that a transport got significantly slower.
+type regressionError struct{ transports []string }
+
+func (e *regressionError) Error() string {
+	return "significantly slower: " + strings.Join(e.transports, ", ")
+}
+
+func compareCmd(k *kube, out io.Writer) *cobra.Command {
+	var output string
+	var failOnRegression bool
+	cmd := &cobra.Command{
+		Use:   "compare BEFORE AFTER",
+		Short: "Two benchmarks of the same transports side by side, with Welch's 95 % interval of after/before",
+		Long: "compare reads two benchmarks (NAME or NAMESPACE/NAME) and, for every transport both ran, the ratio of " +
+			"their rates with its 95 % interval over their runs. With --fail-on-regression it exits with status 3 when " +
+			"a transport got significantly slower (the whole interval below 1), for CI pipelines.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			before, err := k.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			after, err := k.get(cmd.Context(), args[1])
+			if err != nil {
+				return err
+			}
+			c := summary.Compare(summary.Of(before), summary.Of(after))
+			if len(c.Transports) == 0 {
+				return fmt.Errorf("%s and %s have no measured transport in common", args[0], args[1])
+			}
+			if err := render.Compare(out, c, output); err != nil {
+				return err
+			}
+			if failOnRegression && len(c.Regressions) > 0 {
+				return &regressionError{transports: c.Regressions}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, markdown or json")
+	cmd.Flags().BoolVar(&failOnRegression, "fail-on-regression", false, "exit with status 3 when a transport got significantly slower")
+	return cmd
+}
+
+func rerunCmd(k *kube, out io.Writer) *cobra.Command {
+	var name string
+	cmd := &cobra.Command{
+		Use:   "rerun NAME",
+		Short: "Run a benchmark again: a new TunnelBenchmark with the same spec (specs are immutable)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			old, err := k.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			c, err := k.client()
+			if err != nil {
+				return err
+			}
+			tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: name,
+				Labels: old.Labels, Annotations: map[string]string{benchv1.GroupVersion.Group + "/rerun-of": old.Name}},
+				Spec: *old.Spec.DeepCopy()}
+			if name == "" {
+				// A name the API completes, so that reruns never collide.
+				tb.GenerateName = old.Name + "-"
+			}
+			if err := c.Create(cmd.Context(), tb); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "tunnelbenchmark.%s/%s created (a rerun of %s)\n", benchv1.GroupVersion.Group, tb.Name, old.Name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "the new benchmark's name (default: NAME- and a generated suffix)")
+	return cmd
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/render"
+	"github.com/tunnelbench/tunnelbench/internal/summary"
+)
+
+func watchCmd(k *kube, out io.Writer) *cobra.Command {
+	var every time.Duration
+	cmd := &cobra.Command{
+		Use:   "watch NAME",
+		Short: "Follow a benchmark: a progress bar per transport, then its report",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			last := ""
+			for {
+				tb, err := k.get(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if view := progress(tb); view != last {
+					if _, err := fmt.Fprint(out, view); err != nil {
+						return err
+					}
+					last = view
+				}
+				if tb.Status.Phase.IsTerminal() {
+					fmt.Fprintln(out)
+					return render.Report(out, summary.Of(tb), "table")
+				}
+				select {
+				case <-cmd.Context().Done():
+					return cmd.Context().Err()
+				case <-time.After(every):
+				}
+			}
+		},
+	}
+	cmd.Flags().DurationVar(&every, "interval", 2*time.Second, "how often to read the benchmark")
+	return cmd
+}
+
+// progress is the benchmark's state as a block of lines: its phase and what runs now, then a bar
+// per transport of its runs done.
+func progress(tb *benchv1.TunnelBenchmark) string {
+	var b strings.Builder
+	now := "-"
+	if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionProgressing); c != nil && c.Status == "True" {
+		now = c.Message
+	}
+	fmt.Fprintf(&b, "%s %s/%s: %s (%s runs) — %s\n", time.Now().Format("15:04:05"), tb.Namespace, tb.Name,
+		orDash(string(tb.Status.Phase)), orDash(tb.Status.Progress), now)
+	reps := int(tb.Repetitions())
+	for _, t := range tb.Spec.Transports {
+		done := 0
+		latest := ""
+		if r := tb.Status.Result(t.Name); r != nil {
+			done = len(r.Runs)
+			if done > 0 {
+				run := r.Runs[done-1]
+				latest = fmt.Sprintf("  last run %.0f tps", run.TPS)
+				if run.MBPerSecond != nil {
+					latest = fmt.Sprintf("  last run %.2f MB/s", *run.MBPerSecond)
+				}
+			}
+		}
+		fmt.Fprintf(&b, "  %-20s %s %d/%d%s\n", t.Name, bar(done, reps, 24), done, reps, latest)
+	}
+	return b.String()
+}
+
+func bar(done, total, width int) string {
+	if total <= 0 {
+		return "[" + strings.Repeat(" ", width) + "]"
+	}
+	n := min(width, done*width/total)
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
+}

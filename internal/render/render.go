@@ -1,0 +1,227 @@
+// Package render writes a benchmark's summary (package summary) for people and for tools: an
+// aligned table for a terminal, Markdown for a pull request or a blog post, CSV for a spreadsheet,
+// JSON for scripts, and a self-contained HTML page with charts (html.go).
+package render
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tunnelbench/tunnelbench/internal/summary"
+)
+
+// Formats are the report's output formats, for flags and their errors.
+var Formats = []string{"table", "markdown", "csv", "json", "html"}
+
+// Report writes s in format.
+func Report(w io.Writer, s summary.Summary, format string) error {
+	switch format {
+	case "table", "":
+		return table(w, s)
+	case "markdown":
+		return markdown(w, s)
+	case "csv":
+		return csvReport(w, s)
+	case "json":
+		return writeJSON(w, s)
+	case "html":
+		return HTML(w, s)
+	}
+	return fmt.Errorf("unknown output format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+// header is the lines above the table.
+func header(s summary.Summary) []string {
+	state := s.Phase
+	if s.Partial {
+		state += " (partial: " + s.Progress + " runs so far)"
+	}
+	lines := []string{fmt.Sprintf("%s/%s: %s", s.Namespace, s.Name, state)}
+	if s.Server != "" {
+		server := s.Server
+		if s.ServerVersion != "" {
+			server += " (PostgreSQL " + s.ServerVersion + ")"
+		}
+		lines = append(lines, "server: "+server)
+	}
+	lines = append(lines, "load: "+s.Load)
+	if s.Failure != "" {
+		lines = append(lines, "failed: "+s.Failure)
+	}
+	return lines
+}
+
+// columns are the table's columns and each transport's cells, shared by table and markdown.
+func columns(s summary.Summary) ([]string, [][]string) {
+	head := []string{"TRANSPORT", "TYPE", "RUNS", strings.ToUpper(s.Unit) + " (median)", "INTERVAL",
+		"VS " + s.Baseline, "VERDICT", "LATENCY ms", "P50/P90/P99 ms", "CONNECT ms"}
+	var rows [][]string
+	for _, t := range s.Transports {
+		rows = append(rows, []string{
+			t.Name, t.Type, fmt.Sprintf("%d/%d", t.Runs, t.Repetitions), rate(t.Median, t.Runs), interval(t),
+			ratio(t), dash(t.Verdict), ms(t.LatencyAvgMs), percentiles(t), ms(t.ConnectMs),
+		})
+	}
+	return head, rows
+}
+
+// details are each transport's path, link and provenance, below the table.
+func details(t summary.Transport) []string {
+	var out []string
+	if t.Path != "" {
+		out = append(out, "path: "+t.Path)
+	}
+	if t.Link != "" {
+		out = append(out, "link: "+t.Link)
+	}
+	if t.ConnectionsPerSecond != nil {
+		out = append(out, fmt.Sprintf("new connections: %.1f/s", *t.ConnectionsPerSecond))
+	}
+	if t.StormPerSecond != nil {
+		out = append(out, fmt.Sprintf("connection storm: %.1f connections/s", *t.StormPerSecond))
+	}
+	if t.FailedTransactions > 0 {
+		out = append(out, fmt.Sprintf("failed transactions: %d", t.FailedTransactions))
+	}
+	if t.Node != "" {
+		out = append(out, fmt.Sprintf("ran on %s, %s, %s", t.Node, dash(t.PgbenchVersion), dash(t.RunnerImage)))
+	}
+	return out
+}
+
+func table(w io.Writer, s summary.Summary) error {
+	for _, l := range header(s) {
+		fmt.Fprintln(w, l)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	head, rows := columns(s)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, t := range s.Transports {
+		for _, d := range details(t) {
+			fmt.Fprintf(w, "%s %s\n", t.Name+":", d)
+		}
+	}
+	fmt.Fprintln(w)
+	footer(w, s)
+	return nil
+}
+
+func footer(w io.Writer, s summary.Summary) {
+	fmt.Fprintln(w, "Intervals: of the median, distribution-free; 95 % with 6 runs or more, else the min–max and its "+
+		"coverage. Verdicts: the paired ratio's 95 % interval against "+s.Baseline+".")
+	if s.Best != "" {
+		fmt.Fprintln(w, "Best: "+s.Best)
+	}
+}
+
+func markdown(w io.Writer, s summary.Summary) error {
+	h := header(s)
+	fmt.Fprintf(w, "### %s\n\n", h[0])
+	for _, l := range h[1:] {
+		fmt.Fprintf(w, "- %s\n", l)
+	}
+	fmt.Fprintln(w)
+	head, rows := columns(s)
+	fmt.Fprintf(w, "| %s |\n", strings.Join(head, " | "))
+	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(head)))
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+	}
+	fmt.Fprintln(w)
+	for _, t := range s.Transports {
+		for _, d := range details(t) {
+			fmt.Fprintf(w, "- **%s** %s\n", t.Name, d)
+		}
+	}
+	fmt.Fprintln(w)
+	footer(w, s)
+	return nil
+}
+
+// csvReport is one row per transport with plain numbers (no units in the cells; the header
+// names them), for spreadsheets.
+func csvReport(w io.Writer, s summary.Summary) error {
+	cw := csv.NewWriter(w)
+	unit := strings.ReplaceAll(s.Unit, "/", "_per_")
+	_ = cw.Write([]string{"namespace", "benchmark", "phase", "transport", "type", "runs", "repetitions",
+		unit + "_median", unit + "_low", unit + "_high", "interval_confidence", "cv", "ratio_vs_" + s.Baseline,
+		"ratio_low", "ratio_high", "verdict", "latency_avg_ms", "p50_ms", "p90_ms", "p99_ms", "connect_ms",
+		"link", "path", "node"})
+	for _, t := range s.Transports {
+		_ = cw.Write([]string{s.Namespace, s.Name, s.Phase, t.Name, t.Type, strconv.Itoa(t.Runs), strconv.Itoa(t.Repetitions),
+			num(t.Median), num(t.Low), num(t.High), num(t.IntervalConfidence), num(t.CV), num(t.Ratio), num(t.RatioLow),
+			num(t.RatioHigh), t.Verdict, num(t.LatencyAvgMs), num(t.P50Ms), num(t.P90Ms), num(t.P99Ms), num(t.ConnectMs),
+			t.Link, t.Path, t.Node})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
+func rate(x float64, runs int) string {
+	if runs == 0 {
+		return "-"
+	}
+	if x >= 100 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.3g", x)
+}
+
+func interval(t summary.Transport) string {
+	if t.IntervalConfidence == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s–%s (%.0f%%)", rate(t.Low, 1), rate(t.High, 1), 100*t.IntervalConfidence)
+}
+
+func ratio(t summary.Transport) string {
+	switch {
+	case t.Ratio == 0:
+		return "-"
+	case t.RatioLow == 0 && t.RatioHigh == 0:
+		return fmt.Sprintf("%.3g×", t.Ratio)
+	}
+	return fmt.Sprintf("%.3g× [%.3g, %.3g]", t.Ratio, t.RatioLow, t.RatioHigh)
+}
+
+func percentiles(t summary.Transport) string {
+	if t.P50Ms == 0 && t.P99Ms == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s/%s/%s", ms(t.P50Ms), ms(t.P90Ms), ms(t.P99Ms))
+}
+
+func ms(x float64) string {
+	if x == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(x, 'f', 3, 64)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

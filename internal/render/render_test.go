@@ -1,0 +1,117 @@
+package render
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/summary"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the current output")
+
+func fixture(t *testing.T) summary.Summary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "benchmark.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := &benchv1.TunnelBenchmark{}
+	if err := yaml.UnmarshalStrict(b, tb); err != nil {
+		t.Fatal(err)
+	}
+	return summary.Of(tb)
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/render -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test ./internal/render -update rewrites it):\n%s", name, got)
+	}
+}
+
+func TestReportFormats(t *testing.T) {
+	s := fixture(t)
+	for _, format := range []string{"table", "markdown", "csv", "json"} {
+		t.Run(format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Report(&b, s, format); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "report."+format, b.Bytes())
+		})
+	}
+	if err := Report(&bytes.Buffer{}, s, "yaml"); err == nil || !strings.Contains(err.Error(), "table, markdown, csv, json, html") {
+		t.Errorf("an unknown format: %v", err)
+	}
+}
+
+func TestCompareFormats(t *testing.T) {
+	before := fixture(t)
+	after := fixture(t)
+	after.Name = "paths-after"
+	// After the change tls lost a fifth, beyond its runs' spread; direct moved within it.
+	for i := range after.Transports {
+		tr := &after.Transports[i]
+		for j := range tr.PerRun {
+			switch tr.Name {
+			case "tls":
+				tr.PerRun[j] *= 0.8
+			case "direct":
+				tr.PerRun[j] *= []float64{1.01, 0.99, 1.0}[j]
+			}
+		}
+	}
+	c := summary.Compare(before, after)
+	if len(c.Regressions) != 1 || c.Regressions[0] != "tls" {
+		t.Fatalf("regressions %v: %+v", c.Regressions, c.Transports)
+	}
+	for _, format := range []string{"table", "markdown", "json"} {
+		t.Run(format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := Compare(&b, c, format); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, "compare."+format, b.Bytes())
+		})
+	}
+}
+
+// TestHTMLIsSelfContained: one page with every transport and figure, and nothing it would fetch.
+// Chromium renders it in the plugin's integration test.
+func TestHTMLIsSelfContained(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, fixture(t)); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{"<svg", "direct", "tls", "ssh-wan", "20100", "17200", "TLSv1.3", "chacha20-poly1305@openssh.com",
+		"measured 10.9ms 49.8Mbit/s", `id="series"`, `id="latency"`, `id="connect"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, never := range []string{"http://", "https://", "<script", "<link", "@import", "url("} {
+		if strings.Contains(strings.ReplaceAll(page, `xmlns="http://www.w3.org/2000/svg"`, ""), never) {
+			t.Errorf("the page would fetch something: %q", never)
+		}
+	}
+}

@@ -1,0 +1,233 @@
+// Package summary turns a TunnelBenchmark's status into the answer a person reads: per transport
+// the median rate with its interval, the verdict against the baseline, latency percentiles,
+// connection cost, the link asked and measured, what the path negotiated, and where it ran. The
+// kubectl plugin and the demo render it (package render); nothing here talks to a cluster.
+package summary
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/stats"
+)
+
+// Summary is one benchmark's answer.
+type Summary struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Phase     string `json:"phase"`
+	// Partial is true until the benchmark completed: the figures are those of the runs so far.
+	Partial  bool   `json:"partial"`
+	Progress string `json:"progress,omitempty"`
+	// Failure is the Failed condition's reason and message.
+	Failure       string `json:"failure,omitempty"`
+	Server        string `json:"server,omitempty"`
+	ServerVersion string `json:"serverVersion,omitempty"`
+	// Load says what ran, e.g. "select-only, prepared, 4 clients, 10s × 3 (interleaved)".
+	Load string `json:"load"`
+	// Unit is what Median measures: "tps", or "MB/s" for a copy load.
+	Unit       string      `json:"unit"`
+	Baseline   string      `json:"baseline,omitempty"`
+	Best       string      `json:"best,omitempty"`
+	Transports []Transport `json:"transports"`
+}
+
+// Transport is one transport's line.
+type Transport struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	// Runs done of Repetitions.
+	Runs        int `json:"runs"`
+	Repetitions int `json:"repetitions"`
+	// Median of the runs' rate (Summary.Unit), with a distribution-free interval of the median
+	// (IntervalConfidence: 0.95 with 6 runs or more; with fewer, the min–max's own coverage).
+	Median             float64   `json:"median"`
+	Low                float64   `json:"low,omitempty"`
+	High               float64   `json:"high,omitempty"`
+	IntervalConfidence float64   `json:"intervalConfidence,omitempty"`
+	PerRun             []float64 `json:"perRun"`
+	CV                 float64   `json:"cv,omitempty"`
+	// Verdict against the baseline (the first transport), from the paired ratio's 95 % interval.
+	Verdict   string  `json:"verdict,omitempty"`
+	Ratio     float64 `json:"ratio,omitempty"`
+	RatioLow  float64 `json:"ratioLow,omitempty"`
+	RatioHigh float64 `json:"ratioHigh,omitempty"`
+	// Latency in milliseconds: pgbench's average and the sampled percentiles (zero when the
+	// load is a copy or was not sampled).
+	LatencyAvgMs float64 `json:"latencyAvgMs,omitempty"`
+	P50Ms        float64 `json:"p50Ms,omitempty"`
+	P90Ms        float64 `json:"p90Ms,omitempty"`
+	P99Ms        float64 `json:"p99Ms,omitempty"`
+	// Connection cost: pgbench's average connection time, and, when measured, new connections
+	// per second (reconnect) and a storm's rate.
+	ConnectMs            float64  `json:"connectMs,omitempty"`
+	ConnectionsPerSecond *float64 `json:"connectionsPerSecond,omitempty"`
+	StormPerSecond       *float64 `json:"stormPerSecond,omitempty"`
+	FailedTransactions   int64    `json:"failedTransactions,omitempty"`
+	// Link is the emulated link, asked and measured ("" on the LAN).
+	Link string `json:"link,omitempty"`
+	// Path is what the path negotiated: TLS version and cipher, SSH cipher and compression, the
+	// pooler's hops.
+	Path string `json:"path,omitempty"`
+	// Series is tps over time per run (seconds since the run's start), for plots.
+	Series []Series `json:"series,omitempty"`
+	// Where it ran.
+	Node           string `json:"node,omitempty"`
+	RunnerImage    string `json:"runnerImage,omitempty"`
+	PgbenchVersion string `json:"pgbenchVersion,omitempty"`
+}
+
+// Series is one run's tps over time.
+type Series struct {
+	Round   int32     `json:"round"`
+	Seconds []float64 `json:"seconds"`
+	TPS     []float64 `json:"tps"`
+}
+
+// Of summarizes a benchmark.
+func Of(tb *benchv1.TunnelBenchmark) Summary {
+	s := Summary{
+		Namespace: tb.Namespace, Name: tb.Name, Phase: string(tb.Status.Phase),
+		Partial:  tb.Status.Phase != benchv1.PhaseCompleted,
+		Progress: tb.Status.Progress, Server: tb.Status.Server, ServerVersion: tb.Status.ServerVersion,
+		Load: loadOf(tb), Unit: "tps",
+	}
+	if tb.Spec.Load.Copy != nil {
+		s.Unit = "MB/s"
+	}
+	if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionFailed); c != nil && c.Status == "True" {
+		s.Failure = c.Reason + ": " + c.Message
+	}
+	if len(tb.Spec.Transports) > 0 {
+		s.Baseline = tb.Spec.Transports[0].Name
+	}
+	if b := tb.Status.Best; b != nil {
+		s.Best = b.Summary
+	}
+	// Spec order, so that a transport not yet run shows as such.
+	for _, t := range tb.Spec.Transports {
+		line := Transport{Name: t.Name, Type: string(t.Type), Repetitions: int(tb.Repetitions())}
+		if r := tb.Status.Result(t.Name); r != nil {
+			fill(&line, r, s.Unit)
+		}
+		s.Transports = append(s.Transports, line)
+	}
+	return s
+}
+
+func fill(line *Transport, r *benchv1.TransportResult, unit string) {
+	line.Runs = len(r.Runs)
+	for _, run := range r.Runs {
+		v := run.TPS
+		if unit == "MB/s" && run.MBPerSecond != nil {
+			v = *run.MBPerSecond
+		}
+		line.PerRun = append(line.PerRun, v)
+	}
+	sum := stats.Summarize(line.PerRun)
+	line.Median, line.CV = sum.Median, sum.CV
+	if ci := stats.MedianCI(line.PerRun); ci.Confidence > 0 {
+		line.Low, line.High, line.IntervalConfidence = ci.Low, ci.High, ci.Confidence
+	}
+	if c := r.Comparison; c != nil {
+		line.Verdict, line.Ratio = string(c.Verdict), c.Ratio
+		if c.Lower != nil && c.Upper != nil {
+			line.RatioLow, line.RatioHigh = *c.Lower, *c.Upper
+		}
+	}
+	line.LatencyAvgMs, line.ConnectMs, line.FailedTransactions = r.LatencyAvgMs, r.ConnectionTimeMs, r.FailedTransactions
+	if l := r.Latency; l != nil {
+		line.P50Ms, line.P90Ms, line.P99Ms = l.P50Ms, l.P90Ms, l.P99Ms
+	}
+	line.ConnectionsPerSecond = r.ConnectionsPerSecond
+	if st := r.ConnectionStorm; st != nil {
+		line.StormPerSecond = &st.ConnectionsPerSecond
+	}
+	line.Link = linkOf(r.Link)
+	line.Path = pathOf(r)
+	for _, s := range r.Series {
+		line.Series = append(line.Series, Series{Round: s.Round, Seconds: s.Seconds, TPS: s.TPS})
+	}
+	if p := r.Provenance; p != nil {
+		line.Node, line.RunnerImage, line.PgbenchVersion = p.Node, p.RunnerImage, p.PgbenchVersion
+	}
+}
+
+// loadOf says what the benchmark ran.
+func loadOf(tb *benchv1.TunnelBenchmark) string {
+	l := tb.Spec.Load
+	reps := fmt.Sprintf("× %d (%s)", tb.Repetitions(), tb.Order())
+	if c := l.Copy; c != nil {
+		return fmt.Sprintf("copy of %s of %s data %s", c.Size.String(), c.Data, reps)
+	}
+	what := string(l.Builtin)
+	if what == "" {
+		what = "script"
+	}
+	parts := []string{what}
+	if l.Protocol != "" {
+		parts = append(parts, string(l.Protocol))
+	}
+	parts = append(parts, fmt.Sprintf("%d clients", l.Clients))
+	if l.Reconnect {
+		parts = append(parts, "reconnect")
+	}
+	switch {
+	case l.Duration != nil:
+		parts = append(parts, fmt.Sprintf("%s %s", l.Duration.Round(time.Second), reps))
+	case l.Transactions != nil:
+		parts = append(parts, fmt.Sprintf("%d transactions %s", *l.Transactions, reps))
+	default:
+		parts = append(parts, reps)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// linkOf renders the link asked and measured: "asked 10ms 50Mbit/s, measured 10.9ms 49.4Mbit/s".
+func linkOf(l *benchv1.LinkResult) string {
+	if l == nil {
+		return ""
+	}
+	out := fmt.Sprintf("%s: asked %s", l.Emulator, figures(l.Asked.RTTMs, l.Asked.BitsPerSecond))
+	if m := l.Measured; m != nil {
+		out += ", measured " + figures(m.RTTMs, m.BitsPerSecond)
+	}
+	return out
+}
+
+func figures(rttMs float64, bps int64) string {
+	var parts []string
+	if rttMs > 0 {
+		parts = append(parts, fmt.Sprintf("%.3gms", rttMs))
+	}
+	if bps > 0 {
+		parts = append(parts, fmt.Sprintf("%.3gMbit/s", float64(bps)/1e6))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
+
+// pathOf says what the path negotiated.
+func pathOf(r *benchv1.TransportResult) string {
+	var parts []string
+	if t := r.TLS; t != nil {
+		parts = append(parts, t.Version+" "+t.Cipher)
+	}
+	if s := r.SSH; s != nil {
+		parts = append(parts, fmt.Sprintf("ssh %s, compression %s", s.Cipher, s.Compression))
+		if n := len(r.Tunnels); n > 1 {
+			parts = append(parts, fmt.Sprintf("%d tunnels", n))
+		}
+	}
+	if p := r.Pooler; p != nil {
+		parts = append(parts, fmt.Sprintf("%s %s %s: client %s %s, server %s %s", p.Implementation, p.Placement, p.PoolMode,
+			p.ClientHop.Auth, p.ClientHop.TLS, p.ServerHop.Auth, p.ServerHop.TLS))
+	}
+	return strings.Join(parts, "; ")
+}
