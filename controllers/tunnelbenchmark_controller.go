@@ -319,9 +319,14 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 			return ctrl.Result{}, false, nil
 		}
 	}
-	if err != nil || out.state == stepRunning {
+	if err == nil && out.state == stepRunning {
+		r.observeLive(ctx, tb, t.Name, p.round, specs.JobName(tb, t.Name, p.round))
+		return r.liveRequeue(tb, out.requeue), false, nil
+	}
+	if err != nil {
 		return out.requeue, false, err
 	}
+	tb.Status.Live = nil
 	if tc.Link.Emulator == benchv1.EmulatorChaosMesh {
 		r.removeChaosLink(ctx, tb, specs.JobName(tb, t.Name, p.round))
 	}
@@ -493,6 +498,7 @@ func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.
 func (r *TunnelBenchmarkReconciler) complete(tb *benchv1.TunnelBenchmark) {
 	tb.Status.Phase = benchv1.PhaseCompleted
 	tb.Status.CompletionTime = &metav1.Time{Time: r.now()}
+	tb.Status.Live = nil
 	msg := fmt.Sprintf("%d transports measured, %d repetitions each", len(tb.Status.Results), tb.Repetitions())
 	if b := tb.Status.Best; b != nil && b.Significant {
 		msg += fmt.Sprintf("; best: %s at %.1f tps (median), ahead of every other at 95%%", b.Transport, b.TPS)
@@ -508,6 +514,7 @@ func (r *TunnelBenchmarkReconciler) complete(tb *benchv1.TunnelBenchmark) {
 func (r *TunnelBenchmarkReconciler) fail(tb *benchv1.TunnelBenchmark, reason, message string) {
 	tb.Status.Phase = benchv1.PhaseFailed
 	tb.Status.CompletionTime = &metav1.Time{Time: r.now()}
+	tb.Status.Live = nil
 	r.setCondition(tb, benchv1.ConditionFailed, metav1.ConditionTrue, reason, message)
 	r.setCondition(tb, benchv1.ConditionCompleted, metav1.ConditionFalse, reason, message)
 	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionFalse, reason, message)

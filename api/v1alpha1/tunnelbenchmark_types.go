@@ -722,6 +722,23 @@ const ConditionLinkMismatch = "LinkMismatch"
 // ConditionLinkMismatch warns.
 const LinkTolerance = 0.20
 
+// LiveRun is the run in progress, as the runner last reported it.
+type LiveRun struct {
+	Transport   string `json:"transport"`
+	Round       int32  `json:"round"`
+	Repetitions int32  `json:"repetitions"`
+	// Phase is warm-up (discarded) or load (measured).
+	Phase string `json:"phase"`
+	// ElapsedSeconds of DurationSeconds (none for a load of a number of transactions).
+	ElapsedSeconds  float64 `json:"elapsedSeconds"`
+	DurationSeconds float64 `json:"durationSeconds,omitempty"`
+	// TPS and LatencyMs of pgbench's latest progress interval, over every tunnel.
+	TPS       float64 `json:"tps"`
+	LatencyMs float64 `json:"latencyMs"`
+	// UpdateTime is when the runner read that report.
+	UpdateTime metav1.Time `json:"updateTime"`
+}
+
 // TunnelBenchmarkStatus is the observed state of a benchmark and its results.
 type TunnelBenchmarkStatus struct {
 	// Phase is the coarse state: Pending, Initializing, Running, Completed or Failed.
@@ -772,6 +789,12 @@ type TunnelBenchmarkStatus struct {
 	// intervals say so), or, when none is, the transports that tie for the top.
 	// +optional
 	Best *BestTransport `json:"best,omitempty"`
+
+	// Live is the run in progress while a transport's load runs: which, how far, and the tps of
+	// pgbench's latest progress report, updated at the progress interval (at most one status
+	// write per interval). Absent between runs and once the benchmark ended.
+	// +optional
+	Live *LiveRun `json:"live,omitempty"`
 }
 
 // BestTransport is the answer to "which path is fastest", only as strong as the repetitions allow.
@@ -1128,6 +1151,7 @@ type TunnelResult struct {
 // +kubebuilder:resource:shortName=tb,categories=tunnelbench
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Running",type=string,JSONPath=`.status.live.transport`
 // +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.best.summary`
 // +kubebuilder:printcolumn:name="Best TPS",type=integer,JSONPath=`.status.best.roundedTPS`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

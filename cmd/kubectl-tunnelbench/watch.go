@@ -50,7 +50,7 @@ func watchCmd(k *kube, out io.Writer) *cobra.Command {
 }
 
 // progress is the benchmark's state as a block of lines: its phase and what runs now, then a bar
-// per transport of its runs done.
+// per transport of its runs done, with the running one's live figures (status.live).
 func progress(tb *benchv1.TunnelBenchmark) string {
 	var b strings.Builder
 	now := "-"
@@ -73,9 +73,20 @@ func progress(tb *benchv1.TunnelBenchmark) string {
 				}
 			}
 		}
+		if l := tb.Status.Live; l != nil && l.Transport == t.Name {
+			latest = fmt.Sprintf("  round %d: %s %s, %.0f tps, %.3f ms", l.Round, l.Phase, elapsed(l), l.TPS, l.LatencyMs)
+		}
 		fmt.Fprintf(&b, "  %-20s %s %d/%d%s\n", t.Name, bar(done, reps, 24), done, reps, latest)
 	}
 	return b.String()
+}
+
+// elapsed is "5/10 s", or "5 s" for a load of a number of transactions.
+func elapsed(l *benchv1.LiveRun) string {
+	if l.DurationSeconds > 0 {
+		return fmt.Sprintf("%.0f/%.0f s", l.ElapsedSeconds, l.DurationSeconds)
+	}
+	return fmt.Sprintf("%.0f s", l.ElapsedSeconds)
 }
 
 func bar(done, total, width int) string {

@@ -90,7 +90,7 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 			}
 			return 1
 		}
-		opts.Store, opts.AwaitLink = results.Store, results.AwaitLink
+		opts.Store, opts.AwaitLink, opts.Live = results.Store, results.AwaitLink, results.StoreLive
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()

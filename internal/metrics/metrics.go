@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
 const namespace = "tunnelbench"
@@ -30,6 +31,7 @@ type Recorder struct {
 	latencyQuant   *prometheus.GaugeVec
 	ratio          *prometheus.GaugeVec
 	copyRate       *prometheus.GaugeVec
+	liveTPS        *prometheus.GaugeVec
 	benchmarks     *prometheus.GaugeVec
 
 	mu     sync.Mutex
@@ -66,6 +68,9 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 			append(transportLabels[:3:3], "bound")),
 		copyRate: gauge("transport_copy_bytes_per_second",
 			"Bytes per second of a copy load through a transport (median over the repetitions).", transportLabels[:3:3]),
+		liveTPS: gauge("transport_live_tps",
+			"tps of the running run's latest progress report (pgbench -P), while its measured load runs: live, not replayed.",
+			transportLabels),
 		benchmarks: gauge("benchmarks", "TunnelBenchmarks by phase.", []string{"phase"}),
 		phases:     map[string]benchv1.Phase{},
 	}
@@ -117,6 +122,11 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 			}
 		}
 	}
+	// One series at most per benchmark, the running transport's, and none between runs.
+	r.liveTPS.DeletePartialMatch(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name})
+	if l := tb.Status.Live; l != nil && l.Phase == runspec.LiveLoad {
+		r.liveTPS.With(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "transport": l.Transport}).Set(l.TPS)
+	}
 	r.setPhase(tb.Namespace+"/"+tb.Name, tb.Status.Phase)
 }
 
@@ -132,7 +142,7 @@ func (r *Recorder) Forget(namespace, name string) {
 // series are the per-transport gauges.
 func (r *Recorder) series() []prometheus.Collector {
 	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
-		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate}
+		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate, r.liveTPS}
 }
 
 // with is labels plus one more.

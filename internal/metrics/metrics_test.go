@@ -69,3 +69,32 @@ func TestUncertaintySeries(t *testing.T) {
 		t.Errorf("%d series left after Forget", n)
 	}
 }
+
+// TestLiveTPS: the live gauge follows the running transport's measured load, one series per
+// benchmark, and none during a warm-up or between runs.
+func TestLiveTPS(t *testing.T) {
+	r := NewRecorder(prometheus.NewRegistry())
+	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
+	steps := []struct {
+		live   *benchv1.LiveRun
+		series int
+		want   float64
+	}{
+		{&benchv1.LiveRun{Transport: "direct", Phase: "warm-up", TPS: 900}, 0, 0},
+		{&benchv1.LiveRun{Transport: "direct", Phase: "load", TPS: 1000}, 1, 1000},
+		{&benchv1.LiveRun{Transport: "tls", Phase: "load", TPS: 700}, 1, 700},
+		{nil, 0, 0},
+	}
+	for i, s := range steps {
+		tb.Status.Live = s.live
+		r.Observe(tb)
+		if n := testutil.CollectAndCount(r.liveTPS); n != s.series {
+			t.Fatalf("step %d: %d live series, want %d", i, n, s.series)
+		}
+		if s.series == 1 {
+			if got := testutil.ToFloat64(r.liveTPS.WithLabelValues("ns", "b", s.live.Transport)); got != s.want {
+				t.Errorf("step %d: live tps %v, want %v", i, got, s.want)
+			}
+		}
+	}
+}

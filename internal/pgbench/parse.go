@@ -64,6 +64,16 @@ var (
 	reCount    = regexp.MustCompile(`^([0-9]+)`)
 )
 
+// ParseProgress reads one of pgbench's progress lines ("progress: 5.0 s, 1234.5 tps, lat 3.2 ms
+// stddev ..."), as it comes, for live figures.
+func ParseProgress(line string) (ProgressPoint, bool) {
+	m := reProgress.FindStringSubmatch(line)
+	if m == nil {
+		return ProgressPoint{}, false
+	}
+	return ProgressPoint{T: atof(m[1]), TPS: atof(m[2]), LatencyMs: atof(m[3])}, true
+}
+
 // Parse reads pgbench's combined stdout and stderr.
 func Parse(r io.Reader) (*Result, error) {
 	res := &Result{Progress: []ProgressPoint{}}
@@ -77,8 +87,8 @@ func Parse(r io.Reader) (*Result, error) {
 		if line == "pgbench: error: Run was aborted; the above results are incomplete." {
 			aborted = true
 		}
-		if m := reProgress.FindStringSubmatch(line); m != nil {
-			res.Progress = append(res.Progress, ProgressPoint{T: atof(m[1]), TPS: atof(m[2]), LatencyMs: atof(m[3])})
+		if p, ok := ParseProgress(line); ok {
+			res.Progress = append(res.Progress, p)
 			continue
 		}
 		if m := reTPS.FindStringSubmatch(line); m != nil {

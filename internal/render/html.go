@@ -56,7 +56,7 @@ ul{margin:0;padding-left:18px}
 </style></head><body>
 <header><h1>{{index .Header 0}}{{if .S.Partial}}<span class="partial">partial</span>{{end}}</h1>
 {{range $i, $l := .Header}}{{if $i}}<p>{{$l}}</p>{{end}}{{end}}
-{{if .S.Best}}<p>{{.S.Best}}</p>{{end}}</header>
+{{if .S.Best}}<p>best: {{.S.Best}}</p>{{end}}</header>
 <main>
 <div class="charts">
 <section id="rates"><h2>{{.S.Unit}} per transport (median, interval of the median)</h2>{{.Rates}}</section>

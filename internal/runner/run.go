@@ -40,6 +40,9 @@ type Options struct {
 	// AwaitLink, for a run with Run.AwaitLink, blocks until the operator says the emulated link
 	// is in place (ResultConfigMap.AwaitLink), and fails when it never does.
 	AwaitLink func(ctx context.Context, wait, every time.Duration) error
+	// Live, when set, receives the load's progress at each of pgbench's progress reports
+	// (ResultConfigMap.StoreLive), for the operator's live view.
+	Live func(ctx context.Context, l runspec.Live) error
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
 }
@@ -183,7 +186,10 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		// transaction log's sampling.
 		warm := run.Load
 		warm.Duration, warm.Transactions = run.Warmup, 0
-		for i, o := range runLoads(ctx, opts, stream, warm, n, "warm-up", nil) {
+		lv, stop := followLive(ctx, opts.Live, runspec.LiveWarmup, warm, n)
+		warmed := runLoads(ctx, opts, stream, warm, n, "warm-up", nil, lv)
+		stop()
+		for i, o := range warmed {
 			if o.err != nil {
 				return fail(r.explain(i, n, fmt.Errorf("during the warm-up: %w", o.err)))
 			}
@@ -200,7 +206,9 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return fail(err)
 	}
 	rep.StartTime = time.Now().UTC()
-	outcomes := runLoads(ctx, opts, stream, run.Load, n, "", logs)
+	lv, stop := followLive(ctx, opts.Live, runspec.LiveLoad, run.Load, n)
+	outcomes := runLoads(ctx, opts, stream, run.Load, n, "", logs, lv)
+	stop()
 	rep.EndTime = time.Now().UTC()
 
 	var results []*pgbench.Result
@@ -240,9 +248,9 @@ type outcome struct {
 // runLoads runs the load as n pgbench processes at the same moment, one per tunnel (tunnel i on
 // port TunnelPort+i) with the clients and threads split evenly, and returns each one's outcome.
 // phase, when set, prefixes their output lines ("warm-up"); logs, when set, has each process log
-// its transactions.
+// its transactions; lv, when set, follows their progress.
 func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.Load, n int, phase string,
-	logs *transactionLogs) []outcome {
+	logs *transactionLogs, lv *live) []outcome {
 	outcomes := make([]outcome, n)
 	var wg sync.WaitGroup
 	for i, share := range pgbench.SplitLoad(load, n) {
@@ -266,7 +274,11 @@ func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, runErr := runProcess(ctx, opts, stream, env, args, prefix)
+			var tees []io.Writer
+			if w := lv.writer(i); w != nil {
+				tees = append(tees, w)
+			}
+			out, runErr := runProcess(ctx, opts, stream, env, args, prefix, tees...)
 			res, parseErr := pgbench.Parse(strings.NewReader(out))
 			switch {
 			case parseErr != nil && runErr != nil:
@@ -325,16 +337,17 @@ func writeFile(path, content string) error {
 	return nil
 }
 
-// runProcess runs one pgbench with extra environment, streaming its output (each line prefixed) and
-// returning all of it.
-func runProcess(ctx context.Context, opts Options, stream io.Writer, env, args []string, prefix string) (string, error) {
+// runProcess runs one pgbench with extra environment, streaming its output (each line prefixed, and
+// to tees as it is) and returning all of it.
+func runProcess(ctx context.Context, opts Options, stream io.Writer, env, args []string, prefix string,
+	tees ...io.Writer) (string, error) {
 	var output bytes.Buffer
 	cmd := exec.CommandContext(ctx, opts.Pgbench, args...)
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}
 	// pgbench writes progress and errors to stderr: one writer for both keeps them in order.
-	out := io.MultiWriter(&prefixWriter{prefix: prefix, w: stream}, &output)
+	out := io.MultiWriter(append([]io.Writer{&prefixWriter{prefix: prefix, w: stream}, &output}, tees...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	err := cmd.Run()
 	return output.String(), err

@@ -301,3 +301,45 @@ func TestRunAwaitsTheLink(t *testing.T) {
 		t.Fatalf("marked: awaited %v, %v, output %q", awaited, err, out)
 	}
 }
+
+// TestRunPublishesLiveProgress: while real pgbench runs, each progress report is published as it
+// comes, the warm-up's marked as such, with the figures pgbench printed.
+func TestRunPublishesLiveProgress(t *testing.T) {
+	pgtest.SkipIfShort(t)
+	s := startServer(t, pgtest.Options{})
+	setEnv(t, s.Env("disable"))
+	setEnv(t, map[string]string{runspec.ScriptEnv: "select 1;"})
+	var mu sync.Mutex
+	var got []runspec.Live
+	publish := func(_ context.Context, l runspec.Live) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, l)
+		return nil
+	}
+	run := runspec.Run{Load: runspec.Load{Script: true, Clients: 2, Threads: 1, Duration: 3 * time.Second,
+		ProgressInterval: time.Second}, Warmup: 2 * time.Second, Tunnels: 1}
+	rep, out, err := runOnce(t, Options{Run: run, Live: publish})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	phases := map[string]int{}
+	for _, l := range got {
+		phases[l.Phase]++
+		if l.TPS <= 0 || l.ElapsedSeconds <= 0 || l.Time.IsZero() {
+			t.Errorf("live figure %+v", l)
+		}
+		if l.Phase == runspec.LiveLoad && l.DurationSeconds != 3 {
+			t.Errorf("the load's duration %v", l.DurationSeconds)
+		}
+	}
+	// Every second of both phases, give or take the last report, which pgbench may skip.
+	if phases[runspec.LiveWarmup] < 1 || phases[runspec.LiveLoad] < 2 {
+		t.Errorf("published %v from output %q", phases, out)
+	}
+	if last := got[len(got)-1]; last.Phase != runspec.LiveLoad || rep.Result == nil {
+		t.Errorf("last figure %+v", last)
+	}
+}

@@ -81,6 +81,23 @@ func (c *ResultConfigMap) Store(ctx context.Context, report []byte) error {
 	return nil
 }
 
+// StoreLive keeps the run's live progress under runspec.LiveKey: one attempt, bounded, since the
+// next progress report replaces a lost one.
+func (c *ResultConfigMap) StoreLive(ctx context.Context, l runspec.Live) error {
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"data": map[string]string{runspec.LiveKey: string(b)}})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	_, err = c.configMaps.Patch(ctx, c.name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
 // AwaitLink waits until the operator marks the emulated link as in place (runspec.AwaitLink),
 // reading the ConfigMap every `every` for at most `wait`. A failed read is retried like a missing
 // mark: the operator, not the runner, judges the emulator.

@@ -62,11 +62,15 @@ func TestResultConfigMap(t *testing.T) {
 	if err := results.Store(ctx, []byte(`{"tps":1}`)); err != nil {
 		t.Fatal(err)
 	}
+	if err := results.StoreLive(ctx, runspec.Live{Phase: runspec.LiveLoad, ElapsedSeconds: 5, TPS: 1234.5}); err != nil {
+		t.Fatal(err)
+	}
 	cm, err := configMaps.Get(ctx, "bench-wan-r1", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cm.Data[runspec.ResultKey] != `{"tps":1}` || cm.Data[runspec.LinkInjectedKey] != runspec.LinkInjected {
+	if cm.Data[runspec.ResultKey] != `{"tps":1}` || cm.Data[runspec.LinkInjectedKey] != runspec.LinkInjected ||
+		!strings.Contains(cm.Data[runspec.LiveKey], `"tps":1234.5`) {
 		t.Errorf("data after the store: %v", cm.Data)
 	}
 	// A ConfigMap that does not exist is waited for like a missing mark, and the failure says why.

@@ -119,10 +119,35 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("direct and TLS complete with real results", func(t *testing.T) {
 		tb := benchmark(ns, "direct-vs-tls", pg, fixture.CredentialsSecret)
 		tb.Spec.Load.Initialize = true
+		// A progress report every second: status.live follows the running run.
+		tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
 		if err := k8s.Create(ctx, tb); err != nil {
 			t.Fatal(err)
 		}
-		done = waitForEnd(t, ns, tb.Name, 6*time.Minute)
+		live := map[string]benchv1.LiveRun{}
+		poll.Until(t, 6*time.Minute, 500*time.Millisecond, "benchmark "+tb.Name+" to end", func() error {
+			done = &benchv1.TunnelBenchmark{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(tb), done); err != nil {
+				return err
+			}
+			if l := done.Status.Live; l != nil && l.Phase == "load" {
+				live[l.Transport] = *l
+			}
+			if !done.Status.Phase.IsTerminal() {
+				return fmt.Errorf("phase %q", done.Status.Phase)
+			}
+			return nil
+		})
+		for _, tr := range tb.Spec.Transports {
+			// Seen while its measured load ran, with the figures of a progress report.
+			l, ok := live[tr.Name]
+			if !ok || l.TPS <= 0 || l.ElapsedSeconds <= 0 || l.ElapsedSeconds > 5 || l.DurationSeconds != 5 {
+				t.Errorf("%s: never seen running in status.live (last %+v)", tr.Name, l)
+			}
+		}
+		if done.Status.Live != nil {
+			t.Errorf("the ended benchmark keeps status.live %+v", done.Status.Live)
+		}
 		if done.Status.Phase != benchv1.PhaseCompleted {
 			t.Fatalf("phase %s, conditions %+v", done.Status.Phase, done.Status.Conditions)
 		}

@@ -1,0 +1,62 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+)
+
+// observeLive copies the running run's live progress, which its runner keeps in the run's result
+// ConfigMap (runspec.Live) at each of pgbench's progress reports, into status.live. The operator
+// reads that one ConfigMap by name, uncached: no watch on ConfigMaps, no cache of other
+// workloads' ones; its role already has get on ConfigMaps.
+func (r *TunnelBenchmarkReconciler) observeLive(ctx context.Context, tb *benchv1.TunnelBenchmark, transport string,
+	round int32, jobName string) {
+	cm := &corev1.ConfigMap{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName}, cm); err != nil {
+		log.FromContext(ctx).V(1).Info("No live progress to read", "configmap", jobName, "error", err.Error())
+		return
+	}
+	raw, ok := cm.Data[runspec.LiveKey]
+	if !ok {
+		return
+	}
+	var l runspec.Live
+	if err := json.Unmarshal([]byte(raw), &l); err != nil {
+		log.FromContext(ctx).Error(err, "Cannot read the runner's live progress", "configmap", jobName)
+		return
+	}
+	tb.Status.Live = &benchv1.LiveRun{
+		Transport: transport, Round: round, Repetitions: tb.Repetitions(), Phase: l.Phase,
+		ElapsedSeconds: roundTo(l.ElapsedSeconds, 10), DurationSeconds: l.DurationSeconds,
+		TPS: roundTo(l.TPS, 10), LatencyMs: roundTo(l.LatencyMs, 1000),
+		// Whole seconds, as the API keeps them: a finer time would differ from the stored one on
+		// every pass and cost a status write each.
+		UpdateTime: metav1.NewTime(l.Time.Truncate(time.Second)),
+	}
+}
+
+func roundTo(x, per float64) float64 { return math.Round(x*per) / per }
+
+// liveRequeue is when a running run is looked at again: at its progress interval, so that
+// status.live follows pgbench's reports, and never later than the poll interval.
+func (r *TunnelBenchmarkReconciler) liveRequeue(tb *benchv1.TunnelBenchmark, res ctrl.Result) ctrl.Result {
+	every := benchv1.DefaultProgressInterval
+	if p := tb.Spec.Load.ProgressInterval; p != nil && p.Duration > 0 {
+		every = p.Duration
+	}
+	if res.RequeueAfter == 0 || every < res.RequeueAfter {
+		res.RequeueAfter = every
+	}
+	return res
+}
