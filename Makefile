@@ -55,10 +55,6 @@ verify: ## Fail when generated files or formatting are stale.
 	test "$$before" = "$$after" || { git diff --stat -- api config charts; echo "generated files were stale: regenerated them, commit the result"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
-.PHONY: build
-build: ## Build the operator, the runner and the kubectl plugin into bin/.
-	go build -o bin/ ./cmd/manager ./cmd/runner ./cmd/kubectl-tunnelbench
-
 ##@ Run
 
 .PHONY: demo
@@ -103,9 +99,10 @@ bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the ssh tra
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager and runner binaries into bin/.
+build: ## Build the manager, the runner and the kubectl plugin into bin/.
 	CGO_ENABLED=0 go build -trimpath -o bin/tunnelbench-manager ./cmd/manager
 	CGO_ENABLED=0 go build -trimpath -o bin/tunnelbench-runner ./cmd/runner
+	CGO_ENABLED=0 go build -trimpath -o bin/kubectl-tunnelbench ./cmd/kubectl-tunnelbench
 
 IMG ?= docker.io/tunnelbench/tunnelbench:dev
 .PHONY: docker-build
