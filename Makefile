@@ -26,6 +26,7 @@ manifests: ## Generate the CRD and RBAC manifests.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./api/...;./controllers/...;./internal/transport/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/sync-chart.sh
+	go run ./hack/dashboard
 
 .PHONY: generate
 generate: ## Generate the deepcopy code.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh installs the Debian packages the tests use when they are missing: PostgreSQL 15 (server,
 # initdb and pgbench, for the runner's integration tests and `make bench`), OpenSSH (the ssh
-# transport's integration tests), PgBouncer (the pooler transport's), Chromium (the HTML report's);
+# transport's integration tests), PgBouncer (the pooler transport's), Chromium (the HTML report's),
+# Prometheus' promtool (the chart's alerting rules);
 # with "e2e", also
 # Prometheus (it scrapes the operator in the end-to-end tests) and debootstrap (images).
 set -euo pipefail
@@ -11,6 +12,8 @@ if [[ ${1:-} == e2e ]]; then
   command -v prometheus >/dev/null || need+=(prometheus)
   command -v debootstrap >/dev/null || need+=(debootstrap)
 fi
+# promtool (in Debian's prometheus) checks and tests the chart's alerting rules.
+command -v promtool >/dev/null || need+=(prometheus)
 bindir=$(pg_config --bindir 2>/dev/null || true)
 [[ -x /usr/lib/postgresql/15/bin/postgres || -x ${bindir:-/nonexistent}/postgres ]] || need+=(postgresql-15)
 # pgbench ships in postgresql-15 on Debian, with the server.

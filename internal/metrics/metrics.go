@@ -5,6 +5,8 @@ package metrics
 import (
 	"sync"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -32,6 +34,10 @@ type Recorder struct {
 	ratio          *prometheus.GaugeVec
 	copyRate       *prometheus.GaugeVec
 	liveTPS        *prometheus.GaugeVec
+	linkRTT        *prometheus.GaugeVec
+	linkBandwidth  *prometheus.GaugeVec
+	failedBench    *prometheus.GaugeVec
+	benchPhase     *prometheus.GaugeVec
 	benchmarks     *prometheus.GaugeVec
 
 	mu     sync.Mutex
@@ -71,6 +77,16 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 		liveTPS: gauge("transport_live_tps",
 			"tps of the running run's latest progress report (pgbench -P), while its measured load runs: live, not replayed.",
 			transportLabels),
+		linkRTT: gauge("transport_link_rtt_seconds",
+			"An emulated link's round-trip time, as asked and as the runner measured it (median over the runs).",
+			append(transportLabels[:3:3], "figure")),
+		linkBandwidth: gauge("transport_link_bits_per_second",
+			"An emulated link's bandwidth, as asked and as the runner measured it (median over the runs).",
+			append(transportLabels[:3:3], "figure")),
+		failedBench: gauge("benchmark_failed", "1 for a benchmark that failed, with the Failed condition's reason.",
+			[]string{"namespace", "benchmark", "reason"}),
+		benchPhase: gauge("benchmark_phase", "1 for each benchmark, labelled with its phase.",
+			[]string{"namespace", "benchmark", "phase"}),
 		benchmarks: gauge("benchmarks", "TunnelBenchmarks by phase.", []string{"phase"}),
 		phases:     map[string]benchv1.Phase{},
 	}
@@ -114,6 +130,14 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 				r.latencyQuant.With(with(labels, "quantile", q)).Set(ms / 1000)
 			}
 		}
+		if l := res.Link; l != nil {
+			r.linkRTT.With(with(labels, "figure", "asked")).Set(l.Asked.RTTMs / 1000)
+			r.linkBandwidth.With(with(labels, "figure", "asked")).Set(float64(l.Asked.BitsPerSecond))
+			if m := l.Measured; m != nil {
+				r.linkRTT.With(with(labels, "figure", "measured")).Set(m.RTTMs / 1000)
+				r.linkBandwidth.With(with(labels, "figure", "measured")).Set(float64(m.BitsPerSecond))
+			}
+		}
 		if c := res.Comparison; c != nil && c.Ratio > 0 {
 			r.ratio.With(with(labels, "bound", "estimate")).Set(c.Ratio)
 			if c.Lower != nil && c.Upper != nil {
@@ -121,6 +145,14 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 				r.ratio.With(with(labels, "bound", "upper")).Set(*c.Upper)
 			}
 		}
+	}
+	r.benchPhase.DeletePartialMatch(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name})
+	if tb.Status.Phase != "" {
+		r.benchPhase.With(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "phase": string(tb.Status.Phase)}).Set(1)
+	}
+	r.failedBench.DeletePartialMatch(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name})
+	if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionFailed); tb.Status.Phase == benchv1.PhaseFailed && c != nil {
+		r.failedBench.With(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "reason": c.Reason}).Set(1)
 	}
 	// One series at most per benchmark, the running transport's, and none between runs.
 	r.liveTPS.DeletePartialMatch(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name})
@@ -142,7 +174,8 @@ func (r *Recorder) Forget(namespace, name string) {
 // series are the per-transport gauges.
 func (r *Recorder) series() []prometheus.Collector {
 	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
-		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate, r.liveTPS}
+		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate, r.liveTPS, r.linkRTT,
+		r.linkBandwidth, r.failedBench, r.benchPhase}
 }
 
 // with is labels plus one more.
@@ -170,5 +203,13 @@ func (r *Recorder) setPhase(key string, phase benchv1.Phase) {
 	for _, p := range []benchv1.Phase{benchv1.PhaseQueued, benchv1.PhasePending, benchv1.PhaseInitializing, benchv1.PhaseRunning,
 		benchv1.PhaseCompleted, benchv1.PhaseFailed} {
 		r.benchmarks.WithLabelValues(string(p)).Set(counts[p])
+	}
+}
+
+// Describe sends the descriptions of every series the recorder exports (prometheus.Collector's
+// half), for tests that check dashboards and rules against them.
+func (r *Recorder) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range append(r.series(), r.benchmarks) {
+		c.Describe(ch)
 	}
 }

@@ -98,3 +98,33 @@ func TestLiveTPS(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkAndFailureSeries: a link's figures as asked and measured, and a failed benchmark's
+// series for the alert, gone once it is forgotten.
+func TestLinkAndFailureSeries(t *testing.T) {
+	r := NewRecorder(prometheus.NewRegistry())
+	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
+	tb.Status.Results = []benchv1.TransportResult{{Transport: "wan", Link: &benchv1.LinkResult{
+		Asked:    benchv1.LinkFigures{RTTMs: 10, BitsPerSecond: 50e6},
+		Measured: &benchv1.MeasuredLink{RTTMs: 10.9, BitsPerSecond: 49.8e6}}}}
+	tb.Status.Phase = benchv1.PhaseFailed
+	tb.Status.Conditions = []metav1.Condition{{Type: benchv1.ConditionFailed, Status: "True", Reason: "Timeout"}}
+	r.Observe(tb)
+	for _, c := range []struct {
+		g    prometheus.Gauge
+		want float64
+	}{
+		{r.linkRTT.WithLabelValues("ns", "b", "wan", "asked"), 0.010},
+		{r.linkRTT.WithLabelValues("ns", "b", "wan", "measured"), 0.0109},
+		{r.linkBandwidth.WithLabelValues("ns", "b", "wan", "measured"), 49.8e6},
+		{r.failedBench.WithLabelValues("ns", "b", "Timeout"), 1},
+	} {
+		if got := testutil.ToFloat64(c.g); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%v, want %v", got, c.want)
+		}
+	}
+	r.Forget("ns", "b")
+	if n := testutil.CollectAndCount(r.failedBench) + testutil.CollectAndCount(r.linkRTT); n != 0 {
+		t.Errorf("%d series left after Forget", n)
+	}
+}

@@ -83,7 +83,8 @@ func convert(t *testing.T, u *unstructured.Unstructured, into any) {
 
 func TestLint(t *testing.T) {
 	needsHelm(t)
-	for _, set := range [][]string{nil, {"--set", "metrics.serviceMonitor.enabled=true"}} {
+	for _, set := range [][]string{nil, {"--set", "metrics.serviceMonitor.enabled=true", "--set", "dashboards.enabled=true",
+		"--set", "prometheusRule.enabled=true"}} {
 		out, err := helm(t, append([]string{"lint", "--strict", chartDir}, set...)...)
 		if err != nil || !strings.Contains(out, "0 chart(s) failed") {
 			t.Errorf("helm lint %v: %v\n%s", set, err, out)

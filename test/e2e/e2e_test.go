@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/dashboard"
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/test/events"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
@@ -725,6 +727,64 @@ scrape_configs:
 	up, err := promQuery(addr, `up{job="tunnelbench-operator"}`)
 	if err != nil || len(up) == 0 || up[0].Value[1] != "1" {
 		t.Errorf("up = %+v (%v)", up, err)
+	}
+	dashboardAndRules(t, ns, tb, addr)
+}
+
+// dashboardAndRules evaluates every query of the chart's Grafana dashboard and every expression of
+// its alerting rules in the real Prometheus, after the benchmarks of the earlier subtests (WAN
+// links, copies, a failed chaos-mesh delay) and while one runs (for the live tps): each returns
+// series, or the panel would show nothing to a user. The dashboard's variables stand for every
+// value, as "All" does.
+func dashboardAndRules(t *testing.T, ns string, done *benchv1.TunnelBenchmark, addr string) {
+	running := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "live"}, Spec: *done.Spec.DeepCopy()}
+	running.Spec.Load.Initialize = false
+	running.Spec.Load.Duration = &metav1.Duration{Duration: 30 * time.Second}
+	running.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
+	running.Spec.Transports = running.Spec.Transports[:1]
+	if err := k8s.Create(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, running) })
+	poll.Until(t, 3*time.Minute, time.Second, "the live benchmark's measured load", func() error {
+		tb := &benchv1.TunnelBenchmark{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(running), tb); err != nil {
+			return err
+		}
+		if l := tb.Status.Live; l == nil || l.Phase != "load" {
+			return fmt.Errorf("live %+v, phase %s", l, tb.Status.Phase)
+		}
+		return nil
+	})
+	every := strings.NewReplacer("$namespace", ".+", "$benchmark", ".+", "$transport", ".+")
+	for _, p := range dashboard.Panels() {
+		for _, q := range p.Queries {
+			expr := every.Replace(q)
+			poll.Until(t, 30*time.Second, 2*time.Second, "series for panel "+p.Title, func() error {
+				series, err := promQuery(addr, expr)
+				if err != nil {
+					return err
+				}
+				if len(series) == 0 {
+					return fmt.Errorf("%s returns nothing", expr)
+				}
+				return nil
+			})
+		}
+	}
+	rules, err := os.ReadFile(filepath.Join("..", "..", "charts", "tunnelbench", "files", "rules.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exprs := regexp.MustCompile(`(?m)^\s*expr: (.+)$`).FindAllStringSubmatch(string(rules), -1)
+	if len(exprs) == 0 {
+		t.Fatal("no rule expression in the chart")
+	}
+	for _, m := range exprs {
+		// The chaos-mesh delay failed earlier: the failure alert's expression has a series.
+		if series, err := promQuery(addr, m[1]); err != nil || len(series) == 0 {
+			t.Errorf("rule expression %s: %d series (%v)", m[1], len(series), err)
+		}
 	}
 }
 
