@@ -136,6 +136,27 @@ func (c *chart) axis(top, right, bottom, max float64) {
 	}
 }
 
+// plot is a chart with a value axis from 0 to a round maximum above the highest value, and one
+// slot per transport along the other.
+type plot struct {
+	*chart
+	top, bottom, right, max, slot float64
+}
+
+func newPlot(height, top, bottom, highest float64, slots int) *plot {
+	c := newChart(height)
+	p := &plot{chart: c, top: top, bottom: bottom, right: c.width - 10, max: niceMax(highest)}
+	p.slot = (p.right - plotLeft) / float64(max(slots, 1))
+	c.axis(top, p.right, bottom, p.max)
+	return p
+}
+
+// y is a value's height on the plot.
+func (p *plot) y(v float64) float64 { return p.bottom - (p.bottom-p.top)*v/p.max }
+
+// center is the middle of slot i.
+func (p *plot) center(i int) float64 { return plotLeft + p.slot*float64(i) + p.slot/2 }
+
 func short(v float64) string {
 	switch {
 	case v >= 1e6:
@@ -148,43 +169,32 @@ func short(v float64) string {
 
 // rateChart: a bar per transport at its median, a whisker over its interval, coloured by verdict.
 func rateChart(s summary.Summary) template.HTML {
-	const left, top, bottom = plotLeft, 14.0, 250.0
-	c := newChart(290)
-	right := c.width - 10
 	highest := 0.0
 	for _, t := range s.Transports {
 		highest = math.Max(highest, math.Max(t.Median, t.High))
 	}
-	max := niceMax(highest)
-	c.axis(top, right, bottom, max)
-	n := float64(max1(len(s.Transports)))
-	slot := (right - left) / n
-	y := func(v float64) float64 { return bottom - (bottom-top)*v/max }
+	p := newPlot(290, 14, 250, highest, len(s.Transports))
 	for i, t := range s.Transports {
-		x := left + slot*float64(i)
-		w := slot * 0.56
-		cx := x + slot/2
+		cx, w := p.center(i), p.slot*0.56
 		colour := verdictColour[t.Verdict]
 		if colour == "" {
 			colour = palette[i%len(palette)]
 		}
 		if t.Runs > 0 {
-			c.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" rx="3"><title>%s</title></rect>`,
-				cx-w/2, y(t.Median), w, bottom-y(t.Median), colour,
+			p.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" rx="3"><title>%s</title></rect>`,
+				cx-w/2, p.y(t.Median), w, p.bottom-p.y(t.Median), colour,
 				template.HTMLEscapeString(fmt.Sprintf("%s: %s %s", t.Name, rate(t.Median, t.Runs), s.Unit)))
 			if t.IntervalConfidence > 0 {
-				c.add(`<path d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f" stroke="#1d2433" stroke-width="1.5"/>`,
-					cx, y(t.Low), y(t.High), cx-8, y(t.Low), cx+8, cx-8, y(t.High), cx+8)
+				p.add(`<path d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f" stroke="#1d2433" stroke-width="1.5"/>`,
+					cx, p.y(t.Low), p.y(t.High), cx-8, p.y(t.Low), cx+8, cx-8, p.y(t.High), cx+8)
 			}
-			c.text(cx, y(math.Max(t.Median, t.High))-6, "middle", rate(t.Median, t.Runs))
+			p.text(cx, p.y(math.Max(t.Median, t.High))-6, "middle", rate(t.Median, t.Runs))
 		}
-		c.text(cx, bottom+16, "middle", t.Name)
-		c.text(cx, bottom+31, "middle", dash(t.Verdict))
+		p.text(cx, p.bottom+16, "middle", t.Name)
+		p.text(cx, p.bottom+31, "middle", dash(t.Verdict))
 	}
-	return c.done()
+	return p.done()
 }
-
-func max1(n int) int { return max(n, 1) }
 
 // latencyChart: p50, p90 and p99 side by side per transport; nothing when none was sampled.
 func latencyChart(s summary.Summary) template.HTML {
@@ -195,35 +205,29 @@ func latencyChart(s summary.Summary) template.HTML {
 	if highest == 0 {
 		return ""
 	}
-	const left, top, bottom = plotLeft, 24.0, 250.0
-	c := newChart(280)
-	right := c.width - 10
-	max := niceMax(highest)
-	c.axis(top, right, bottom, max)
-	slot := (right - left) / float64(max1(len(s.Transports)))
-	y := func(v float64) float64 { return bottom - (bottom-top)*v/max }
+	p := newPlot(280, 24, 250, highest, len(s.Transports))
 	shades := []string{"#9bb7ee", "#5a86e0", "#1f4fb0"}
 	for k, name := range []string{"p50", "p90", "p99"} {
-		c.add(`<rect x="%.1f" y="6" width="10" height="10" fill="%s"/>`, left+float64(k)*60, shades[k])
-		c.text(left+float64(k)*60+14, 15, "start", name)
+		p.add(`<rect x="%.1f" y="6" width="10" height="10" fill="%s"/>`, plotLeft+float64(k)*60, shades[k])
+		p.text(plotLeft+float64(k)*60+14, 15, "start", name)
 	}
 	for i, t := range s.Transports {
-		x := left + slot*float64(i) + slot*0.2
-		w := slot * 0.6 / 3
+		x := p.center(i) - p.slot*0.3
+		w := p.slot * 0.6 / 3
 		for k, v := range []float64{t.P50Ms, t.P90Ms, t.P99Ms} {
 			if v == 0 {
 				continue
 			}
-			c.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s</title></rect>`,
-				x+w*float64(k), y(v), w-2, bottom-y(v), shades[k],
+			p.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s</title></rect>`,
+				x+w*float64(k), p.y(v), w-2, p.bottom-p.y(v), shades[k],
 				template.HTMLEscapeString(fmt.Sprintf("%s p%s: %.3f ms", t.Name, []string{"50", "90", "99"}[k], v)))
 		}
 		if t.P99Ms == 0 {
-			c.text(left+slot*float64(i)+slot/2, bottom-8, "middle", "not sampled")
+			p.text(p.center(i), p.bottom-8, "middle", "not sampled")
 		}
-		c.text(left+slot*float64(i)+slot/2, bottom+16, "middle", t.Name)
+		p.text(p.center(i), p.bottom+16, "middle", t.Name)
 	}
-	return c.done()
+	return p.done()
 }
 
 // seriesChart: every run's tps over time, one colour per transport; nothing without series.
@@ -239,29 +243,24 @@ func seriesChart(s summary.Summary) template.HTML {
 	if maxT == 0 {
 		return ""
 	}
-	const left, top, bottom = plotLeft, 30.0, 250.0
-	c := newChart(280)
-	right := c.width - 10
-	max := niceMax(maxV)
-	c.axis(top, right, bottom, max)
-	x := func(sec float64) float64 { return left + (right-left)*sec/maxT }
-	y := func(v float64) float64 { return bottom - (bottom-top)*v/max }
+	p := newPlot(280, 30, 250, maxV, 1)
+	x := func(sec float64) float64 { return plotLeft + (p.right-plotLeft)*sec/maxT }
 	for i, t := range s.Transports {
 		colour := palette[i%len(palette)]
-		c.add(`<rect x="%.1f" y="8" width="10" height="10" fill="%s"/>`, left+float64(i)*110, colour)
-		c.text(left+float64(i)*110+14, 17, "start", t.Name)
+		p.add(`<rect x="%.1f" y="8" width="10" height="10" fill="%s"/>`, plotLeft+float64(i)*110, colour)
+		p.text(plotLeft+float64(i)*110+14, 17, "start", t.Name)
 		for _, r := range t.Series {
 			var pts []string
 			for j := range r.Seconds {
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.Seconds[j]), y(r.TPS[j])))
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(r.Seconds[j]), p.y(r.TPS[j])))
 			}
-			c.add(`<polyline points="%s" fill="none" stroke="%s" stroke-width="1.6" stroke-opacity="0.8"><title>%s</title></polyline>`,
+			p.add(`<polyline points="%s" fill="none" stroke="%s" stroke-width="1.6" stroke-opacity="0.8"><title>%s</title></polyline>`,
 				strings.Join(pts, " "), colour, template.HTMLEscapeString(fmt.Sprintf("%s run %d", t.Name, r.Round)))
 		}
 	}
-	c.text(right, bottom+16, "end", fmt.Sprintf("%.0f s", maxT))
-	c.text(left, bottom+16, "start", "0 s")
-	return c.done()
+	p.text(p.right, p.bottom+16, "end", fmt.Sprintf("%.0f s", maxT))
+	p.text(plotLeft, p.bottom+16, "start", "0 s")
+	return p.done()
 }
 
 // connectChart: the average time to connect per transport, when the load measured it.
@@ -273,22 +272,15 @@ func connectChart(s summary.Summary) template.HTML {
 	if highest == 0 {
 		return ""
 	}
-	const left, top, bottom = plotLeft, 14.0, 230.0
-	c := newChart(260)
-	right := c.width - 10
-	max := niceMax(highest)
-	c.axis(top, right, bottom, max)
-	slot := (right - left) / float64(max1(len(s.Transports)))
-	y := func(v float64) float64 { return bottom - (bottom-top)*v/max }
+	p := newPlot(260, 14, 230, highest, len(s.Transports))
 	for i, t := range s.Transports {
-		cx := left + slot*float64(i) + slot/2
-		w := slot * 0.5
+		cx, w := p.center(i), p.slot*0.5
 		if t.ConnectMs > 0 {
-			c.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" rx="3"/>`, cx-w/2, y(t.ConnectMs), w,
-				bottom-y(t.ConnectMs), palette[i%len(palette)])
-			c.text(cx, y(t.ConnectMs)-6, "middle", ms(t.ConnectMs))
+			p.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" rx="3"/>`, cx-w/2, p.y(t.ConnectMs), w,
+				p.bottom-p.y(t.ConnectMs), palette[i%len(palette)])
+			p.text(cx, p.y(t.ConnectMs)-6, "middle", ms(t.ConnectMs))
 		}
-		c.text(cx, bottom+16, "middle", t.Name)
+		p.text(cx, p.bottom+16, "middle", t.Name)
 	}
-	return c.done()
+	return p.done()
 }
