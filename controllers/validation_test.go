@@ -32,6 +32,20 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.server", "exactly one of cnpg, external or managed"},
 		},
 		{
+			name: "a script that runs a shell command",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "\\set x 1\n\\SetShell out env\nselect 1;"
+			},
+			want: []string{"spec.load.script", `must not use pgbench's \shell or \setshell`},
+		},
+		{
+			name: "a script that runs a shell",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "\\shell cat /proc/self/environ\nselect 1;"
+			},
+			want: []string{"spec.load.script", "next to the server's password"},
+		},
+		{
 			name: "cnpg and managed",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Server.Managed = &benchv1.ManagedServer{}

@@ -198,3 +198,16 @@ func (s ServerSpec) CNPGClusterName(tb *TunnelBenchmark) string {
 func (tb *TunnelBenchmark) IsExclusive() bool {
 	return tb.Spec.Exclusive == nil || *tb.Spec.Exclusive
 }
+
+// ShellMetaCommand is the pgbench meta-command of an inline script that would run a command in the
+// runner (\shell or \setshell, which pgbench reads in any case), "" when there is none: the CRD
+// refuses such a script, and the runner refuses it again should one get past the API.
+func ShellMetaCommand(script string) string {
+	lower := strings.ToLower(script)
+	for _, c := range []string{`\shell`, `\setshell`} {
+		if strings.Contains(lower, c) {
+			return c
+		}
+	}
+	return ""
+}

@@ -324,6 +324,10 @@ func writeScript() error {
 	if !ok {
 		return fmt.Errorf("the load runs an inline script, but %s is not set", runspec.ScriptEnv)
 	}
+	if c := benchv1.ShellMetaCommand(script); c != "" {
+		return &FailureError{Reason: benchv1.ReasonInvalidSpec, Message: fmt.Sprintf("the inline script uses pgbench's %s, "+
+			"which would run a command next to the server's password: refused", c)}
+	}
 	return writeFile(runspec.ScriptPath, script)
 }
 
