@@ -46,6 +46,24 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.load.script", "next to the server's password"},
 		},
 		{
+			name: "a host with a space",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db 10.0.0.1", Database: "app",
+					CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
+			},
+			want: []string{"spec.server.external.host", "must be a DNS name"},
+		},
+		{
+			name: "a bracketed IPv6 host",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "[fd00::5]", Database: "app",
+					CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
+			},
+			want: []string{"spec.server.external.host", "IPv6 one without brackets"},
+		},
+		{
 			name: "cnpg and managed",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Server.Managed = &benchv1.ManagedServer{}
@@ -475,6 +493,17 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "tls", Type: "tls", TLS: &benchv1.TLSTransport{SSLMode: "require"}}}
 			tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "select 1;"
 			tb.Spec.Load.Duration, tb.Spec.Load.Transactions = nil, &tx
+		}},
+		{"external on an IPv6 address through ssh, a script with \\set", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "fd00::5", Database: "app",
+				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+			tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{SSLMode: "require"})
+			tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "\\set aid random(1, 100)\n-- no shell here\nselect :aid;"
+		}},
+		{"external on a fully qualified name", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-0.db.example.com.", Database: "app",
+				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}}
 		}},
 		{"ssh: four compressed aes256-ctr tunnels with a MAC", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Compression: true, Cipher: "aes256-ctr",

@@ -159,9 +159,11 @@ type CNPGServer struct {
 
 // ExternalServer is a PostgreSQL server given by host and port.
 type ExternalServer struct {
-	// Host is the server's DNS name or IP address.
+	// Host is the server's DNS name or IP address (an IPv6 address without brackets). Nothing else:
+	// the SSH gateway's PermitOpen and the tunnels' -L are built from it.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="isIP(self) || self.matches('^[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?([.][A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*[.]?$')",message="spec.server.external.host must be a DNS name (letters, digits, hyphens, dots) or an IP address, an IPv6 one without brackets"
 	Host string `json:"host"`
 
 	// Port is the server's TCP port.

@@ -290,3 +290,39 @@ func TestTunnelThroughTheLinkProxy(t *testing.T) {
 		t.Errorf("ssh exited 0 on a host key mismatch:\n%s", readLog(t, logFile))
 	}
 }
+
+// TestTunnelToAnIPv6Server: the real ssh and sshd forward to a server on an IPv6 literal written
+// as the operator writes it, bracketed, in -L and PermitOpen (the IPv6 loopback).
+func TestTunnelToAnIPv6Server(t *testing.T) {
+	sshtest.SkipIfShort(t)
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_, _ = c.Write([]byte("hello over IPv6\n"))
+			_ = c.Close()
+		}
+	}()
+	target := net.JoinHostPort("::1", strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	g, err := sshtest.Start(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.Stop)
+	tn := g.Tunnel(target, 0)
+	tn.KnownHostsFile = g.KnownHostsFile
+	port, logFile, _ := startTunnel(t, tn)
+	if port == 0 {
+		t.Fatalf("ssh exited:\n%s", readLog(t, logFile))
+	}
+	if got := readLine(t, port); got != "hello over IPv6" {
+		t.Fatalf("through the tunnel to %s: %q\n%s", target, got, readLog(t, logFile))
+	}
+}

@@ -2,6 +2,8 @@ package transport
 
 import (
 	"fmt"
+	"net"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,7 +49,11 @@ func gatewayHost(tb *benchv1.TunnelBenchmark) string {
 	return fmt.Sprintf("%s.%s.svc", tb.GatewayName(), tb.Namespace)
 }
 
-func (s sshTransport) target() string { return fmt.Sprintf("%s:%d", s.c.Server.Host, s.c.Server.Port) }
+// target is the server as the tunnel forwards to it and the gateway permits it: host:port, an
+// IPv6 literal in brackets ([fd00::5]:5432), as ssh's -L and sshd's PermitOpen read it.
+func (s sshTransport) target() string {
+	return net.JoinHostPort(s.c.Server.Host, strconv.Itoa(int(s.c.Server.Port)))
+}
 
 // Peers are the gateway's key Secret, Service and sshd Deployment. Keys are generated once: an
 // existing Secret is kept, so a restarted operator never swaps the keys under running tunnels.

@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
 )
 
@@ -89,5 +91,43 @@ func TestJobWithTunnels(t *testing.T) {
 				t.Errorf("client key items %+v", v.Secret.Items)
 			}
 		}
+	}
+}
+
+// TestIPv6ServerBehindTheGateway: an IPv6 literal is bracketed where ssh and sshd read host:port
+// (-L and PermitOpen), and stays bare where libpq reads it.
+func TestIPv6ServerBehindTheGateway(t *testing.T) {
+	tb := benchmark(nil)
+	tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "fd00::5", Port: 5433, Database: "app",
+		CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+	srv := Server{Host: "fd00::5", Port: 5433, Database: "app", CredentialsSecret: "creds"}
+	tr := benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}
+	trn, err := For(Context{Benchmark: tb, Spec: tr, Server: srv, Defaults: defaults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := specs.RunFor(tb, false, time.Minute)
+	pod, err := trn.Pod(&run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(pod.Sidecars[0].Args, " "); !strings.Contains(args, "-L 127.0.0.1:15432:[fd00::5]:5433") {
+		t.Errorf("tunnel args %s", args)
+	}
+	peers, err := trn.Peers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range peers {
+		if dep, ok := p.Object.(*appsv1.Deployment); ok {
+			found = true
+			if args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "PermitOpen=[fd00::5]:5433") {
+				t.Errorf("gateway args %s", args)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no gateway Deployment")
 	}
 }
