@@ -452,6 +452,11 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.transports", "serverTLS verify-full cannot cross the userspace link"},
 		},
 		{
+			name:   "a name too long for a label value",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Name = strings.Repeat("n", 64) },
+			want:   []string{"metadata.name must be at most 63 characters"},
+		},
+		{
 			name:   "timeout too short",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Timeout = &metav1.Duration{Duration: time.Second} },
 			want:   []string{"spec.timeout", "at least 10s"},
@@ -500,6 +505,7 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 			tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{SSLMode: "require"})
 			tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "\\set aid random(1, 100)\n-- no shell here\nselect :aid;"
 		}},
+		{"the longest name a label value takes", func(tb *benchv1.TunnelBenchmark) { tb.Name = strings.Repeat("n", 63) }},
 		{"external on a fully qualified name", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-0.db.example.com.", Database: "app",
 				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
