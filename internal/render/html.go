@@ -151,6 +151,15 @@ func newPlot(height, top, bottom, highest float64, slots int) *plot {
 	return p
 }
 
+// highestOf is the largest of a figure over the transports, 0 for none.
+func highestOf(s summary.Summary, figure func(summary.Transport) float64) float64 {
+	h := 0.0
+	for _, t := range s.Transports {
+		h = math.Max(h, figure(t))
+	}
+	return h
+}
+
 // y is a value's height on the plot.
 func (p *plot) y(v float64) float64 { return p.bottom - (p.bottom-p.top)*v/p.max }
 
@@ -169,10 +178,7 @@ func short(v float64) string {
 
 // rateChart: a bar per transport at its median, a whisker over its interval, coloured by verdict.
 func rateChart(s summary.Summary) template.HTML {
-	highest := 0.0
-	for _, t := range s.Transports {
-		highest = math.Max(highest, math.Max(t.Median, t.High))
-	}
+	highest := highestOf(s, func(t summary.Transport) float64 { return math.Max(t.Median, t.High) })
 	p := newPlot(290, 14, 250, highest, len(s.Transports))
 	for i, t := range s.Transports {
 		cx, w := p.center(i), p.slot*0.56
@@ -198,10 +204,7 @@ func rateChart(s summary.Summary) template.HTML {
 
 // latencyChart: p50, p90 and p99 side by side per transport; nothing when none was sampled.
 func latencyChart(s summary.Summary) template.HTML {
-	highest := 0.0
-	for _, t := range s.Transports {
-		highest = math.Max(highest, t.P99Ms)
-	}
+	highest := highestOf(s, func(t summary.Transport) float64 { return t.P99Ms })
 	if highest == 0 {
 		return ""
 	}
@@ -265,10 +268,7 @@ func seriesChart(s summary.Summary) template.HTML {
 
 // connectChart: the average time to connect per transport, when the load measured it.
 func connectChart(s summary.Summary) template.HTML {
-	highest := 0.0
-	for _, t := range s.Transports {
-		highest = math.Max(highest, t.ConnectMs)
-	}
+	highest := highestOf(s, func(t summary.Transport) float64 { return t.ConnectMs })
 	if highest == 0 {
 		return ""
 	}
