@@ -225,7 +225,7 @@ func (r *TunnelBenchmarkReconciler) removeChaosLink(ctx context.Context, tb *ben
 	for _, suffix := range chaosmesh.Suffixes {
 		o := &metav1.PartialObjectMetadata{}
 		o.SetGroupVersionKind(chaosmesh.NetworkChaosGVK)
-		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName + suffix}, o)
+		err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: chaosmesh.ObjectName(jobName, suffix)}, o)
 		if err != nil || !metav1.IsControlledBy(o, tb) {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -138,5 +139,29 @@ func TestClusterNeverReady(t *testing.T) {
 				t.Errorf("Failed condition %+v, want ClusterNotReady with %q", c, tt.want)
 			}
 		})
+	}
+}
+
+// TestManagedVolumeTooSmall: a managed server whose volume cannot hold the data set the benchmark
+// initializes fails at once with InvalidSpec, before a Cluster is made (CloudNativePG would create
+// it and pgbench -i would fill the disk minutes later).
+func TestManagedVolumeTooSmall(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	startOperator(t)
+	tb := newBenchmark(ns, "small-volume")
+	size := resource.MustParse("1Gi")
+	tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{StorageSize: &size}}
+	tb.Spec.Load.Initialize, tb.Spec.Load.Scale = true, 100
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseFailed)
+	c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionFailed)
+	if c == nil || c.Reason != benchv1.ReasonInvalidSpec || !strings.Contains(c.Message, "storageSize 1Gi cannot hold spec.load.scale 100") {
+		t.Errorf("Failed condition %+v, want InvalidSpec naming storageSize and scale", c)
+	}
+	if _, err := getCluster(context.Background(), ns, tb.ManagedClusterName()); err == nil {
+		t.Error("a Cluster was created for a benchmark that cannot run")
 	}
 }

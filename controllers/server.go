@@ -58,6 +58,9 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 		// Created once: a pass that reads the benchmark from a stale cache after it ended must
 		// not bring the deleted Cluster back.
 		if tb.Status.ManagedCluster == "" {
+			if problem := tb.ManagedStorageProblem(); problem != "" {
+				return s, &serverError{Reason: benchv1.ReasonInvalidSpec, Fatal: true, Message: problem}
+			}
 			if err := r.ensureManagedCluster(ctx, tb); err != nil {
 				return s, err
 			}

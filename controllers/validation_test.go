@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,63 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 				tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "\\shell cat /proc/self/environ\nselect 1;"
 			},
 			want: []string{"spec.load.script", "next to the server's password"},
+		},
+		{
+			name:   "more clients than a server could take",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients = 1001 },
+			want:   []string{"spec.load.clients", "less than or equal to 1000"},
+		},
+		{
+			name: "a storm of a million connections",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 1000000}
+			},
+			want: []string{"spec.load.connectionStorm.connections", "less than or equal to 100000"},
+		},
+		{
+			name:   "a scale of a terabyte and a half",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Scale = 100000 },
+			want:   []string{"spec.load.scale", "less than or equal to 10000"},
+		},
+		{
+			name: "a hundred million transactions per client",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				many := int32(100000000)
+				tb.Spec.Load.Duration, tb.Spec.Load.Transactions = nil, &many
+			},
+			want: []string{"spec.load.transactions", "less than or equal to 10000000"},
+		},
+		{
+			name: "a managed volume of two tebibytes",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				size := resource.MustParse("2Ti")
+				tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{StorageSize: &size}}
+			},
+			want: []string{"spec.server.managed.storageSize", "between 64Mi and 1Ti"},
+		},
+		{
+			name: "more clients than a managed server's max_connections",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{Parameters: map[string]string{"max_connections": "50"}}}
+				tb.Spec.Load.Clients = 48
+			},
+			want: []string{"spec.load.clients must leave 3 of the managed server's max_connections", "raise max_connections"},
+		},
+		{
+			name: "more clients than the default max_connections",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{}}
+				tb.Spec.Load.Clients = 98
+			},
+			want: []string{"default 100"},
+		},
+		{
+			name: "a timeout shorter than the runs",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "tls", Type: "tls"}}
+				tb.Spec.Load.Repetitions, tb.Spec.Load.Duration = 5, &metav1.Duration{Duration: 3 * time.Minute}
+			},
+			want: []string{"spec.timeout is shorter than the runs alone", "raise spec.timeout (default 30m)"},
 		},
 		{
 			name: "a host with a space",
@@ -504,6 +562,23 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
 			tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{SSLMode: "require"})
 			tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "\\set aid random(1, 100)\n-- no shell here\nselect :aid;"
+		}},
+		{"a managed server with room for its scale and clients", func(tb *benchv1.TunnelBenchmark) {
+			size := resource.MustParse("2Gi")
+			tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{StorageSize: &size,
+				Parameters: map[string]string{"max_connections": "300"}}}
+			tb.Spec.Load.Initialize, tb.Spec.Load.Scale, tb.Spec.Load.Clients = true, 100, 200
+		}},
+		{"a pooler-only managed benchmark with more clients than server connections", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server = benchv1.ServerSpec{Managed: &benchv1.ManagedServer{}}
+			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{PoolMode: "transaction"})
+			tb.Spec.Load.Clients, tb.Spec.Load.Protocol = 500, "extended"
+		}},
+		{"the default timeout just covering 15 transports × 3 × (5s + 35s)", func(tb *benchv1.TunnelBenchmark) {
+			for i := range 14 {
+				tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: fmt.Sprintf("d%d", i), Type: "direct"})
+			}
+			tb.Spec.Load.Repetitions, tb.Spec.Load.Duration = 3, &metav1.Duration{Duration: 35 * time.Second}
 		}},
 		{"the longest name a label value takes", func(tb *benchv1.TunnelBenchmark) { tb.Name = strings.Repeat("n", 63) }},
 		{"external on a fully qualified name", func(tb *benchv1.TunnelBenchmark) {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // Labels put on every object the operator creates for a benchmark.
@@ -69,6 +71,17 @@ func hashed(readable, key string, hashLen, maxLen int) string {
 		readable = strings.TrimRight(readable[:maxLen-len(suffix)], "-")
 	}
 	return readable + suffix
+}
+
+// BoundedName is name itself when it fits a DNS label (and a label value), otherwise its
+// beginning followed by a hash of all of it: for names made of a derived name and a suffix, such
+// as a Job's NetworkChaos objects or a managed cluster's server certificate, which other
+// controllers (chaos-mesh, cert-manager) copy into label values.
+func BoundedName(name string) string {
+	if len(name) <= maxNameLength {
+		return name
+	}
+	return hashed(name, name, nameHashLength, maxNameLength)
 }
 
 // JobName is the deterministic name of the Job that runs one transport (InitTransportLabel for
@@ -191,6 +204,34 @@ func (s ServerSpec) CNPGClusterName(tb *TunnelBenchmark) string {
 		return tb.ManagedClusterName()
 	}
 	return ""
+}
+
+// BytesPerScale is about what `pgbench -i` writes on the server per unit of spec.load.scale:
+// 100,000 pgbench_accounts rows (13 MB) and their primary key (2 MB), rounded up.
+const BytesPerScale = 16 << 20
+
+// ManagedStorageProblem says why a managed server's volume cannot hold the initialized data set
+// (pgbench's tables, or the copy's), "" when it can or nothing is initialized. The CRD cannot
+// check it: a CEL rule comparing the two quantities exceeds the API server's cost budget.
+func (tb *TunnelBenchmark) ManagedStorageProblem() string {
+	m := tb.Spec.Server.Managed
+	if m == nil || m.StorageSize == nil || !tb.Spec.Load.Initialize {
+		return ""
+	}
+	var what string
+	var need resource.Quantity
+	if c := tb.Spec.Load.Copy; c != nil {
+		what, need = "spec.load.copy.size "+c.Size.String(), c.Size
+	} else {
+		scale := max(tb.Spec.Load.Scale, 1)
+		what = fmt.Sprintf("spec.load.scale %d (pgbench -i writes about 16Mi per unit)", scale)
+		need = *resource.NewQuantity(int64(scale)*BytesPerScale, resource.BinarySI)
+	}
+	if m.StorageSize.Cmp(need) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("spec.server.managed.storageSize %s cannot hold %s, %s of data before the server's WAL: raise storageSize",
+		m.StorageSize.String(), what, need.String())
 }
 
 // IsExclusive reports whether the benchmark waits for the other benchmarks of its server

@@ -115,8 +115,10 @@ type ManagedServer struct {
 	// +optional
 	Instances int32 `json:"instances,omitempty"`
 
-	// StorageSize is each instance's volume size.
+	// StorageSize is each instance's volume size, at most 1Ti; it must hold spec.load.scale (about
+	// 16Mi per unit) and the server's WAL.
 	// +kubebuilder:default="1Gi"
+	// +kubebuilder:validation:XValidation:rule="quantity(self).compareTo(quantity('64Mi')) >= 0 && quantity(self).compareTo(quantity('1Ti')) <= 0",message="spec.server.managed.storageSize must be between 64Mi and 1Ti"
 	// +optional
 	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
 
@@ -515,10 +517,12 @@ type LoadSpec struct {
 	// +optional
 	Script string `json:"script,omitempty"`
 
-	// Clients is the number of concurrent database sessions (pgbench -c).
+	// Clients is the number of concurrent database sessions (pgbench -c). At most 1000: each is a
+	// server backend, and PostgreSQL's default max_connections is 100; for a managed server,
+	// clients must leave superuser_reserved_connections (3) of its max_connections free.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=5000
+	// +kubebuilder:validation:Maximum=1000
 	Clients int32 `json:"clients,omitempty"`
 
 	// Threads is the number of pgbench worker threads (pgbench -j).
@@ -533,8 +537,10 @@ type LoadSpec struct {
 	// +optional
 	Duration *metav1.Duration `json:"duration,omitempty"`
 
-	// Transactions per client (pgbench -t), instead of a duration.
+	// Transactions per client (pgbench -t), instead of a duration. At most 10,000,000 per
+	// client: the run must end within spec.timeout, which a duration bounds but a count does not.
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
 	// +optional
 	Transactions *int32 `json:"transactions,omitempty"`
 
@@ -561,10 +567,12 @@ type LoadSpec struct {
 	// +optional
 	Copy *CopyLoad `json:"copy,omitempty"`
 
-	// Scale is the scale factor for initialization (pgbench -i -s).
+	// Scale is the scale factor for initialization (pgbench -i -s): about 16 MB on the server per
+	// unit (100,000 pgbench_accounts rows and their index). At most 10000 (about 160 GB); a
+	// managed server's storageSize must hold it.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=100000
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	Scale int32 `json:"scale,omitempty"`
 
@@ -611,9 +619,11 @@ type LoadSpec struct {
 
 // ConnectionStorm is a sequential connect, select 1, disconnect loop.
 type ConnectionStorm struct {
-	// Connections is how many connections to open, one after the other.
+	// Connections is how many connections to open, one after the other. At most 100000: each
+	// one is a fork of a server backend and an authentication, and on a 2-core server a storm
+	// opens about a thousand a second, so 100000 already lasts minutes.
 	// +kubebuilder:validation:Minimum=1
-	// +kubebuilder:validation:Maximum=1000000
+	// +kubebuilder:validation:Maximum=100000
 	Connections int32 `json:"connections"`
 }
 
@@ -1178,6 +1188,8 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="!(has(self.server.cnpg) || has(self.server.managed)) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || (has(t.pooler.placement) && t.pooler.placement == 'sidecar'))",message="spec.transports: pooler.serverTLS cannot be set for a CloudNativePG Pooler (placement service with a cnpg server): it always uses TLS with its own client certificate"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || !has(t.pooler) || !has(t.pooler.placement) || t.pooler.placement != 'sidecar' || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full' || !(has(t.network) ? (has(t.network.rtt) || has(t.network.bandwidth)) && (!has(t.network.emulator) || t.network.emulator == 'userspace') : has(self.network) && (has(self.network.rtt) || has(self.network.bandwidth)) && (!has(self.network.emulator) || self.network.emulator == 'userspace')))",message="spec.transports: a sidecar pooler with serverTLS verify-full cannot cross the userspace link (PgBouncer would check the server's name against the link proxy's loopback address): use serverTLS require, or emulator chaos-mesh"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= self.load.clients)",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (each tunnel runs its own pgbench with at least one client)"
+	// +kubebuilder:validation:XValidation:rule="!has(self.server.managed) || self.transports.all(t, t.type == 'pooler') || self.load.clients <= (has(self.server.managed.parameters) && 'max_connections' in self.server.managed.parameters && self.server.managed.parameters['max_connections'].matches('^[0-9]{1,6}$') ? int(self.server.managed.parameters['max_connections']) : 100) - 3",message="spec.load.clients must leave 3 of the managed server's max_connections (spec.server.managed.parameters, default 100) to superusers: raise max_connections or lower clients"
+	// +kubebuilder:validation:XValidation:rule="has(self.load.copy) || has(self.load.transactions) || size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) * ((has(self.load.duration) ? duration(self.load.duration).getSeconds() : 60) + (has(self.load.warmup) ? duration(self.load.warmup).getSeconds() : 5)) <= (has(self.timeout) ? duration(self.timeout).getSeconds() : 1800)",message="spec.timeout is shorter than the runs alone (transports × repetitions × (warmup + duration)): raise spec.timeout (default 30m) or shorten the load"
 	Spec TunnelBenchmarkSpec `json:"spec"`
 
 	// +optional

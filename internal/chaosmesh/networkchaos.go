@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
 // NetworkChaosGVK is chaos-mesh's NetworkChaos kind.
@@ -74,6 +76,9 @@ const (
 	BandwidthDownSuffix = "-bandwidth-down"
 )
 
+// ObjectName is the name of a run's object with one of Suffixes, kept within a DNS label.
+func ObjectName(job, suffix string) string { return benchv1.BoundedName(job + suffix) }
+
 // Suffixes are every suffix Objects may use.
 var Suffixes = []string{DelaySuffix, BandwidthSuffix, BandwidthDownSuffix}
 
@@ -100,7 +105,7 @@ func (l Link) object(suffix, action, namespace string, pods map[string]string, p
 	o := &unstructured.Unstructured{}
 	o.SetGroupVersionKind(NetworkChaosGVK)
 	o.SetNamespace(l.Namespace)
-	o.SetName(l.Name + suffix)
+	o.SetName(ObjectName(l.Name, suffix))
 	o.SetLabels(l.Labels)
 	o.SetOwnerReferences([]metav1.OwnerReference{l.Owner})
 	spec := map[string]any{

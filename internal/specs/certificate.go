@@ -61,7 +61,7 @@ func certificate(tb *benchv1.TunnelBenchmark, name, component, transport, common
 
 // ManagedServerCertificateName is the Certificate (and Secret) of a managed cluster's server.
 func ManagedServerCertificateName(tb *benchv1.TunnelBenchmark) string {
-	return tb.ManagedClusterName() + "-tunnelbench-server"
+	return benchv1.BoundedName(tb.ManagedClusterName() + "-tunnelbench-server")
 }
 
 // ManagedServerCertificate is the server certificate of a managed cluster: each of
