@@ -84,6 +84,10 @@ test: ## Run every test: unit, envtest, PostgreSQL/ssh integration, Helm chart, 
 test-short: ## Go-only tests: no envtest, PostgreSQL, sshd or cluster (go test -short).
 	go test -short -count=1 $(PKGS_UNIT)
 
+.PHONY: fuzz
+fuzz: ## Run every Go fuzz target for FUZZTIME each (default 90s; make test runs them 3s each).
+	FUZZTIME=$${FUZZTIME:-90s} hack/fuzz.sh
+
 .PHONY: test-e2e
 test-e2e: ## Run only the end-to-end tests (local cluster if none is configured).
 	hack/e2e.sh

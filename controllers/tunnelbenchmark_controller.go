@@ -69,6 +69,10 @@ type TunnelBenchmarkReconciler struct {
 	UnschedulableWait time.Duration
 	InjectionWait     time.Duration
 
+	// JobsTTL is how long an ended benchmark keeps its Jobs and pods when its spec does not say
+	// (spec.ttlSecondsAfterFinished); nil keeps them until the benchmark is deleted.
+	JobsTTL *time.Duration
+
 	pending pendingEvents
 	// PostgresImage is the PostgreSQL image of managed clusters that name none.
 	PostgresImage string
@@ -150,6 +154,10 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		// Only once the end is stored: removing the peers of a failure whose status write was
 		// lost would have the next pass create them again, and wait on them afresh.
 		r.removeOwned(ctx, tb, "")
+		if _, expires := r.jobsTTL(tb); expires && err == nil {
+			// The next pass counts the Jobs' time to live from the stored end (expireJobs).
+			result = ctrl.Result{Requeue: true}
+		}
 	}
 	if tb.Status.Phase.IsTerminal() {
 		// Ended and cleaned up (removeOwned above): nothing left for the finalizer to wait for.
@@ -205,7 +213,10 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		// A pass that read a stale benchmark from the cache right after it ended may have
 		// started a peer again: an ended benchmark keeps none.
 		r.removeOwned(ctx, tb, "")
-		return ctrl.Result{}, nil
+		return r.expireJobs(ctx, tb)
+	}
+	if tb.Spec.Cancel {
+		return ctrl.Result{}, r.cancel(ctx, tb)
 	}
 	now := r.now()
 	if tb.Status.Phase == "" || tb.Status.Phase == benchv1.PhaseQueued {

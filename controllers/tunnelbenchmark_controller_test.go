@@ -389,6 +389,7 @@ func TestTimeout(t *testing.T) {
 	startOperator(t)
 	tb := newBenchmark(ns, "slow")
 	tb.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Second}
+	tb.Spec.Load.Duration, tb.Spec.Load.Warmup = &metav1.Duration{Duration: 2 * time.Second}, &metav1.Duration{}
 	if err := testClient.Create(context.Background(), tb); err != nil {
 		t.Fatal(err)
 	}
@@ -536,6 +537,7 @@ func TestResultReadBeforeTheDeadline(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := newBenchmark(ns, tt.name, tt.transports...)
 			tb.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Second}
+			tb.Spec.Load.Duration, tb.Spec.Load.Warmup = &metav1.Duration{Duration: 2 * time.Second}, &metav1.Duration{}
 			if err := testClient.Create(ctx, tb); err != nil {
 				t.Fatal(err)
 			}

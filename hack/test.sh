@@ -19,5 +19,7 @@ make --no-print-directory verify
 go vet ./...
 make --no-print-directory lint
 go test -count=1 -timeout 20m "$@" $(go list ./... | grep -v /test/e2e)
+# Every fuzz target briefly, as a smoke (make fuzz runs them longer).
+FUZZTIME=3s hack/fuzz.sh
 
 hack/e2e.sh

@@ -55,6 +55,22 @@ type TunnelBenchmarkSpec struct {
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
+	// Cancel stops the benchmark: the running Job and every peer are removed within seconds and
+	// the phase becomes Cancelled, with the runs that finished kept in status. The one field of
+	// the spec that may change after creation, and only from false to true.
+	// +optional
+	Cancel bool `json:"cancel,omitempty"`
+
+	// TTLSecondsAfterFinished removes the benchmark's Jobs, their pods and the runs' result
+	// ConfigMaps this many seconds after it ended (Completed, Failed or Cancelled); the
+	// TunnelBenchmark with its results stays until deleted. Unset means the operator's default
+	// (the chart's cleanup.ttlSecondsAfterFinished); 0 removes them at once. It may be changed at
+	// any time, as a Job's.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=31536000
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
 	// Network is an emulated link (round-trip time, jitter, bandwidth) on every transport's path,
 	// between the runner pod and the path's remote side; transports[].network overrides it.
 	// Without it, the paths run at the cluster network's own speed.
@@ -661,7 +677,7 @@ type RunnerSpec struct {
 }
 
 // Phase is the coarse state of a benchmark.
-// +kubebuilder:validation:Enum=Queued;Pending;Initializing;Running;Completed;Failed
+// +kubebuilder:validation:Enum=Queued;Pending;Initializing;Running;Completed;Failed;Cancelled
 type Phase string
 
 const (
@@ -677,10 +693,14 @@ const (
 	PhaseCompleted Phase = "Completed"
 	// PhaseFailed means the benchmark stopped; the Failed condition says why.
 	PhaseFailed Phase = "Failed"
+	// PhaseCancelled means spec.cancel stopped the benchmark; the runs that finished are kept.
+	PhaseCancelled Phase = "Cancelled"
 )
 
 // IsTerminal reports whether the phase is final.
-func (p Phase) IsTerminal() bool { return p == PhaseCompleted || p == PhaseFailed }
+func (p Phase) IsTerminal() bool {
+	return p == PhaseCompleted || p == PhaseFailed || p == PhaseCancelled
+}
 
 // Condition types of a TunnelBenchmark.
 const (
@@ -699,7 +719,14 @@ const (
 	ConditionFailed = "Failed"
 	// ConditionQueued is True while the benchmark waits for another benchmark of its server.
 	ConditionQueued = "Queued"
+	// ConditionJobsRemoved is True once spec.ttlSecondsAfterFinished removed the ended
+	// benchmark's Jobs, pods and result ConfigMaps.
+	ConditionJobsRemoved = "JobsRemoved"
 )
+
+// ReasonCancelled is the reason of the Completed and Progressing conditions of a benchmark that
+// spec.cancel stopped.
+const ReasonCancelled = "Cancelled"
 
 // Reasons of the Failed condition and of failure events.
 const (
@@ -1177,6 +1204,7 @@ type TunnelBenchmark struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
+	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="spec.cancel cannot be undone: a cancelled benchmark stays cancelled; create a new one (kubectl tunnelbench rerun)"
 	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout)) && has(self.exclusive) == has(oldSelf.exclusive) && (!has(self.exclusive) || self.exclusive == oldSelf.exclusive) && has(self.network) == has(oldSelf.network) && (!has(self.network) || self.network == oldSelf.network)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, (has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require') || (has(t.tls) && has(t.tls.clientCertificate)))",message="spec.tls.issuerRef issues the server certificate of spec.server.managed, the certificate of a pooler with clientTLS require and tls.clientCertificate: this benchmark has none of them"

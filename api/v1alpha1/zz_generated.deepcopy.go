@@ -980,6 +980,11 @@ func (in *TunnelBenchmarkSpec) DeepCopyInto(out *TunnelBenchmarkSpec) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.TTLSecondsAfterFinished != nil {
+		in, out := &in.TTLSecondsAfterFinished, &out.TTLSecondsAfterFinished
+		*out = new(int32)
+		**out = **in
+	}
 	if in.Network != nil {
 		in, out := &in.Network, &out.Network
 		*out = new(NetworkSpec)

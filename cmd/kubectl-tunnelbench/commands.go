@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -170,6 +171,8 @@ func rerunCmd(k *kube, out io.Writer) *cobra.Command {
 			tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: name,
 				Labels: old.Labels, Annotations: map[string]string{benchv1.GroupVersion.Group + "/rerun-of": old.Name}},
 				Spec: *old.Spec.DeepCopy()}
+			// A rerun of a cancelled benchmark runs.
+			tb.Spec.Cancel = false
 			if name == "" {
 				// A name the API completes, so that reruns never collide.
 				tb.GenerateName = old.Name + "-"
@@ -183,4 +186,28 @@ func rerunCmd(k *kube, out io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the new benchmark's name (default: NAME- and a generated suffix)")
 	return cmd
+}
+
+func cancelCmd(k *kube, out io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel NAME",
+		Short: "Stop a benchmark: its running Job and peers go, the runs that finished stay (spec.cancel)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tb, err := k.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			c, err := k.client()
+			if err != nil {
+				return err
+			}
+			patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"cancel":true}}`))
+			if err := c.Patch(cmd.Context(), tb, patch); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "tunnelbenchmark.%s/%s cancelled\n", benchv1.GroupVersion.Group, tb.Name)
+			return nil
+		},
+	}
 }

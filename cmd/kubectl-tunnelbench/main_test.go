@@ -134,6 +134,15 @@ func TestPlugin(t *testing.T) {
 	if reruns != 1 {
 		t.Errorf("%d reruns", reruns)
 	}
+
+	out, err = plugin("cancel", "paths-after")
+	if err != nil || !strings.Contains(out, "paths-after cancelled") {
+		t.Fatalf("cancel: %v\n%s", err, out)
+	}
+	cancelled := &benchv1.TunnelBenchmark{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "db-team", Name: "paths-after"}, cancelled); err != nil || !cancelled.Spec.Cancel {
+		t.Errorf("after cancel, spec.cancel = %v (%v)", cancelled.Spec.Cancel, err)
+	}
 }
 
 func fixtureBenchmark(t *testing.T) *benchv1.TunnelBenchmark {

@@ -29,6 +29,8 @@ func main() {
 		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage string
 		metricsSecure, leaderElect, enableHTTP2                        bool
 		waitTimeout                                                    time.Duration
+		jobsTTL, maxReconciles                                         int
+		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout    time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
@@ -38,11 +40,21 @@ func main() {
 		"serve metrics over HTTP/2 too (off: HTTP/2 Rapid Reset and Stream Cancellation CVEs)")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of the health probes")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one replica reconciles")
+	flag.DurationVar(&leaseDuration, "leader-elect-lease-duration", 60*time.Second,
+		"how long a lease holds without renewal before another replica may take over")
+	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 45*time.Second,
+		"how long the leader keeps retrying a renewal before it gives up leading (and exits)")
+	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second, "the interval between lease attempts")
+	flag.IntVar(&maxReconciles, "max-concurrent-reconciles", 2, "benchmarks reconciled at once")
+	flag.DurationVar(&reconcileTimeout, "reconcile-timeout", 30*time.Second,
+		"bound of one reconcile pass and of every API call in it")
 	flag.StringVar(&runnerImage, "runner-image", "tunnelbench/runner:latest", "default image of the pgbench runner pods")
 	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the runner image")
 	flag.DurationVar(&waitTimeout, "runner-wait-timeout", 2*time.Minute, "how long a runner waits for the server")
 	flag.StringVar(&postgresImage, "postgres-image", "ghcr.io/cloudnative-pg/postgresql:17",
 		"PostgreSQL image of the CloudNativePG clusters spec.server.managed creates when it names none")
+	flag.IntVar(&jobsTTL, "ttl-seconds-after-finished", -1,
+		"seconds an ended benchmark keeps its Jobs and pods when its spec.ttlSecondsAfterFinished is unset (-1 keeps them until it is deleted)")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -68,6 +80,11 @@ func main() {
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
 		LeaderElectionID:       "tunnelbench.bench.tunnelbench.io",
+		LeaseDuration:          &leaseDuration,
+		RenewDeadline:          &renewDeadline,
+		RetryPeriod:            &retryPeriod,
+		// A replaced leader hands the lease over at once instead of after leaseDuration.
+		LeaderElectionReleaseOnCancel: true,
 	})
 	if err != nil {
 		setupLog.Error(err, "Cannot create the manager")
@@ -83,7 +100,12 @@ func main() {
 		},
 		PostgresImage: postgresImage,
 	}
-	if err := reconciler.SetupWithManager(mgr, controller.Options{}); err != nil {
+	if jobsTTL >= 0 {
+		ttl := time.Duration(jobsTTL) * time.Second
+		reconciler.JobsTTL = &ttl
+	}
+	if err := reconciler.SetupWithManager(mgr, controller.Options{
+		MaxConcurrentReconciles: maxReconciles, ReconciliationTimeout: reconcileTimeout}); err != nil {
 		setupLog.Error(err, "Cannot set up the controller")
 		os.Exit(1)
 	}

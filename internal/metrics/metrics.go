@@ -201,7 +201,7 @@ func (r *Recorder) setPhase(key string, phase benchv1.Phase) {
 		counts[p]++
 	}
 	for _, p := range []benchv1.Phase{benchv1.PhaseQueued, benchv1.PhasePending, benchv1.PhaseInitializing, benchv1.PhaseRunning,
-		benchv1.PhaseCompleted, benchv1.PhaseFailed} {
+		benchv1.PhaseCompleted, benchv1.PhaseFailed, benchv1.PhaseCancelled} {
 		r.benchmarks.WithLabelValues(string(p)).Set(counts[p])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -223,8 +224,13 @@ func atofMs(s string) float64 {
 	return 0
 }
 
+// atof reads a figure; one out of float64's range (a corrupted line: pgbench prints none) reads as
+// 0, like an unreadable one, never as an infinity that no JSON status can hold.
 func atof(s string) float64 {
-	f, _ := strconv.ParseFloat(s, 64)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return 0
+	}
 	return f
 }
 

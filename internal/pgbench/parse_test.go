@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,6 +152,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add("tps = 1.5 (without initial connection time)\n")
 	f.Add("progress: 1.0 s, 1e309 tps, lat 0.1 ms\ntps = 9 (including reconnection times)")
+	// Found by FuzzParseProgress: 400 digits parsed as +Inf, which no JSON status can hold.
+	f.Add("tps = " + strings.Repeat("9", 400) + " (without initial connection time)\n")
 	f.Fuzz(func(t *testing.T, out string) {
 		res, err := Parse(strings.NewReader(out))
 		if err != nil {
@@ -187,4 +190,24 @@ func BenchmarkParse(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzParseProgress: a progress line, as it streams (possibly cut), gives finite non-negative
+// figures or nothing.
+func FuzzParseProgress(f *testing.F) {
+	f.Add("progress: 5.0 s, 1234.5 tps, lat 3.2 ms stddev 0.5, 0 failed")
+	f.Add("progress: 1.0 s, 1e309 tps, lat 0.1 ms")
+	f.Add("progress: 9999999999999999999999999999999.9 s, 0.0 tps, lat 0. ms")
+	f.Add("progress: 1.0 s, " + strings.Repeat("9", 400) + " tps, lat 0.1 ms")
+	f.Fuzz(func(t *testing.T, line string) {
+		p, ok := ParseProgress(line)
+		if !ok {
+			return
+		}
+		for _, v := range []float64{p.T, p.TPS, p.LatencyMs} {
+			if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%q gave %+v", line, p)
+			}
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -47,4 +48,22 @@ func TestObserveExporter(t *testing.T) {
 	if _, err := ObserveExporter(context.Background(), "127.0.0.1", 1); err == nil {
 		t.Error("an unreachable exporter must be an error")
 	}
+}
+
+// FuzzExposition: whatever a pooler's exporter answers, the counters are read or skipped line by
+// line, never a panic, and a line of another series never counts.
+func FuzzExposition(f *testing.F) {
+	f.Add("# HELP pgbouncer_stats_queries_pooled_total x\npgbouncer_stats_queries_pooled_total{database=\"app\"} 42\n")
+	f.Add("pgbouncer_pools_server_active_connections{database=\"app\",user=\"app\"} 3 1700000000000\n")
+	f.Add("pgbouncer_pools_server_idle_connections{a=\"}\"} NaN\nother_metric 5\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		snap := &Snapshot{}
+		_ = addExposition(snap, strings.NewReader(text))
+		if !strings.Contains(text, exporterTransactions) && snap.Transactions != 0 {
+			t.Fatalf("%d transactions from a text without %s", snap.Transactions, exporterTransactions)
+		}
+		if !strings.Contains(text, exporterServerPrefix) && snap.ServerConnections != 0 {
+			t.Fatalf("%d server connections from a text without %s", snap.ServerConnections, exporterServerPrefix)
+		}
+	})
 }

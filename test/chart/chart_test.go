@@ -196,7 +196,7 @@ func TestValues(t *testing.T) {
 		{
 			name: "local images, custom runner, no CRD",
 			set: []string{"image.repository=local/tb", "image.tag=x1", "image.pullPolicy=Never",
-				"runner.image=local/runner:y", "crds.install=false", "leaderElection=false"},
+				"runner.image=local/runner:y", "crds.install=false", "leaderElection.enabled=false"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
 				if find(objs, "CustomResourceDefinition", "") != nil || find(objs, "Role", "") != nil {
 					t.Error("CRD or leader-election Role rendered although disabled")
