@@ -104,6 +104,19 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.timeout is shorter than the runs alone", "raise spec.timeout (default 30m)"},
 		},
 		{
+			name: "a stall timeout shorter than two progress reports",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: 10 * time.Second}
+				tb.Spec.Load.StallTimeout = &metav1.Duration{Duration: 15 * time.Second}
+			},
+			want: []string{"spec.load", "stallTimeout must be at least twice spec.load.progressInterval"},
+		},
+		{
+			name:   "a stall timeout of a second",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.StallTimeout = &metav1.Duration{Duration: time.Second} },
+			want:   []string{"spec.load.stallTimeout", "between 5s and 1h"},
+		},
+		{
 			name: "a host with a space",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db 10.0.0.1", Database: "app",

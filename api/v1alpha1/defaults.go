@@ -16,6 +16,8 @@ const (
 	DefaultScale    = int32(1)
 	// DefaultProgressInterval is pgbench's -P when spec.load.progressInterval is not set.
 	DefaultProgressInterval = 5 * time.Second
+	// DefaultStallTimeout is spec.load.stallTimeout when it is not set.
+	DefaultStallTimeout = 30 * time.Second
 	// DefaultRepetitions, DefaultOrder and DefaultWarmup say how often, in which order and after
 	// how long a discarded warm-up each transport is measured.
 	DefaultRepetitions = int32(3)

@@ -516,8 +516,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.copy) || (has(self.initialize) && self.initialize)",message="spec.load.copy needs spec.load.initialize: true: the initialization creates the data set on the server, over a direct connection"
 // +kubebuilder:validation:XValidation:rule="!has(self.copy) || (!(has(self.reconnect) && self.reconnect) && !has(self.connectionStorm) && !has(self.transactions))",message="spec.load.copy: reconnect, connectionStorm and transactions apply to pgbench loads only"
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="!has(self.stallTimeout) || !has(self.progressInterval) || duration(self.stallTimeout).getSeconds() >= 2 * duration(self.progressInterval).getSeconds()",message="spec.load.stallTimeout must be at least twice spec.load.progressInterval: a stall is judged from pgbench's progress reports"
 // +kubebuilder:validation:XValidation:rule="self.threads <= self.clients",message="spec.load.threads must not exceed spec.load.clients"
-// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup)) && has(self.copy) == has(oldSelf.copy) && (!has(self.copy) || self.copy == oldSelf.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup)) && has(self.stallTimeout) == has(oldSelf.stallTimeout) && (!has(self.stallTimeout) || duration(self.stallTimeout) == duration(oldSelf.stallTimeout)) && has(self.copy) == has(oldSelf.copy) && (!has(self.copy) || self.copy == oldSelf.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 type LoadSpec struct {
 	// Builtin is one of pgbench's builtin scripts.
 	// +optional
@@ -625,6 +626,15 @@ type LoadSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s') && duration(self) <= duration('1h')",message="spec.load.warmup must be between 0s and 1h"
 	// +optional
 	Warmup *metav1.Duration `json:"warmup,omitempty"`
+
+	// StallTimeout fails a run in which no transaction completes for this long (reason Stalled),
+	// judged from pgbench's progress reports: a partitioned network, a server that hangs or a
+	// path that lost its peer leaves pgbench waiting on its sockets, where no error would come
+	// before spec.timeout. Raise it for scripts whose transactions last longer.
+	// +kubebuilder:default="30s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('5s') && duration(self) <= duration('1h')",message="spec.load.stallTimeout must be between 5s and 1h"
+	// +optional
+	StallTimeout *metav1.Duration `json:"stallTimeout,omitempty"`
 
 	// ProgressInterval is pgbench's progress report interval (-P), in whole seconds.
 	// +kubebuilder:default="5s"
@@ -754,6 +764,9 @@ const (
 	// ReasonNetworkEmulationFailed: the emulated link could not be put in place (chaos-mesh not
 	// installed, or its injection failed): the run never goes ahead un-emulated.
 	ReasonNetworkEmulationFailed = "NetworkEmulationFailed"
+	// ReasonStalled: no transaction completed for spec.load.stallTimeout (the path or the server
+	// stopped answering without an error).
+	ReasonStalled = "Stalled"
 )
 
 // ConditionLinkMismatch is True when a transport's link, as the runner measured it, misses the

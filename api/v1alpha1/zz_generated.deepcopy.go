@@ -344,6 +344,11 @@ func (in *LoadSpec) DeepCopyInto(out *LoadSpec) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.StallTimeout != nil {
+		in, out := &in.StallTimeout, &out.StallTimeout
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.ProgressInterval != nil {
 		in, out := &in.ProgressInterval, &out.ProgressInterval
 		*out = new(v1.Duration)

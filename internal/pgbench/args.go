@@ -22,6 +22,7 @@ func LoadFor(load benchv1.LoadSpec) runspec.Load {
 		Threads:          int(cmp.Or(load.Threads, benchv1.DefaultThreads)),
 		Reconnect:        load.Reconnect,
 		ProgressInterval: benchv1.DefaultProgressInterval,
+		StallTimeout:     benchv1.DefaultStallTimeout,
 	}
 	if load.Script != "" {
 		out.Builtin, out.Script = "", true
@@ -36,6 +37,9 @@ func LoadFor(load benchv1.LoadSpec) runspec.Load {
 	}
 	if load.ProgressInterval != nil {
 		out.ProgressInterval = load.ProgressInterval.Duration
+	}
+	if load.StallTimeout != nil {
+		out.StallTimeout = load.StallTimeout.Duration
 	}
 	return out
 }

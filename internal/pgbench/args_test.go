@@ -26,7 +26,7 @@ func TestLoadArgs(t *testing.T) {
 			name: "defaults",
 			load: benchv1.LoadSpec{Builtin: "select-only"},
 			wantLoad: runspec.Load{Builtin: "select-only", Protocol: "simple", Clients: 1, Threads: 1,
-				Duration: benchv1.DefaultDuration, ProgressInterval: 5 * time.Second},
+				Duration: benchv1.DefaultDuration, ProgressInterval: 5 * time.Second, StallTimeout: 30 * time.Second},
 			want: "-b select-only -M simple -c 1 -j 1 -T 60 -P 5",
 		},
 		{
@@ -34,15 +34,16 @@ func TestLoadArgs(t *testing.T) {
 			load: benchv1.LoadSpec{Builtin: "tpcb-like", Protocol: "prepared", Clients: 16, Threads: 4,
 				Duration: &metav1.Duration{Duration: time.Minute}},
 			wantLoad: runspec.Load{Builtin: "tpcb-like", Protocol: "prepared", Clients: 16, Threads: 4,
-				Duration: time.Minute, ProgressInterval: 5 * time.Second},
+				Duration: time.Minute, ProgressInterval: 5 * time.Second, StallTimeout: 30 * time.Second},
 			want: "-b tpcb-like -M prepared -c 16 -j 4 -T 60 -P 5",
 		},
 		{
 			name: "inline script, transactions, reconnect, sub-second progress rounds up",
 			load: benchv1.LoadSpec{Script: "select 1;", Protocol: "extended", Clients: 8, Threads: 2,
-				Transactions: &tx, Reconnect: true, ProgressInterval: &metav1.Duration{Duration: 1500 * time.Millisecond}},
+				Transactions: &tx, Reconnect: true, ProgressInterval: &metav1.Duration{Duration: 1500 * time.Millisecond},
+				StallTimeout: &metav1.Duration{Duration: 2 * time.Minute}},
 			wantLoad: runspec.Load{Script: true, Protocol: "extended", Clients: 8, Threads: 2, Transactions: 500,
-				Reconnect: true, ProgressInterval: 1500 * time.Millisecond},
+				Reconnect: true, ProgressInterval: 1500 * time.Millisecond, StallTimeout: 2 * time.Minute},
 			want: "-n -f /tmp/tunnelbench/script.sql -M extended -c 8 -j 2 -t 500 -C -P 2",
 		},
 	}

@@ -252,6 +252,8 @@ type outcome struct {
 func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.Load, n int, phase string,
 	logs *transactionLogs, lv *live) []outcome {
 	outcomes := make([]outcome, n)
+	ctx, stall, stopWatch := watchStall(ctx, load.StallTimeout, n)
+	defer stopWatch()
 	var wg sync.WaitGroup
 	for i, share := range pgbench.SplitLoad(load, n) {
 		args := pgbench.LoadArgs(share)
@@ -278,7 +280,11 @@ func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.
 			if w := lv.writer(i); w != nil {
 				tees = append(tees, w)
 			}
+			if w := stall.writer(i); w != nil {
+				tees = append(tees, w)
+			}
 			out, runErr := runProcess(ctx, opts, stream, env, args, prefix, tees...)
+			stall.exited(i)
 			res, parseErr := pgbench.Parse(strings.NewReader(out))
 			switch {
 			case parseErr != nil && runErr != nil:
@@ -293,6 +299,14 @@ func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.
 		}()
 	}
 	wg.Wait()
+	if f := stall.failure(phase, n); f != nil {
+		// Every process was stopped: the stall is the cause of each one's error.
+		for i := range outcomes {
+			if outcomes[i].err != nil {
+				outcomes[i].err = f
+			}
+		}
+	}
 	return outcomes
 }
 

@@ -24,7 +24,7 @@ const (
 )
 
 // MaxStorm bounds Run.Storm, as the API bounds spec.load.connectionStorm.connections.
-const MaxStorm = 1_000_000
+const MaxStorm = 100_000
 
 // Load is the pgbench workload of a run, in pgbench's own terms. A zero field is left to pgbench's
 // default; the operator fills every field it means (pgbench.LoadFor applies the API's defaults).
@@ -47,6 +47,9 @@ type Load struct {
 	Reconnect bool
 	// ProgressInterval is the period of pgbench's progress reports (-P).
 	ProgressInterval time.Duration
+	// StallTimeout fails the run when no progress report shows a completed transaction for this
+	// long; 0 never does.
+	StallTimeout time.Duration
 }
 
 // Run is everything the operator tells the runner about one run: what to run, how long to wait for
@@ -115,6 +118,7 @@ func (r Run) Args() []string {
 	a.addInt("transactions", r.Load.Transactions)
 	a.addBool("reconnect", r.Load.Reconnect)
 	a.addDuration("progress-interval", r.Load.ProgressInterval)
+	a.addDuration("stall-timeout", r.Load.StallTimeout)
 	a.addInt("storm", int(r.Storm))
 	a.addDuration("warmup", r.Warmup)
 	a = append(a, "--tunnels="+strconv.Itoa(r.Tunnels))
@@ -181,6 +185,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&l.Transactions, "transactions", 0, "transactions per client, instead of --duration (pgbench -t)")
 	fs.BoolVar(&l.Reconnect, "reconnect", false, "open a connection per transaction (pgbench -C)")
 	fs.DurationVar(&l.ProgressInterval, "progress-interval", 0, "period of the progress reports (pgbench -P)")
+	fs.DurationVar(&l.StallTimeout, "stall-timeout", 0, "fail when no transaction completes for this long (0: never)")
 	fs.DurationVar(&r.Warmup, "warmup", 0, "run the load this long first, through the same path, and discard its figures")
 	fs.IntVar(&f.storm, "storm", 0, "after the load, open this many connections one after the other (select 1 each)")
 	fs.IntVar(&r.Tunnels, "tunnels", 0, "SSH tunnels, at least 1: run one pgbench per tunnel, on ports tunnel-port+i")
@@ -310,8 +315,8 @@ func (l Load) problems() []string {
 	default:
 		errs = append(errs, fmt.Sprintf("--protocol must be simple, extended or prepared, not %q", l.Protocol))
 	}
-	if l.Clients < 0 || l.Threads < 0 || l.Transactions < 0 || l.Duration < 0 || l.ProgressInterval < 0 {
-		errs = append(errs, "--clients, --threads, --transactions, --duration and --progress-interval must not be negative")
+	if l.Clients < 0 || l.Threads < 0 || l.Transactions < 0 || l.Duration < 0 || l.ProgressInterval < 0 || l.StallTimeout < 0 {
+		errs = append(errs, "--clients, --threads, --transactions, --duration, --progress-interval and --stall-timeout must not be negative")
 	}
 	return errs
 }

@@ -21,7 +21,7 @@ func parse(args []string) (Run, error) {
 
 func load() Load {
 	return Load{Builtin: "select-only", Protocol: "prepared", Clients: 4, Threads: 2, Duration: 10 * time.Second,
-		ProgressInterval: 5 * time.Second}
+		ProgressInterval: 5 * time.Second, StallTimeout: 30 * time.Second}
 }
 
 // TestArgsRoundTrip: what the operator renders is what the runner reads, field for field, for each
@@ -72,7 +72,7 @@ func TestArgsRoundTrip(t *testing.T) {
 func TestArgs(t *testing.T) {
 	r := Run{WaitTimeout: time.Minute, Load: load(), Tunnels: 3, TunnelPort: TunnelBasePort, SSHLogDir: SSHLogDir}
 	want := "--wait-timeout=1m0s --builtin=select-only --protocol=prepared --clients=4 --threads=2 --duration=10s " +
-		"--progress-interval=5s --tunnels=3 --tunnel-port=15432 --ssh-log-dir=/run/tunnelbench/ssh"
+		"--progress-interval=5s --stall-timeout=30s --tunnels=3 --tunnel-port=15432 --ssh-log-dir=/run/tunnelbench/ssh"
 	if got := strings.Join(r.Args(), " "); got != want {
 		t.Errorf("Args = %q\n want %q", got, want)
 	}
@@ -92,7 +92,7 @@ func TestFlagsRejectBadRuns(t *testing.T) {
 		{"unknown pooler", []string{"--pooler=pgpool"}, "--pooler must be"},
 		{"duration and transactions", []string{"--transactions=10"}, "mutually exclusive"},
 		{"storm below range", []string{"--storm=-1"}, "--storm -1 is out of range"},
-		{"storm above range", []string{"--storm=1000001"}, "out of range 0..1000000"},
+		{"storm above range", []string{"--storm=100001"}, "out of range 0..100000"},
 		{"storm beyond int32", []string{"--storm=4294967297"}, "out of range"},
 		{"no tunnel", []string{"--tunnels=0"}, "--tunnels must be at least 1"},
 		{"tunnels without a port", []string{"--tunnels=2"}, "needs --tunnel-port"},
