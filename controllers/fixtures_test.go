@@ -172,7 +172,7 @@ const (
 	testImageID = "docker.io/tunnelbench/tunnelbench@sha256:0123456789abcdef"
 )
 
-func finishJob(t *testing.T, job *batchv1.Job, exitCode int32, terminationMessage string) {
+func finishJob(t *testing.T, job *batchv1.Job, exitCode int32, terminationMessage string, podStatus ...func(*corev1.PodStatus)) {
 	t.Helper()
 	ctx := context.Background()
 	pod := &corev1.Pod{
@@ -203,6 +203,9 @@ func finishJob(t *testing.T, job *batchv1.Job, exitCode int32, terminationMessag
 			ExitCode: exitCode, Reason: reason, Message: terminationMessage, StartedAt: now, FinishedAt: now,
 		}},
 	}}}
+	for _, mutate := range podStatus {
+		mutate(&pod.Status)
+	}
 	if err := testClient.Status().Update(ctx, pod); err != nil {
 		t.Fatalf("cannot update pod status: %v", err)
 	}

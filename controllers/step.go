@@ -33,6 +33,9 @@ type step struct {
 	pod         specs.Pod
 	run         runspec.Run
 	description string
+	// peers are what the run's path goes through (even once they need no creating): blame
+	// looks at their pods when the run fails.
+	peers []transport.Peer
 }
 
 type stepState int
@@ -113,7 +116,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 		}
 		return stepOutcome{state: stepSucceeded, report: rep, job: job}, nil
 	case jobCondition(job, batchv1.JobFailed):
-		return r.failedStep(ctx, job), nil
+		return r.failedStep(ctx, tb, job, s), nil
 	}
 	if expired {
 		// Its own activeDeadlineSeconds stops it too.
@@ -173,10 +176,15 @@ func (r *TunnelBenchmarkReconciler) refusedPod(ctx context.Context, job *batchv1
 	return transport.Status{Waiting: "the API refuses to create the runner pod: " + message}
 }
 
-// failedStep explains a failed Job from what its pod left.
-func (r *TunnelBenchmarkReconciler) failedStep(ctx context.Context, job *batchv1.Job) stepOutcome {
+// failedStep explains a failed Job from what its pod left and what changed on its path (blame).
+func (r *TunnelBenchmarkReconciler) failedStep(ctx context.Context, tb *benchv1.TunnelBenchmark, job *batchv1.Job, s step) stepOutcome {
 	terminated := r.runnerTermination(ctx, job)
-	reason, message := explainFailedJob(job, decodeReport(ctx, job, terminated), terminated)
+	rep := r.storedReport(ctx, job.Namespace, job.Name)
+	if rep == nil || rep.Failure == nil {
+		rep = decodeReport(ctx, job, terminated)
+	}
+	reason, message := explainFailedJob(job, rep, terminated)
+	reason, message = r.blame(ctx, tb, job, s, reason, message)
 	return stepOutcome{state: stepFailed, reason: reason, message: message}
 }
 
@@ -197,8 +205,11 @@ func explainFailedJob(job *batchv1.Job, rep *report.Report, terminated *corev1.C
 			}
 		}
 	}
-	if terminated != nil && terminated.Reason != "" {
+	switch {
+	case terminated != nil && terminated.Reason != "":
 		message += fmt.Sprintf("; runner container: %s (exit code %d)", terminated.Reason, terminated.ExitCode)
+	case terminated == nil && reason == benchv1.ReasonJobFailed:
+		message += "; its pod ended before the runner reported: deleted, evicted or killed, or its node was lost"
 	}
 	return reason, message
 }

@@ -112,6 +112,8 @@ func zapLevel() zapcore.Level {
 
 // operator is a running manager with the TunnelBenchmark controller, as the real operator runs it.
 type operator struct {
+	// cache is what the operator keeps in memory.
+	cache   client.Reader
 	metrics *metrics.Recorder
 	reg     *prometheus.Registry
 	stop    context.CancelFunc
@@ -124,21 +126,29 @@ type operator struct {
 // lose a race against a short wait on a loaded machine.
 func startOperator(t *testing.T, options ...func(*TunnelBenchmarkReconciler)) *operator {
 	t.Helper()
-	needsEnvtest(t)
 	// The operator runs as its ServiceAccount, holding only the generated ClusterRole: every
 	// controller test doubles as a least-privilege check of config/rbac/role.yaml.
+	return startOperatorAs(t, operatorUser, nil, options...)
+}
+
+// startOperatorAs starts a manager as user, watching the namespaces (every one when none), with
+// the operator's cache options.
+func startOperatorAs(t *testing.T, user string, namespaces []string, options ...func(*TunnelBenchmarkReconciler)) *operator {
+	t.Helper()
+	needsEnvtest(t)
 	operatorCfg := rest.CopyConfig(testCfg)
-	operatorCfg.Impersonate = rest.ImpersonationConfig{UserName: operatorUser,
+	operatorCfg.Impersonate = rest.ImpersonationConfig{UserName: user,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:tunnelbench-system", "system:authenticated"}}
 	mgr, err := ctrl.NewManager(operatorCfg, ctrl.Options{
 		Scheme:  testScheme,
+		Cache:   CacheOptions(namespaces),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
 	if err != nil {
 		t.Fatalf("cannot create the manager: %v", err)
 	}
 	reg := prometheus.NewRegistry()
-	op := &operator{metrics: metrics.NewRecorder(reg), reg: reg, done: make(chan error, 1)}
+	op := &operator{cache: mgr.GetCache(), metrics: metrics.NewRecorder(reg), reg: reg, done: make(chan error, 1)}
 	r := &TunnelBenchmarkReconciler{
 		Client:          mgr.GetClient(),
 		APIReader:       mgr.GetAPIReader(),

@@ -286,6 +286,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	if err != nil {
 		return ctrl.Result{}, false, err
 	}
+	path := peers
 	if !r.now().Before(deadline) || r.jobExists(ctx, tb, t.Name, p.round) {
 		// Peers are needed to start a run, not to read it: past the deadline, or once the
 		// round's Job exists (a pass that lost its status write after the transport's last
@@ -316,6 +317,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	s := step{
 		transport: t.Name, round: p.round, pod: pod, run: run,
 		description: fmt.Sprintf("transport %s round %d/%d (%s)", t.Name, p.round, reps, t.Type),
+		peers:       path,
 	}
 	out, err := r.runStep(ctx, tb, s, deadline)
 	if err == nil && out.state == stepRunning && tc.Link.Emulated() && tc.Link.Emulator == benchv1.EmulatorChaosMesh {

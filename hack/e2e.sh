@@ -45,6 +45,10 @@ if hack/local-cluster.sh selected; then
   E2E_IMAGE_ARCHIVE=$(basename "$(hack/images.sh build tunnelbench)")
   export E2E_IMAGE_ARCHIVE
   E2E_POSTGRES_IMAGE=$(hack/images.sh tag postgres)
+  # The node's containerd, for the one fault chaos-mesh cannot inject: killing a native sidecar
+  # (its container-kill looks only at a pod's containers, not its init containers).
+  E2E_CONTAINERD_SOCKET=$(hack/local-cluster.sh containerd-socket)
+  export E2E_CONTAINERD_SOCKET
 fi
 export KUBECONFIG E2E_IMAGE=${E2E_IMAGE:?set E2E_IMAGE for a configured cluster} \
   E2E_POSTGRES_IMAGE=${E2E_POSTGRES_IMAGE:?set E2E_POSTGRES_IMAGE for a configured cluster}

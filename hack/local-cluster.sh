@@ -3,7 +3,7 @@
 # proxy (hack/tools.sh) and Debian packages (containerd, runc, CNI plugins), with nothing pulled
 # from a registry: images are imported into containerd from archives built by hack/images.sh.
 #
-# Usage: hack/local-cluster.sh up | down [--wipe] | status | running | kubeconfig | selected
+# Usage: hack/local-cluster.sh up | down [--wipe] | status | running | kubeconfig | containerd-socket | selected
 #   status    the daemons, the node, and what runs on it holding CPU (the demo's PostgreSQL...)
 #   selected  exit status 0 when the environment means this cluster: no cluster configured (no
 #             KUBECONFIG, no ~/.kube/config), or KUBECONFIG is this cluster's own kubeconfig (what
@@ -516,6 +516,7 @@ case ${1:-} in
   down) down "${2:-}" ;;
   status) status ;;
   kubeconfig) echo "$KUBECONFIG_PATH" ;;
+  containerd-socket) echo "$C/run/containerd.sock" ;;
   selected) selected ;;
   running) BIN=$("$ROOT/hack/tools.sh" path cluster); [[ -f $KUBECONFIG_PATH ]] && cluster_running ;;
   *) sed -n '2,16p' "$0"; exit 2 ;;

@@ -764,6 +764,9 @@ const (
 	// ReasonNetworkEmulationFailed: the emulated link could not be put in place (chaos-mesh not
 	// installed, or its injection failed): the run never goes ahead un-emulated.
 	ReasonNetworkEmulationFailed = "NetworkEmulationFailed"
+	// ReasonConnectionLost: the server, or something on the path, closed pgbench's connections
+	// during the run (a restart, a failover, a killed pooler or tunnel).
+	ReasonConnectionLost = "ConnectionLost"
 	// ReasonStalled: no transaction completed for spec.load.stallTimeout (the path or the server
 	// stopped answering without an error).
 	ReasonStalled = "Stalled"

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,7 @@ func main() {
 		metricsSecure, leaderElect, enableHTTP2                        bool
 		waitTimeout                                                    time.Duration
 		jobsTTL, maxReconciles                                         int
+		watchNamespaces                                                string
 		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout    time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
@@ -45,6 +47,8 @@ func main() {
 	flag.DurationVar(&renewDeadline, "leader-elect-renew-deadline", 45*time.Second,
 		"how long the leader keeps retrying a renewal before it gives up leading (and exits)")
 	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second, "the interval between lease attempts")
+	flag.StringVar(&watchNamespaces, "watch-namespaces", "",
+		"comma-separated namespaces whose benchmarks the operator runs (empty: every namespace; it then needs its ClusterRole)")
 	flag.IntVar(&maxReconciles, "max-concurrent-reconciles", 2, "benchmarks reconciled at once")
 	flag.DurationVar(&reconcileTimeout, "reconcile-timeout", 30*time.Second,
 		"bound of one reconcile pass and of every API call in it")
@@ -76,6 +80,7 @@ func main() {
 
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  controllers.CacheOptions(splitList(watchNamespaces)),
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
@@ -116,4 +121,15 @@ func main() {
 		setupLog.Error(err, "The manager stopped with an error")
 		os.Exit(1)
 	}
+}
+
+// splitList reads a comma-separated flag, ignoring blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

@@ -243,3 +243,28 @@ func atoi(s string) int64 {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// connectionLostMarks are what libpq, pgbench and the server say when a session's connection ends
+// under it: the server restarted or shut down, or something on the path closed it.
+var connectionLostMarks = []string{
+	"server closed the connection unexpectedly",
+	"perhaps the backend died while processing",
+	"terminating connection due to",
+	"could not receive data from server",
+	"could not send data to server",
+	"connection to server was lost",
+	"SSL SYSCALL error: EOF detected",
+	"SSL connection has been closed unexpectedly",
+	"the database system is shutting down",
+	"no connection to the server",
+}
+
+// ConnectionLost reports whether pgbench's error says its connection to the server was lost.
+func ConnectionLost(message string) bool {
+	for _, m := range connectionLostMarks {
+		if strings.Contains(message, m) {
+			return true
+		}
+	}
+	return false
+}

@@ -211,3 +211,23 @@ func FuzzParseProgress(f *testing.F) {
 		}
 	})
 }
+
+func TestConnectionLost(t *testing.T) {
+	for _, tt := range []struct {
+		message string
+		want    bool
+	}{
+		// Seen in the cluster: a PgBouncer pod killed, the PostgreSQL pod killed.
+		{"pgbench run was aborted: client 0 aborted in command 1 (SQL) of script 0; perhaps the backend died while processing", true},
+		{"client 0 script 0 aborted in command 1 query 0: FATAL:  terminating connection due to unexpected postmaster exit", true},
+		{"FATAL:  terminating connection due to administrator command", true},
+		{"server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally", true},
+		{"ERROR:  division by zero", false},
+		{`FATAL:  password authentication failed for user "app"`, false},
+		{"could not connect to server: Connection refused", false},
+	} {
+		if got := ConnectionLost(tt.message); got != tt.want {
+			t.Errorf("ConnectionLost(%q) = %v, want %v", tt.message, got, tt.want)
+		}
+	}
+}

@@ -253,12 +253,18 @@ func TestRunFailuresAreClassified(t *testing.T) {
 		{name: "pgbench error", server: s, sslmode: "disable", override: map[string]string{runspec.ScriptEnv: "select 1/0;"},
 			load:       runspec.Load{Script: true, Duration: time.Second},
 			wantReason: benchv1.ReasonPgbenchError, wantText: "division by zero"},
+		// The server ends the session under pgbench, as a restart or a failover does.
+		{name: "a connection the server ends", server: s, sslmode: "disable",
+			override:   map[string]string{runspec.ScriptEnv: "select pg_terminate_backend(pg_backend_pid());"},
+			load:       runspec.Load{Script: true, Duration: 5 * time.Second},
+			wantReason: benchv1.ReasonConnectionLost, wantText: "the connection to the server was lost during the run"},
 		// A server that stops answering: every transaction waits 30 s, so no progress report of
 		// the 20 s load shows one completed, and the watch stops pgbench after 2 s of it.
 		{name: "a stalled load", server: s, sslmode: "disable", override: map[string]string{runspec.ScriptEnv: "select pg_sleep(30);"},
 			load: runspec.Load{Script: true, Clients: 2, Threads: 1, Duration: 20 * time.Second, ProgressInterval: time.Second,
 				StallTimeout: 2 * time.Second},
-			wantReason: benchv1.ReasonStalled, wantText: "no transaction completed for 2s (spec.load.stallTimeout): pgbench stopped 2s into the measured load"},
+			wantReason: benchv1.ReasonStalled,
+			wantText:   "no transaction completed for 2s (spec.load.stallTimeout): pgbench stopped 2s into the measured load"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

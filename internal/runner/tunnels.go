@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
@@ -21,14 +22,18 @@ type tunnelLogs struct {
 }
 
 func (l tunnelLogs) read(i int) (neg *sshtunnel.Negotiated, lastError string) {
+	return sshtunnel.ParseLog(l.text(i))
+}
+
+func (l tunnelLogs) text(i int) string {
 	if l.dir == "" {
-		return nil, ""
+		return ""
 	}
 	b, err := os.ReadFile(runspec.TunnelLogFile(l.dir, i))
 	if err != nil {
-		return nil, ""
+		return ""
 	}
-	return sshtunnel.ParseLog(string(b))
+	return string(b)
 }
 
 // negotiated returns what the first tunnel negotiated; every tunnel asks for the same.
@@ -46,6 +51,13 @@ func (l tunnelLogs) explain(i, n int, err error) *FailureError {
 				Message: fmt.Sprintf("tunnel %d of %d: %s (%v)", j, l.count, last, err)}
 		}
 	}
+	for j := range l.count {
+		if sessions := sshtunnel.Sessions(l.text(j)); sessions > 1 {
+			return &FailureError{Reason: benchv1.ReasonTunnelDown, Message: fmt.Sprintf("tunnel %d of %d: its ssh was started %d times "+
+				"during the run: the sidecar died (killed, out of memory or crashed) and the kubelet restarted it, "+
+				"which closed the connections it carried (%v)", j, l.count, sessions, err)}
+		}
+	}
 	var fe *FailureError
 	if errors.As(err, &fe) {
 		return fe
@@ -53,6 +65,10 @@ func (l tunnelLogs) explain(i, n int, err error) *FailureError {
 	msg := err.Error()
 	if n > 1 {
 		msg = fmt.Sprintf("pgbench on tunnel %d of %d: %s", i, n, msg)
+	}
+	if pgbench.ConnectionLost(msg) {
+		return &FailureError{Reason: benchv1.ReasonConnectionLost, Message: "the connection to the server was lost during the run " +
+			"(the server restarted, failed over or stopped, or a tunnel or pooler on the path closed it): " + msg}
 	}
 	return &FailureError{Reason: benchv1.ReasonPgbenchError, Message: msg}
 }

@@ -127,14 +127,17 @@ func RestrictedContainerSecurity() *corev1.SecurityContext {
 }
 
 // HelperContainer is a container of the operator's image next to pgbench or to the server (a
-// tunnel, sshd, PgBouncer): restricted, with HOME on the memory-backed /tmp, and CPU and memory
-// requests so that it keeps its share of a loaded node.
-func HelperContainer(name, image string, pullPolicy corev1.PullPolicy, cpu, memory string) corev1.Container {
+// tunnel, sshd, PgBouncer): restricted, with HOME on the memory-backed /tmp, CPU and memory
+// requests so that it keeps its share of a loaded node, and a memory limit so that a runaway one
+// (buffers of thousands of connections) is killed rather than starve the node. No CPU limit:
+// throttling would distort the latency it carries.
+func HelperContainer(name, image string, pullPolicy corev1.PullPolicy, cpu, memory, memoryLimit string) corev1.Container {
 	return corev1.Container{
 		Name: name, Image: image, ImagePullPolicy: pullPolicy,
 		Env: []corev1.EnvVar{{Name: "HOME", Value: runspec.TmpMountPath}},
-		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memoryLimit)}},
 		SecurityContext: RestrictedContainerSecurity(),
 		VolumeMounts:    []corev1.VolumeMount{{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath}},
 	}

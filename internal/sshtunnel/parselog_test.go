@@ -32,3 +32,21 @@ func TestParseLog(t *testing.T) {
 		t.Errorf("last error %q", lastError)
 	}
 }
+
+// TestSessions: ssh appends to its -E file, so a tunnel whose sidecar the kubelet restarted logs
+// two sessions (a SIGKILLed ssh writes nothing more).
+func TestSessions(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		log  string
+		want int
+	}{
+		{"none yet", "", 0},
+		{"one ssh", sampleLog, 1},
+		{"restarted once", sampleLog + sampleLog, 2},
+	} {
+		if got := Sessions(tt.log); got != tt.want {
+			t.Errorf("%s: %d sessions, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -175,6 +175,13 @@ type Negotiated struct {
 	ServerVersion string `json:"serverVersion,omitempty"`
 }
 
+// sessionMark starts every ssh -v session's log: ssh appends to its -E file, so a tunnel whose ssh
+// was restarted (its sidecar killed, and started again by the kubelet) has two.
+const sessionMark = "debug1: Local version string "
+
+// Sessions counts the ssh processes that wrote the log.
+func Sessions(log string) int { return strings.Count(log, sessionMark) }
+
 // ParseLog reads ssh's -v log: the client->server algorithms it negotiated and the last line that
 // explains a failure or the end of the session ("" when none: the tunnel is up).
 func ParseLog(log string) (neg *Negotiated, lastError string) {
@@ -191,7 +198,7 @@ func ParseLog(log string) (neg *Negotiated, lastError string) {
 			continue
 		}
 		// debug1: Local version string SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3
-		if rest, ok := strings.CutPrefix(line, "debug1: Local version string SSH-2.0-"); ok {
+		if rest, ok := strings.CutPrefix(line, sessionMark+"SSH-2.0-"); ok {
 			client = strings.TrimSpace(rest)
 			continue
 		}

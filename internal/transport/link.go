@@ -77,7 +77,7 @@ func WithLink(c Context, tr Transport, pod *specs.Pod, run *runspec.Run) {
 		Upstream: tr.Hop().Address(), Link: run.Link}
 	image, pullPolicy := specs.RunnerImage(c.Benchmark, c.Defaults)
 	// A CPU request of its own: the proxy copies every byte of the load.
-	sidecar := specs.HelperContainer("link", image, pullPolicy, "250m", "32Mi")
+	sidecar := specs.HelperContainer("link", image, pullPolicy, "250m", "32Mi", "256Mi")
 	sidecar.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 	sidecar.Command, sidecar.Args = []string{"tunnelbench-runner"}, append([]string{"link"}, proxy.Args()...)
 	sidecar.StartupProbe = specs.StartupProbe(runspec.LinkPort)

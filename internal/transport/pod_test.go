@@ -102,7 +102,7 @@ func TestJobSecurityAndDefaults(t *testing.T) {
 		t.Error("no CPU limit by default: throttling distorts latency")
 	}
 	if c.Image != "runner:1" || strings.Join(c.Args, " ") != "run --wait-timeout=1m0s --builtin=select-only --protocol=simple "+
-		"--clients=4 --threads=2 --duration=1m0s --progress-interval=5s --warmup=5s --tunnels=1" {
+		"--clients=4 --threads=2 --duration=1m0s --progress-interval=5s --stall-timeout=30s --warmup=5s --tunnels=1" {
 		t.Errorf("image %q args %q", c.Image, c.Args)
 	}
 	e := env(pod)
@@ -229,7 +229,8 @@ func TestRunFor(t *testing.T) {
 			}),
 			transport: benchv1.TransportSpec{Name: "direct", Type: "direct"},
 			want: runspec.Run{WaitTimeout: time.Minute, Tunnels: 1, Storm: 100, Load: runspec.Load{Builtin: "select-only",
-				Protocol: "simple", Clients: 4, Threads: 2, Transactions: 200, Reconnect: true, ProgressInterval: 5 * time.Second}},
+				Protocol: "simple", Clients: 4, Threads: 2, Transactions: 200, Reconnect: true, ProgressInterval: 5 * time.Second,
+				StallTimeout: benchv1.DefaultStallTimeout}},
 		},
 		{
 			name:      "ssh: the tunnels, their ports and logs",
@@ -238,7 +239,7 @@ func TestRunFor(t *testing.T) {
 			want: runspec.Run{WaitTimeout: time.Minute, Warmup: benchv1.DefaultWarmup, Tunnels: 3,
 				TunnelPort: runspec.TunnelBasePort, SSHLogDir: runspec.SSHLogDir,
 				Load: runspec.Load{Builtin: "select-only", Protocol: "simple", Clients: 4, Threads: 2, Duration: time.Minute,
-					ProgressInterval: 5 * time.Second}},
+					ProgressInterval: 5 * time.Second, StallTimeout: benchv1.DefaultStallTimeout}},
 		},
 	}
 	for _, tt := range tests {
@@ -261,5 +262,49 @@ func TestRunFor(t *testing.T) {
 				t.Errorf("the runner reads %+v (%v) from %q, want %+v", got, err, args, run)
 			}
 		})
+	}
+}
+
+// TestHelpersHaveMemoryLimits: every container the operator adds next to pgbench or the server (a
+// tunnel, sshd, PgBouncer, the link emulator) has a memory limit above its request, and no CPU
+// limit.
+func TestHelpersHaveMemoryLimits(t *testing.T) {
+	rtt := &metav1.Duration{Duration: 10 * time.Millisecond}
+	var containers []corev1.Container
+	for _, tr := range []benchv1.TransportSpec{
+		{Name: "ssh", Type: "ssh", SSH: &benchv1.SSHTransport{Tunnels: 2}},
+		{Name: "pooler", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: benchv1.PoolerSidecar}},
+	} {
+		pod := build(t, benchmark(nil), tr)
+		containers = append(containers, pod.InitContainers...)
+	}
+	containers = append(containers, gatewayDeployment(benchmark(nil), "pg-rw:5432", defaults).Spec.Template.Spec.Containers...)
+	// The userspace link emulator joins the runner pod as the controller builds it (WithLink).
+	tb := benchmark(nil)
+	c := Context{Benchmark: tb, Spec: tb.Spec.Transports[0], Server: server, Defaults: defaults,
+		Link: benchv1.Link{RTT: rtt.Duration, Emulator: benchv1.EmulatorUserspace}}
+	tr, err := For(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := specs.RunFor(tb, false, time.Minute)
+	pod, err := tr.Pod(&run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	WithLink(c, tr, &pod, &run)
+	containers = append(containers, pod.Sidecars...)
+	if len(containers) < 5 {
+		t.Fatalf("only %d helper containers built", len(containers))
+	}
+	for _, c := range containers {
+		limit, ok := c.Resources.Limits[corev1.ResourceMemory]
+		request := c.Resources.Requests[corev1.ResourceMemory]
+		if !ok || limit.Cmp(request) <= 0 {
+			t.Errorf("%s: memory limit %v, request %v", c.Name, limit.String(), request.String())
+		}
+		if _, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+			t.Errorf("%s has a CPU limit", c.Name)
+		}
 	}
 }

@@ -239,7 +239,7 @@ func (p pooler) pgbouncer(listen, clientAuth string) ownPgBouncer {
 // container runs `tunnelbench-runner pgbouncer`, which writes PgBouncer's configuration into the
 // pod's memory-backed /tmp and becomes PgBouncer.
 func (pb ownPgBouncer) container(image string, pullPolicy corev1.PullPolicy) corev1.Container {
-	c := specs.HelperContainer("pgbouncer", image, pullPolicy, "250m", "32Mi")
+	c := specs.HelperContainer("pgbouncer", image, pullPolicy, "250m", "32Mi", "256Mi")
 	c.Command, c.Args = []string{"tunnelbench-runner"}, append([]string{"pgbouncer"}, pb.config.Args()...)
 	c.Env = append(c.Env, pb.env...)
 	c.VolumeMounts = append(c.VolumeMounts, pb.mounts...)

@@ -152,7 +152,7 @@ func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
 // Its startup probe holds pgbench back until the forward accepts connections; the kubelet stops
 // it once pgbench has ended, so the Job still completes.
 func tunnelSidecar(i int, tn sshtunnel.Tunnel, image string, pullPolicy corev1.PullPolicy) corev1.Container {
-	c := specs.HelperContainer(fmt.Sprintf("tunnel-%d", i), image, pullPolicy, "100m", "16Mi")
+	c := specs.HelperContainer(fmt.Sprintf("tunnel-%d", i), image, pullPolicy, "100m", "16Mi", "128Mi")
 	c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 	c.Command, c.Args = []string{"ssh"}, tn.SSHArgs()
 	c.StartupProbe = specs.StartupProbe(tn.LocalPort)
@@ -183,7 +183,7 @@ func gatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults spec
 		HostKeyFile: gatewayKeyDir + "/" + sshkeys.HostKey, AuthorizedKeysFile: gatewayKeyDir + "/" + sshkeys.AuthorizedKeys,
 		PermitOpen: target, Port: sshtunnel.GatewayPort,
 	}
-	sshd := specs.HelperContainer("sshd", image, pullPolicy, "250m", "32Mi")
+	sshd := specs.HelperContainer("sshd", image, pullPolicy, "250m", "32Mi", "128Mi")
 	sshd.Command, sshd.Args = []string{"/usr/sbin/sshd"}, gw.SSHDArgs()
 	sshd.Ports = []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}}
 	sshd.ReadinessProbe = specs.TCPReadiness(sshtunnel.GatewayPort)

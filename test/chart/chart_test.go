@@ -194,6 +194,42 @@ func TestValues(t *testing.T) {
 			},
 		},
 		{
+			name: "namespace-scoped: a Role in each watched namespace, nothing cluster-wide for the manager",
+			set:  []string{"watchNamespaces={team-a,team-b}"},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				for _, o := range objs {
+					if o.GetKind() == "ClusterRole" && strings.HasSuffix(o.GetName(), "-manager") {
+						t.Errorf("ClusterRole %s rendered in namespace-scoped mode", o.GetName())
+					}
+				}
+				for _, ns := range []string{"team-a", "team-b"} {
+					var role, binding *unstructured.Unstructured
+					for _, o := range objs {
+						if o.GetNamespace() == ns && strings.HasSuffix(o.GetName(), "-manager") {
+							switch o.GetKind() {
+							case "Role":
+								role = o
+							case "RoleBinding":
+								binding = o
+							}
+						}
+					}
+					if role == nil || binding == nil {
+						t.Fatalf("no Role and RoleBinding in %s", ns)
+					}
+					rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+					if len(rules) < 5 {
+						t.Errorf("the Role in %s has %d rules", ns, len(rules))
+					}
+				}
+				dep := &appsv1.Deployment{}
+				convert(t, find(objs, "Deployment", ""), dep)
+				if args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--watch-namespaces=team-a,team-b") {
+					t.Errorf("args %s", args)
+				}
+			},
+		},
+		{
 			name: "local images, custom runner, no CRD",
 			set: []string{"image.repository=local/tb", "image.tag=x1", "image.pullPolicy=Never",
 				"runner.image=local/runner:y", "crds.install=false", "leaderElection.enabled=false"},

@@ -120,6 +120,18 @@ func cloudNativePG(t *testing.T) {
 			t.Errorf("the existing Cluster must stay: %v", err)
 		}
 	})
+	t.Run("its primary killed by chaos-mesh mid-run", func(t *testing.T) {
+		tb := cnpgBenchmark(ns, "primary-killed", benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "existing"}})
+		fc := faultCase{name: "CloudNativePG primary pod killed", transports: tb.Spec.Transports[:1],
+			chaos: func(ns, _ string) *unstructured.Unstructured {
+				return podKill(ns, map[string]string{"cnpg.io/cluster": "existing", "cnpg.io/instanceRole": "primary"})
+			},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonConnectionLost},
+			wantText: "CloudNativePG Cluster existing"}
+		tb.Spec.Transports = fc.transports
+		row := injectFault(t, tb, fc)
+		t.Logf("| %s | %s | %s | %.0f |", row.fault, row.phase, row.reason, row.seconds)
+	})
 }
 
 func cluster() *unstructured.Unstructured {

@@ -310,6 +310,10 @@ spec:
 		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), benchv1.ReasonServerUnreachable, "did not answer within 20s")
 	})
 
+	t.Run("no password or private key in events, status, ConfigMaps or logs", func(t *testing.T) {
+		noSecretsLeak(t, ns, pg)
+	})
+
 	t.Run("deleting a running benchmark removes its Jobs and pods", func(t *testing.T) {
 		tb := benchmark(ns, "deleted", pg, fixture.CredentialsSecret)
 		tb.Spec.Load.Duration = &metav1.Duration{Duration: 5 * time.Minute}
@@ -345,6 +349,12 @@ spec:
 			return nil
 		})
 	})
+
+	// Last: the server is killed at the end, and comes back empty.
+	t.Run("faults injected with chaos-mesh end clearly and leave nothing", func(t *testing.T) {
+		faultsWithChaosMesh(t, ns, pg)
+	})
+	t.Run("the operator never restarted", operatorNeverRestarted)
 }
 
 // poolerTransportsComplete runs every transport with a new connection per transaction and a

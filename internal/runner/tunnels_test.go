@@ -1,0 +1,34 @@
+package runner
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+)
+
+// TestExplainNamesTheTunnelThatRestarted: a tunnel whose ssh logged two sessions was restarted under
+// pgbench (its sidecar killed): the lost connections are its doing, not the server's.
+func TestExplainNamesTheTunnelThatRestarted(t *testing.T) {
+	session := "OpenSSH_9.2p1\ndebug1: Local version string SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\n" +
+		"debug1: Local connections to LOCALHOST:15433 forwarded to remote address pg-rw:5432\n"
+	dir := t.TempDir()
+	for i, log := range []string{session, session + session} {
+		if err := os.WriteFile(runspec.TunnelLogFile(dir, i), []byte(log), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lost := errors.New("pgbench run was aborted: client 1 aborted in command 1 (SQL) of script 0; perhaps the backend died while processing")
+	f := tunnelLogs{dir: dir, count: 2}.explain(0, 2, lost)
+	if f.Reason != benchv1.ReasonTunnelDown || !strings.Contains(f.Message, "tunnel 1 of 2: its ssh was started 2 times") ||
+		!strings.Contains(f.Message, "perhaps the backend died") {
+		t.Errorf("failure %s: %s", f.Reason, f.Message)
+	}
+	f = tunnelLogs{dir: dir, count: 1}.explain(0, 1, lost)
+	if f.Reason != benchv1.ReasonConnectionLost {
+		t.Errorf("one healthy tunnel: %s: %s, want ConnectionLost", f.Reason, f.Message)
+	}
+}
