@@ -93,13 +93,14 @@ test-e2e: ## Run only the end-to-end tests (local cluster if none is configured)
 	hack/e2e.sh
 
 .PHONY: bench
-bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the ssh transport (hack/bench/ssh), connection cost (hack/bench/connections), reproducibility (hack/bench/reproducibility), the link emulator (hack/bench/link).
+bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the ssh transport (hack/bench/ssh), connection cost (hack/bench/connections), reproducibility (hack/bench/reproducibility), the link emulator (hack/bench/link), 100 benchmarks at once in the local cluster (hack/bench/load.sh).
 	go test -run '^$$' -bench . -benchmem ./internal/...
 	go run ./hack/bench/harness
 	go run ./hack/bench/ssh
 	go run ./hack/bench/connections
 	go run ./hack/bench/reproducibility
 	go run ./hack/bench/link
+	hack/bench/load.sh
 
 ##@ Build
 

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,8 +30,12 @@ const crashLoopRestarts = 3
 // judgePods judges the pods of a Job or a peer: the first that cannot start by itself is a Problem
 // (a container that cannot be created or pulled, one that keeps crashing, a pod no node could take
 // for longer than unschedulableWait, reason Unschedulable); a pod that waits for a node within that
-// wait is Waiting, quoting the scheduler.
-func judgePods(pods []corev1.Pod, what string, now time.Time, unschedulableWait time.Duration) transport.Status {
+// wait is Waiting, quoting the scheduler. A pod short of CPU or memory is judged against the
+// nodes' allocatable resources when they are known (nodes): one that fits no node even empty fails
+// at once, one that fits waits for what other pods hold without the bound (spec.timeout bounds it),
+// so that benchmarks applied together queue on the node's CPU instead of failing.
+func judgePods(pods []corev1.Pod, what string, now time.Time, unschedulableWait time.Duration,
+	nodes func() []corev1.ResourceList) transport.Status {
 	var waiting transport.Status
 	for _, p := range pods {
 		name := "pod " + p.Name
@@ -56,6 +61,22 @@ func judgePods(pods []corev1.Pod, what string, now time.Time, unschedulableWait 
 				continue
 			}
 			waited := now.Sub(c.LastTransitionTime.Time).Truncate(time.Second)
+			if strings.Contains(c.Message, "Insufficient") && nodes != nil {
+				if known := nodes(); len(known) > 0 {
+					requests := podRequests(&p.Spec)
+					if !fitsSomeNode(requests, known) {
+						return transport.Status{Reason: benchv1.ReasonUnschedulable, Problem: fmt.Sprintf(
+							"%s requests %s CPU and %s of memory, more than any node allocates even empty (%s): it can never "+
+								"be scheduled; lower spec.runner.resources, or ssh.tunnels (each tunnel sidecar requests 100m)",
+							name, requests.Cpu(), requests.Memory(), describeNodes(known))}
+					}
+					if waiting.Waiting == "" {
+						waiting.Waiting = fmt.Sprintf("%s waits for CPU or memory that other pods hold (%s so far; it fits a node "+
+							"once they end, within spec.timeout): %s", name, waited, c.Message)
+					}
+					continue
+				}
+			}
 			if waited >= unschedulableWait {
 				return transport.Status{Reason: benchv1.ReasonUnschedulable, Problem: fmt.Sprintf(
 					"%s could not be scheduled for %s: %s; free capacity, lower spec.runner.resources, or run fewer "+
@@ -67,4 +88,56 @@ func judgePods(pods []corev1.Pod, what string, now time.Time, unschedulableWait 
 		}
 	}
 	return waiting
+}
+
+// podRequests is what the scheduler reserves for a pod: its containers and its native sidecars
+// (init containers that keep running), or its largest plain init container if that is more.
+func podRequests(spec *corev1.PodSpec) corev1.ResourceList {
+	total := corev1.ResourceList{}
+	add := func(into corev1.ResourceList, from corev1.ResourceList) {
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			q := into[r]
+			q.Add(from[r])
+			into[r] = q
+		}
+	}
+	for _, c := range spec.Containers {
+		add(total, c.Resources.Requests)
+	}
+	for _, c := range spec.InitContainers {
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			add(total, c.Resources.Requests)
+		}
+	}
+	for _, c := range spec.InitContainers {
+		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				if q := c.Resources.Requests[r]; q.Cmp(total[r]) > 0 {
+					total[r] = q
+				}
+			}
+		}
+	}
+	return total
+}
+
+// fitsSomeNode reports whether requests fit one node's allocatable resources, were it empty.
+func fitsSomeNode(requests corev1.ResourceList, nodes []corev1.ResourceList) bool {
+	for _, n := range nodes {
+		if requests.Cpu().Cmp(*n.Cpu()) <= 0 && requests.Memory().Cmp(*n.Memory()) <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func describeNodes(nodes []corev1.ResourceList) string {
+	var parts []string
+	for _, n := range nodes {
+		parts = append(parts, fmt.Sprintf("%s CPU and %s", n.Cpu(), n.Memory()))
+	}
+	if len(parts) > 3 {
+		parts = append(parts[:3], fmt.Sprintf("%d more", len(parts)-3))
+	}
+	return "nodes allocate " + strings.Join(parts, "; ")
 }

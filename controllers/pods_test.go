@@ -6,7 +6,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
@@ -17,6 +19,13 @@ func TestJudgePods(t *testing.T) {
 		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
 		mutate(&p)
 		return p
+	}
+	pods := func(mutate ...func(*corev1.Pod)) corev1.Pod {
+		return pod(func(p *corev1.Pod) {
+			for _, m := range mutate {
+				m(p)
+			}
+		})
 	}
 	unschedulable := func(since time.Duration) func(*corev1.Pod) {
 		return func(p *corev1.Pod) {
@@ -33,6 +42,24 @@ func TestJudgePods(t *testing.T) {
 					Reason: "Error", ExitCode: 255, Message: "Connection refused"}}}}
 		}
 	}
+	requesting := func(cpu string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "runner", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("128Mi")}}})
+		}
+	}
+	sidecar := func(cpu string) func(*corev1.Pod) {
+		return func(p *corev1.Pod) {
+			p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: "tunnel-0",
+				RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways), Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("128Mi")}}})
+		}
+	}
+	node := func(cpu string) func() []corev1.ResourceList {
+		return func() []corev1.ResourceList {
+			return []corev1.ResourceList{{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("8Gi")}}
+		}
+	}
 	tests := []struct {
 		name     string
 		pods     []corev1.Pod
@@ -40,24 +67,34 @@ func TestJudgePods(t *testing.T) {
 		problem  []string
 		waiting  []string
 		progress bool
+		nodes    func() []corev1.ResourceList
 	}{
-		{"running", []corev1.Pod{pod(func(p *corev1.Pod) {})}, "", nil, nil, true},
+		{"running", []corev1.Pod{pod(func(p *corev1.Pod) {})}, "", nil, nil, true, nil},
 		{"image cannot be pulled", []corev1.Pod{pod(func(p *corev1.Pod) {
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "runner", State: corev1.ContainerState{
 				Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "back-off"}}}}
-		})}, "", []string{"cannot start its runner container: ImagePullBackOff"}, nil, false},
-		{"a sidecar restarting twice is a slow start", []corev1.Pod{pod(crashing(2))}, "", nil, nil, true},
+		})}, "", []string{"cannot start its runner container: ImagePullBackOff"}, nil, false, nil},
+		{"a sidecar restarting twice is a slow start", []corev1.Pod{pod(crashing(2))}, "", nil, nil, true, nil},
 		{"a sidecar that keeps crashing", []corev1.Pod{pod(crashing(3))}, "",
 			[]string{"tunnel-0 container keeps crashing (restarted 3 times; last exit: Error (code 255) Connection refused)",
-				"kubectl logs p -c tunnel-0 --previous"}, nil, false},
+				"kubectl logs p -c tunnel-0 --previous"}, nil, false, nil},
 		{"waiting for a node, within the wait", []corev1.Pod{pod(unschedulable(30 * time.Second))}, "", nil,
-			[]string{"waits for a node (30s so far, up to 2m0s): 0/1 nodes are available: 1 Insufficient cpu."}, false},
+			[]string{"waits for a node (30s so far, up to 2m0s): 0/1 nodes are available: 1 Insufficient cpu."}, false, nil},
 		{"no node for longer than the wait", []corev1.Pod{pod(unschedulable(3 * time.Minute))}, benchv1.ReasonUnschedulable,
-			[]string{"could not be scheduled for 3m0s: 0/1 nodes are available: 1 Insufficient cpu."}, nil, false},
+			[]string{"could not be scheduled for 3m0s: 0/1 nodes are available: 1 Insufficient cpu."}, nil, false, nil},
+		// The nodes known: a pod that fits an empty node waits for the CPU other pods hold, past
+		// the bound; one that fits none fails at once.
+		{"short of CPU others hold, for longer than the wait", []corev1.Pod{pods(unschedulable(10*time.Minute), requesting("500m"))},
+			"", nil, []string{"waits for CPU or memory that other pods hold (10m0s so far"}, false, node("2")},
+		{"more CPU than any node has", []corev1.Pod{pods(unschedulable(time.Second), requesting("1500m"), sidecar("600m"))},
+			benchv1.ReasonUnschedulable, []string{"requests 2100m CPU and 256Mi of memory, more than any node allocates even empty " +
+				"(nodes allocate 2 CPU and 8Gi)", "lower spec.runner.resources"}, nil, false, node("2")},
+		{"the nodes cannot be read: the bounded wait", []corev1.Pod{pods(unschedulable(3*time.Minute), requesting("500m"))},
+			benchv1.ReasonUnschedulable, []string{"could not be scheduled for 3m0s"}, nil, false, func() []corev1.ResourceList { return nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := judgePods(tt.pods, "", now, 2*time.Minute)
+			st := judgePods(tt.pods, "", now, 2*time.Minute, tt.nodes)
 			if st.Reason != tt.reason {
 				t.Errorf("reason %q, want %q", st.Reason, tt.reason)
 			}

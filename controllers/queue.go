@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -73,26 +74,59 @@ func before(a, b *benchv1.TunnelBenchmark) bool {
 	return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
 }
 
+// started reports whether a benchmark has left the queue and not ended.
+func started(tb *benchv1.TunnelBenchmark) bool {
+	switch tb.Status.Phase {
+	case benchv1.PhasePending, benchv1.PhaseInitializing, benchv1.PhaseRunning:
+		return true
+	}
+	return false
+}
+
+// aheadInCluster counts the benchmarks that hold or take a place under the cluster-wide limit before
+// tb: those started, and those older than tb that wait only for the limit (their server is free).
+// Counting the second kind keeps the order first come, first served across concurrent passes.
+func aheadInCluster(tb *benchv1.TunnelBenchmark, all []benchv1.TunnelBenchmark) int {
+	n := 0
+	for i := range all {
+		o := &all[i]
+		if o.UID == tb.UID || o.Status.Phase.IsTerminal() || !o.DeletionTimestamp.IsZero() || o.Spec.Cancel {
+			continue
+		}
+		if started(o) || (before(o, tb) && ahead(o, all) == nil) {
+			n++
+		}
+	}
+	return n
+}
+
 // queue holds a benchmark that has not started while another benchmark of its server is ahead of
-// it. It reports whether the benchmark waits; its clock (spec.timeout) starts when it leaves.
+// it, or while the cluster runs MaxRunning benchmarks. It reports whether the benchmark waits;
+// its clock (spec.timeout) starts when it leaves.
 func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.TunnelBenchmark) (bool, error) {
 	list := &benchv1.TunnelBenchmarkList{}
 	if err := r.List(ctx, list); err != nil {
 		return false, fmt.Errorf("cannot list the benchmarks to queue behind: %w", err)
 	}
-	first := ahead(tb, list.Items)
-	if first == nil {
+	reason, msg := "", ""
+	if first := ahead(tb, list.Items); first != nil {
+		reason, msg = "WaitingForServer", fmt.Sprintf("benchmark %s/%s (%s) measures the same server (%s); this one starts when it ends",
+			first.Namespace, first.Name, first.Status.Phase, serverKey(tb))
+	} else if n := aheadInCluster(tb, list.Items); r.MaxRunning > 0 && n >= r.MaxRunning {
+		reason, msg = "ClusterLimit", fmt.Sprintf("%d benchmarks run or are ahead in line, and the operator runs at most %d at once "+
+			"(the chart's maxRunningBenchmarks); this one starts when a place frees up", n, r.MaxRunning)
+	}
+	if reason == "" {
 		if tb.Status.Phase == benchv1.PhaseQueued {
-			r.setCondition(tb, benchv1.ConditionQueued, metav1.ConditionFalse, "Dequeued", "no other benchmark of this server runs")
+			r.setCondition(tb, benchv1.ConditionQueued, metav1.ConditionFalse, "Dequeued", "its server is free and a place too")
 		}
 		return false, nil
 	}
-	msg := fmt.Sprintf("benchmark %s/%s (%s) measures the same server (%s); this one starts when it ends",
-		first.Namespace, first.Name, first.Status.Phase, serverKey(tb))
-	if tb.Status.Phase != benchv1.PhaseQueued {
+	if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionQueued); tb.Status.Phase != benchv1.PhaseQueued ||
+		c == nil || c.Reason != reason {
 		r.event(tb, "Normal", "Queued", "Queue", "%s", msg)
 	}
 	tb.Status.Phase = benchv1.PhaseQueued
-	r.setCondition(tb, benchv1.ConditionQueued, metav1.ConditionTrue, "WaitingForServer", msg)
+	r.setCondition(tb, benchv1.ConditionQueued, metav1.ConditionTrue, reason, msg)
 	return true, nil
 }

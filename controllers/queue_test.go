@@ -1,9 +1,12 @@
 package controllers
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -100,4 +103,70 @@ func TestQueueOrder(t *testing.T) {
 	if !before(&all[6], &all[5]) {
 		t.Error("tie-a must come before tie-b")
 	}
+}
+
+// TestAheadInCluster: under the cluster-wide limit, a benchmark counts those started and the older
+// ones that wait only for a place (their server free); not those behind their own server, ended or
+// cancelled.
+func TestAheadInCluster(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC)
+	bench := func(name, server string, created time.Duration, phase benchv1.Phase) benchv1.TunnelBenchmark {
+		return benchv1.TunnelBenchmark{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: name, UID: types.UID(name),
+				CreationTimestamp: metav1.NewTime(t0.Add(created))},
+			Spec:   benchv1.TunnelBenchmarkSpec{Server: benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: server}}},
+			Status: benchv1.TunnelBenchmarkStatus{Phase: phase},
+		}
+	}
+	cancelled := bench("cancelled", "e", 0, "")
+	cancelled.Spec.Cancel = true
+	all := []benchv1.TunnelBenchmark{
+		bench("done", "a", 0, benchv1.PhaseCompleted),
+		cancelled,
+		bench("running-a", "a", time.Second, benchv1.PhaseRunning),
+		bench("pending-b", "b", 2*time.Second, benchv1.PhasePending),
+		bench("behind-a", "a", 3*time.Second, benchv1.PhaseQueued), // waits for its server
+		bench("waiting-c", "c", 4*time.Second, benchv1.PhaseQueued),
+		bench("new-d", "d", 5*time.Second, ""),
+	}
+	for name, want := range map[string]int{"waiting-c": 2, "new-d": 3, "running-a": 1, "behind-a": 2} {
+		for i := range all {
+			if all[i].Name == name {
+				if got := aheadInCluster(&all[i], all); got != want {
+					t.Errorf("%s: %d ahead, want %d", name, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestClusterLimit: with MaxRunning 1, a benchmark of another server waits in Queued (its clock
+// not started, reason ClusterLimit) until the running one ends, then runs.
+func TestClusterLimit(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	createReadyCluster(t, ns, "pg2")
+	createClusterSecrets(t, ns, "pg2")
+	startOperator(t, func(r *TunnelBenchmarkReconciler) { r.MaxRunning = 1 })
+	ctx := context.Background()
+	first := newBenchmark(ns, "first")
+	if err := testClient.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	firstJob := waitForJob(t, ns, jobName("first", "direct"))
+	other := newBenchmark(ns, "other-server")
+	other.Spec.Server.CNPG.ClusterName = "pg2"
+	if err := testClient.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	queued := waitForPhase(t, ns, other.Name, benchv1.PhaseQueued)
+	c := meta.FindStatusCondition(queued.Status.Conditions, benchv1.ConditionQueued)
+	if c == nil || c.Reason != "ClusterLimit" || !strings.Contains(c.Message, "runs at most 1 at once") || queued.Status.StartTime != nil {
+		t.Fatalf("Queued condition %+v, start time %v", c, queued.Status.StartTime)
+	}
+	finishJob(t, firstJob, 0, resultReport(1000, nil))
+	waitForPhase(t, ns, "first", benchv1.PhaseCompleted)
+	finishJob(t, waitForJob(t, ns, jobName(other.Name, "direct")), 0, resultReport(900, nil))
+	waitForPhase(t, ns, other.Name, benchv1.PhaseCompleted)
 }

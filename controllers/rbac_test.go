@@ -35,9 +35,11 @@ func operatorRole(t *testing.T) *rbacv1.ClusterRole {
 
 // TestOperatorRoleIsLeastPrivilege reads the generated role: no wildcard, no way to read Secrets
 // in bulk (list, watch), no privilege escalation, and only namespaced resources, so that the same
-// rules work as a Role in namespace-scoped mode.
+// rules work as a Role in namespace-scoped mode — but for listing nodes, read-only, to tell a pod
+// that waits for CPU from one that fits no node (in namespace-scoped mode a Role cannot grant it,
+// and the bounded wait applies).
 func TestOperatorRoleIsLeastPrivilege(t *testing.T) {
-	clusterScoped := []string{"nodes", "namespaces", "persistentvolumes", "clusterroles", "clusterrolebindings",
+	clusterScoped := []string{"namespaces", "persistentvolumes", "clusterroles", "clusterrolebindings",
 		"customresourcedefinitions", "priorityclasses", "storageclasses"}
 	for _, rule := range operatorRole(t).Rules {
 		for _, field := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs, rule.ResourceNames} {
@@ -53,6 +55,9 @@ func TestOperatorRoleIsLeastPrivilege(t *testing.T) {
 		for _, r := range rule.Resources {
 			if slices.Contains(clusterScoped, r) {
 				t.Errorf("the cluster-scoped %s in %+v", r, rule)
+			}
+			if r == "nodes" && !slices.Equal(rule.Verbs, []string{"list"}) {
+				t.Errorf("nodes may only be listed: %+v", rule)
 			}
 			if r == "secrets" && (slices.Contains(rule.Verbs, "list") || slices.Contains(rule.Verbs, "watch")) {
 				t.Errorf("Secrets may be read in bulk: %+v", rule)

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -156,4 +157,41 @@ func TestGatewayNeverAvailableFails(t *testing.T) {
 	if c := meta.FindStatusCondition(end.Status.Conditions, benchv1.ConditionFailed); !strings.Contains(c.Message, "timed out progressing") {
 		t.Errorf("message %q", c.Message)
 	}
+}
+
+// TestGatewayNetworkPolicy: with NetworkPolicies on, the gateway's NetworkPolicy (owned by the
+// benchmark) exists before its Deployment and is removed with the gateway once the benchmark ends.
+func TestGatewayNetworkPolicy(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t, func(r *TunnelBenchmarkReconciler) { r.NetworkPolicies = true })
+	ctx := context.Background()
+	tb := newBenchmark(ns, "guarded", benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH})
+	if err := testClient.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: ns, Name: tb.GatewayName()}
+	policy, dep := &networkingv1.NetworkPolicy{}, &appsv1.Deployment{}
+	eventually(t, 15*time.Second, "the gateway and its NetworkPolicy", func() error {
+		if err := testClient.Get(ctx, key, dep); err != nil {
+			return err
+		}
+		return testClient.Get(ctx, key, policy)
+	})
+	if ref := metav1.GetControllerOf(policy); ref == nil || ref.Name != tb.Name {
+		t.Errorf("policy owner %+v", ref)
+	}
+	if policy.CreationTimestamp.After(dep.CreationTimestamp.Time) {
+		t.Error("the gateway ran before its NetworkPolicy existed")
+	}
+	markAvailable(t, dep)
+	finishJob(t, waitForJob(t, ns, jobName(tb.Name, "ssh")), 0, sshReport(t))
+	waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
+	eventually(t, 10*time.Second, "the NetworkPolicy removed", func() error {
+		if err := testClient.Get(ctx, key, &networkingv1.NetworkPolicy{}); err == nil {
+			return errorf("still there")
+		}
+		return nil
+	})
 }

@@ -319,7 +319,9 @@ func (r *TunnelBenchmarkReconciler) podTrouble(ctx context.Context, namespace st
 			mine = append(mine, p)
 		}
 	}
-	return judgePods(mine, what, r.now(), orDefault(r.UnschedulableWait, DefaultUnschedulableWait))
+	return judgePods(mine, what, r.now(), orDefault(r.UnschedulableWait, DefaultUnschedulableWait), func() []corev1.ResourceList {
+		return r.nodesAllocatable(ctx)
+	})
 }
 
 func ownedBy(p corev1.Pod, uid types.UID) bool {
@@ -338,4 +340,22 @@ func jobCondition(job *batchv1.Job, typ batchv1.JobConditionType) bool {
 		}
 	}
 	return false
+}
+
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list
+
+// nodesAllocatable is every node's allocatable CPU and memory, read when a pod lacks them; nil when
+// the nodes cannot be read (namespace-scoped mode grants no cluster-wide read), and the bounded
+// unschedulable wait applies.
+func (r *TunnelBenchmarkReconciler) nodesAllocatable(ctx context.Context) []corev1.ResourceList {
+	list := &corev1.NodeList{}
+	if err := r.APIReader.List(ctx, list); err != nil {
+		log.FromContext(ctx).V(1).Info("Cannot read the nodes' capacity; an unschedulable pod waits the bounded time", "err", err)
+		return nil
+	}
+	var out []corev1.ResourceList
+	for _, n := range list.Items {
+		out = append(out, n.Status.Allocatable)
+	}
+	return out
 }

@@ -69,6 +69,13 @@ type TunnelBenchmarkReconciler struct {
 	UnschedulableWait time.Duration
 	InjectionWait     time.Duration
 
+	// NetworkPolicies has the peers it starts accept only the benchmark's runner pods.
+	NetworkPolicies bool
+
+	// MaxRunning is how many benchmarks may run at once in the cluster (0: no limit); the others
+	// wait in phase Queued, their clocks not started.
+	MaxRunning int
+
 	// JobsTTL is how long an ended benchmark keeps its Jobs and pods when its spec does not say
 	// (spec.ttlSecondsAfterFinished); nil keeps them until the benchmark is deleted.
 	JobsTTL *time.Duration
@@ -427,7 +434,7 @@ func (r *TunnelBenchmarkReconciler) runLatencies(ctx context.Context, tb *benchv
 func (r *TunnelBenchmarkReconciler) transportContext(tb *benchv1.TunnelBenchmark, server transport.Server,
 	t benchv1.TransportSpec) transport.Context {
 	return transport.Context{Benchmark: tb, Spec: t, Server: server, Defaults: r.Defaults,
-		CertificateWait: orDefault(r.CertificateWait, DefaultCertificateWait)}
+		CertificateWait: orDefault(r.CertificateWait, DefaultCertificateWait), NetworkPolicies: r.NetworkPolicies}
 }
 
 // runnerContract is what the runner is told of a run before the transport adds its part.

@@ -28,9 +28,9 @@ import (
 func main() {
 	var (
 		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage string
-		metricsSecure, leaderElect, enableHTTP2                        bool
+		metricsSecure, leaderElect, enableHTTP2, networkPolicies       bool
 		waitTimeout                                                    time.Duration
-		jobsTTL, maxReconciles                                         int
+		jobsTTL, maxReconciles, maxRunning                             int
 		watchNamespaces                                                string
 		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout    time.Duration
 	)
@@ -49,6 +49,10 @@ func main() {
 	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second, "the interval between lease attempts")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "",
 		"comma-separated namespaces whose benchmarks the operator runs (empty: every namespace; it then needs its ClusterRole)")
+	flag.BoolVar(&networkPolicies, "network-policies", true,
+		"give the SSH gateway and shared poolers a NetworkPolicy admitting only their benchmark's runner pods")
+	flag.IntVar(&maxRunning, "max-running-benchmarks", 0,
+		"benchmarks running at once in the cluster; the others wait in phase Queued, their clocks not started (0: no limit)")
 	flag.IntVar(&maxReconciles, "max-concurrent-reconciles", 2, "benchmarks reconciled at once")
 	flag.DurationVar(&reconcileTimeout, "reconcile-timeout", 30*time.Second,
 		"bound of one reconcile pass and of every API call in it")
@@ -103,7 +107,9 @@ func main() {
 		Defaults: specs.RunnerDefaults{
 			Image: runnerImage, PullPolicy: corev1.PullPolicy(pullPolicy), WaitTimeout: waitTimeout,
 		},
-		PostgresImage: postgresImage,
+		PostgresImage:   postgresImage,
+		MaxRunning:      maxRunning,
+		NetworkPolicies: networkPolicies,
 	}
 	if jobsTTL >= 0 {
 		ttl := time.Duration(jobsTTL) * time.Second

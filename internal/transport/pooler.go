@@ -33,7 +33,7 @@ import (
 
 func init() {
 	Register(benchv1.TransportPooler, func(c Context) Transport { return pooler{c: c} },
-		serviceKind, deploymentKind, CNPGPoolerGVK, specs.CertificateGVK)
+		serviceKind, deploymentKind, CNPGPoolerGVK, specs.CertificateGVK, networkPolicyKind)
 }
 
 // Ports and paths of the pooler transport.
@@ -97,9 +97,10 @@ func (p pooler) Peers() ([]Peer, error) {
 	if p.settings().ClientTLS == benchv1.ClientTLSRequire {
 		peers = append(peers, p.tlsPeer())
 	}
+	dep := p.deployment()
+	peers = withNetworkPolicy(p.c, p.c.Benchmark, dep, append(peers, Peer{Object: p.service()}))
 	return append(peers,
-		Peer{Object: p.service()},
-		Peer{Object: p.deployment(), Ready: deploymentReady("the pooler"), Created: func() (string, string) {
+		Peer{Object: dep, Ready: deploymentReady("the pooler"), Created: func() (string, string) {
 			return "PoolerCreated", fmt.Sprintf("Started PgBouncer %s for transport %s", p.name(), p.c.Spec.Name)
 		}},
 	), nil

@@ -25,7 +25,8 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
 
 func init() {
-	Register(benchv1.TransportSSH, func(c Context) Transport { return sshTransport{c: c} }, serviceKind, deploymentKind)
+	Register(benchv1.TransportSSH, func(c Context) Transport { return sshTransport{c: c} }, serviceKind, deploymentKind,
+		networkPolicyKind)
 }
 
 // GatewayComponent is the component label of the SSH gateway.
@@ -63,7 +64,8 @@ func (s sshTransport) Peers() ([]Peer, error) {
 	secret := &corev1.Secret{ObjectMeta: specs.OwnedMeta(tb, tb.GatewayName(), GatewayComponent, ""), Type: corev1.SecretTypeOpaque}
 	// The fingerprint is reported only for keys this pass stored: an existing Secret wins.
 	fingerprint := "kept from an earlier pass"
-	return []Peer{
+	gateway := gatewayDeployment(tb, s.target(), s.c.Defaults)
+	peers := []Peer{
 		{Object: secret, Generate: func() error {
 			m, err := sshkeys.Generate([]string{fmt.Sprintf("%s:%d", gatewayHost(tb), sshtunnel.GatewayPort)})
 			if err != nil {
@@ -73,11 +75,12 @@ func (s sshTransport) Peers() ([]Peer, error) {
 			return nil
 		}},
 		{Object: gatewayService(tb)},
-		{Object: gatewayDeployment(tb, s.target(), s.c.Defaults), Ready: deploymentReady("the SSH gateway"),
-			Created: func() (string, string) {
-				return "GatewayCreated", fmt.Sprintf("Started SSH gateway %s (host key %s)", tb.GatewayName(), fingerprint)
-			}},
-	}, nil
+	}
+	peers = withNetworkPolicy(s.c, tb, gateway, peers)
+	return append(peers, Peer{Object: gateway, Ready: deploymentReady("the SSH gateway"),
+		Created: func() (string, string) {
+			return "GatewayCreated", fmt.Sprintf("Started SSH gateway %s (host key %s)", tb.GatewayName(), fingerprint)
+		}}), nil
 }
 
 func (s sshTransport) VerifiesServer() bool {

@@ -54,6 +54,9 @@ type Context struct {
 	CertificateWait time.Duration
 	// Link is the transport's emulated link (spec.network or its own), none when not Emulated.
 	Link benchv1.Link
+	// NetworkPolicies has the peers the operator starts (the SSH gateway, a shared PgBouncer)
+	// accept connections only from the benchmark's runner pods.
+	NetworkPolicies bool
 }
 
 // SecretRef is a Secret a transport reads, with the keys it needs and what it is for (messages).

@@ -1,0 +1,55 @@
+package transport
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+)
+
+// A peer's NetworkPolicy: what the operator starts next to the server (the SSH gateway, a shared
+// PgBouncer) forwards to the database with the benchmark's credentials or keys, so it accepts
+// connections only from the benchmark's own runner pods, on the ports it serves. The kubelet's
+// probes come from the node, which NetworkPolicy implementations let through.
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;create;delete
+
+var networkPolicyKind = networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy")
+
+// admitRunnersOnly is the NetworkPolicy of a peer Deployment, named after it.
+func admitRunnersOnly(tb *benchv1.TunnelBenchmark, dep *appsv1.Deployment) *networkingv1.NetworkPolicy {
+	var ports []networkingv1.NetworkPolicyPort
+	for _, c := range dep.Spec.Template.Spec.Containers {
+		for _, p := range c.Ports {
+			port := intstr.FromInt32(p.ContainerPort)
+			ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: ptrTo(corev1.ProtocolTCP), Port: &port})
+		}
+	}
+	meta := dep.ObjectMeta.DeepCopy()
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: *meta,
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: *dep.Spec.Selector.DeepCopy(),
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+					benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: specs.RunnerComponent}}}},
+				Ports: ports,
+			}},
+		},
+	}
+}
+
+// withNetworkPolicy adds the peer Deployment's NetworkPolicy when the operator makes them,
+// before the Deployment: its pods never run unguarded.
+func withNetworkPolicy(c Context, tb *benchv1.TunnelBenchmark, dep *appsv1.Deployment, peers []Peer) []Peer {
+	if !c.NetworkPolicies {
+		return peers
+	}
+	return append(peers, Peer{Object: admitRunnersOnly(tb, dep)})
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -1,0 +1,89 @@
+package transport
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/specs"
+)
+
+// TestPeersAdmitOnlyTheirRunners: with NetworkPolicies on, the SSH gateway and a shared PgBouncer
+// come with a NetworkPolicy, created before their Deployment, that selects their pods and admits
+// only the benchmark's runner pods on the ports they serve; without it, none.
+func TestPeersAdmitOnlyTheirRunners(t *testing.T) {
+	tb := benchmark(func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db"}}
+	})
+	for _, tt := range []struct {
+		spec  benchv1.TransportSpec
+		ports []int32
+	}{
+		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, []int32{2222}},
+		{benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler}, []int32{PoolerListenPort}},
+	} {
+		t.Run(tt.spec.Name, func(t *testing.T) {
+			for _, enabled := range []bool{true, false} {
+				tr, err := For(Context{Benchmark: tb, Spec: tt.spec, Server: server, Defaults: defaults, NetworkPolicies: enabled})
+				if err != nil {
+					t.Fatal(err)
+				}
+				peers, err := tr.Peers()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var policy *networkingv1.NetworkPolicy
+				for _, p := range peers {
+					switch o := p.Object.(type) {
+					case *networkingv1.NetworkPolicy:
+						policy = o
+					case *appsv1.Deployment:
+						if enabled && policy == nil {
+							t.Fatal("the Deployment comes before its NetworkPolicy")
+						}
+						if policy != nil && !equalLabels(policy.Spec.PodSelector.MatchLabels, o.Spec.Selector.MatchLabels) {
+							t.Errorf("the policy selects %v, the Deployment's pods are %v", policy.Spec.PodSelector.MatchLabels, o.Spec.Selector.MatchLabels)
+						}
+					}
+				}
+				if !enabled {
+					if policy != nil {
+						t.Error("a NetworkPolicy although disabled")
+					}
+					continue
+				}
+				if policy == nil || len(policy.Spec.Ingress) != 1 || len(policy.Spec.Ingress[0].From) != 1 {
+					t.Fatalf("policy %+v", policy)
+				}
+				from := policy.Spec.Ingress[0].From[0].PodSelector.MatchLabels
+				if from[benchv1.LabelBenchmark] != tb.Name || from[benchv1.LabelComponent] != specs.RunnerComponent || len(from) != 2 {
+					t.Errorf("admits %v, want the benchmark's runner pods", from)
+				}
+				var ports []int32
+				for _, p := range policy.Spec.Ingress[0].Ports {
+					ports = append(ports, p.Port.IntVal)
+				}
+				if len(ports) != len(tt.ports) || ports[0] != tt.ports[0] {
+					t.Errorf("ports %v, want %v", ports, tt.ports)
+				}
+				if policy.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {
+					t.Errorf("policy types %v", policy.Spec.PolicyTypes)
+				}
+			}
+		})
+	}
+}
+
+func equalLabels(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
