@@ -54,16 +54,7 @@ func TestLinkSitsOnEachTransportsHop(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := Context{Benchmark: tb, Spec: tt.spec, Server: server, Defaults: defaults, Link: wan}
-			tr, err := For(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			run := specs.RunFor(tb, false, time.Minute)
-			pod, err := tr.Pod(&run)
-			if err != nil {
-				t.Fatal(err)
-			}
-			WithLink(c, tr, &pod, &run)
+			pod, run := linkedPod(t, c)
 			if len(pod.Sidecars) == 0 || pod.Sidecars[0].Name != "link" {
 				t.Fatalf("the link proxy is not the first sidecar: %v", pod.Sidecars)
 			}
@@ -92,10 +83,7 @@ func TestLinkSitsOnEachTransportsHop(t *testing.T) {
 
 			// The same transport on the LAN: no proxy, nothing rerouted, nothing measured.
 			c.Link = benchv1.Link{}
-			tr, _ = For(c)
-			run = specs.RunFor(tb, false, time.Minute)
-			pod, _ = tr.Pod(&run)
-			WithLink(c, tr, &pod, &run)
+			pod, run = linkedPod(t, c)
 			if slices.ContainsFunc(pod.Sidecars, func(c corev1.Container) bool { return c.Name == "link" }) ||
 				run.Link.Emulated() || strings.Contains(strings.Join(append(containerArgs(pod), ConnInfo(pod.Env)), " "), "14432") {
 				t.Errorf("a LAN transport got a link: %v %+v", pod.Sidecars, run.Link)
@@ -117,4 +105,21 @@ func containerArgs(p specs.Pod) []string {
 		out = append(out, c.Args...)
 	}
 	return out
+}
+
+// linkedPod builds a transport's runner pod and contract as the controller does, the emulated link
+// included (WithLink).
+func linkedPod(t *testing.T, c Context) (specs.Pod, runspec.Run) {
+	t.Helper()
+	tr, err := For(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := specs.RunFor(c.Benchmark, false, time.Minute)
+	pod, err := tr.Pod(&run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	WithLink(c, tr, &pod, &run)
+	return pod, run
 }

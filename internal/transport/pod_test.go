@@ -283,16 +283,7 @@ func TestHelpersHaveMemoryLimits(t *testing.T) {
 	tb := benchmark(nil)
 	c := Context{Benchmark: tb, Spec: tb.Spec.Transports[0], Server: server, Defaults: defaults,
 		Link: benchv1.Link{RTT: rtt.Duration, Emulator: benchv1.EmulatorUserspace}}
-	tr, err := For(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := specs.RunFor(tb, false, time.Minute)
-	pod, err := tr.Pod(&run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	WithLink(c, tr, &pod, &run)
+	pod, _ := linkedPod(t, c)
 	containers = append(containers, pod.Sidecars...)
 	if len(containers) < 5 {
 		t.Fatalf("only %d helper containers built", len(containers))
