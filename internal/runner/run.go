@@ -80,6 +80,9 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	run := opts.Run
 	n := max(run.Tunnels, 1)
 	r := tunnelLogs{dir: run.SSHLogDir, count: n}
+	if run.SSHLogDir != "" {
+		r.port = run.TunnelPort
+	}
 	// Parallel pgbench processes share the container's output.
 	stream := &lockedWriter{w: orDiscard(opts.Stdout)}
 	args := pgbench.LoadArgs(run.Load)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"sync"
+	"time"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
@@ -15,10 +17,11 @@ import (
 )
 
 // tunnelLogs reads the ssh -v logs the tunnel sidecars write into a shared folder
-// (runspec.TunnelLogFile).
+// (runspec.TunnelLogFile); port is the first tunnel's loopback port (0: not probed).
 type tunnelLogs struct {
 	dir   string
 	count int
+	port  int
 }
 
 func (l tunnelLogs) read(i int) (neg *sshtunnel.Negotiated, lastError string) {
@@ -52,6 +55,13 @@ func (l tunnelLogs) explain(i, n int, err error) *FailureError {
 		}
 	}
 	for j := range l.count {
+		// A killed ssh leaves its port closed until the kubelet has started it again, and the
+		// new one logs a second session: either shows the tunnel died under pgbench.
+		if l.port > 0 && !accepts(fmt.Sprintf("127.0.0.1:%d", l.port+j)) {
+			return &FailureError{Reason: benchv1.ReasonTunnelDown, Message: fmt.Sprintf("tunnel %d of %d: its ssh is gone "+
+				"(127.0.0.1:%d refuses connections): the sidecar died (killed, out of memory or crashed), which closed "+
+				"the connections it carried (%v)", j, l.count, l.port+j, err)}
+		}
 		if sessions := sshtunnel.Sessions(l.text(j)); sessions > 1 {
 			return &FailureError{Reason: benchv1.ReasonTunnelDown, Message: fmt.Sprintf("tunnel %d of %d: its ssh was started %d times "+
 				"during the run: the sidecar died (killed, out of memory or crashed) and the kubelet restarted it, "+
@@ -121,4 +131,14 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// accepts reports whether something listens on a loopback address.
+func accepts(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
 }

@@ -2,11 +2,14 @@ package runner
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
@@ -30,5 +33,26 @@ func TestExplainNamesTheTunnelThatRestarted(t *testing.T) {
 	f = tunnelLogs{dir: dir, count: 1}.explain(0, 1, lost)
 	if f.Reason != benchv1.ReasonConnectionLost {
 		t.Errorf("one healthy tunnel: %s: %s, want ConnectionLost", f.Reason, f.Message)
+	}
+
+	// Killed and not yet restarted: its loopback port refuses connections.
+	closed, err := loopback.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f = tunnelLogs{dir: dir, count: 1, port: closed}.explain(0, 1, lost)
+	want := fmt.Sprintf("tunnel 0 of 1: its ssh is gone (127.0.0.1:%d refuses", closed)
+	if f.Reason != benchv1.ReasonTunnelDown || !strings.Contains(f.Message, want) {
+		t.Errorf("a closed tunnel port: %s: %s", f.Reason, f.Message)
+	}
+	// Listening: the tunnel is up, the loss is the server's (or beyond the tunnel).
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	f = tunnelLogs{dir: dir, count: 1, port: l.Addr().(*net.TCPAddr).Port}.explain(0, 1, lost)
+	if f.Reason != benchv1.ReasonConnectionLost {
+		t.Errorf("a listening tunnel port: %s: %s, want ConnectionLost", f.Reason, f.Message)
 	}
 }

@@ -317,6 +317,7 @@ spec:
 	t.Run("deleting a running benchmark removes its Jobs and pods", func(t *testing.T) {
 		tb := benchmark(ns, "deleted", pg, fixture.CredentialsSecret)
 		tb.Spec.Load.Duration = &metav1.Duration{Duration: 5 * time.Minute}
+		tb.Spec.Transports = tb.Spec.Transports[:1]
 		if err := k8s.Create(ctx, tb); err != nil {
 			t.Fatal(err)
 		}
