@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -95,7 +96,7 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 		// (controllers/chaosimpl/utils/record.go), not a native sidecar's initContainerStatuses: it
 		// reports the container not found. The node's containerd kills it as chaos-daemon would.
 		{name: "tunnel sidecar container killed", transports: ssh, kill: killSidecar("tunnel-0"),
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: "sidecar tunnel-0 restarted"},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: "tunnel 0 of 1"},
 		{name: "SSH gateway pod killed", transports: ssh,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, transport.GatewayComponent))
@@ -230,17 +231,19 @@ func containsString(list []string, s string) bool {
 }
 
 // assertNothingLeft waits until no object labelled with the benchmark remains: Jobs, pods,
-// Secrets, Deployments, Services, ConfigMaps, NetworkChaos, Certificates, CloudNativePG Poolers.
+// Secrets, Deployments, Services, ConfigMaps, NetworkPolicies, NetworkChaos, Certificates,
+// CloudNativePG Poolers.
 func assertNothingLeft(t *testing.T, ns, name string) {
 	t.Helper()
 	sel := client.MatchingLabels{benchv1.LabelBenchmark: name}
 	lists := map[string]func() client.ObjectList{
-		"Job":        func() client.ObjectList { return &batchv1.JobList{} },
-		"Pod":        func() client.ObjectList { return &corev1.PodList{} },
-		"Secret":     func() client.ObjectList { return &corev1.SecretList{} },
-		"Service":    func() client.ObjectList { return &corev1.ServiceList{} },
-		"ConfigMap":  func() client.ObjectList { return &corev1.ConfigMapList{} },
-		"Deployment": func() client.ObjectList { return &appsv1.DeploymentList{} },
+		"Job":           func() client.ObjectList { return &batchv1.JobList{} },
+		"Pod":           func() client.ObjectList { return &corev1.PodList{} },
+		"Secret":        func() client.ObjectList { return &corev1.SecretList{} },
+		"Service":       func() client.ObjectList { return &corev1.ServiceList{} },
+		"ConfigMap":     func() client.ObjectList { return &corev1.ConfigMapList{} },
+		"Deployment":    func() client.ObjectList { return &appsv1.DeploymentList{} },
+		"NetworkPolicy": func() client.ObjectList { return &networkingv1.NetworkPolicyList{} },
 	}
 	for kind, apiVersion := range map[string]string{"NetworkChaos": "chaos-mesh.org/v1alpha1",
 		"Certificate": "cert-manager.io/v1", "Pooler": "postgresql.cnpg.io/v1"} {
