@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -312,6 +313,48 @@ spec:
 
 	t.Run("no password or private key in events, status, ConfigMaps or logs", func(t *testing.T) {
 		noSecretsLeak(t, ns, pg)
+	})
+
+	t.Run("cancelling a running benchmark stops it within seconds", func(t *testing.T) {
+		// The finished runs a cancelled benchmark keeps are checked in envtest; here, that the
+		// real Job and pod stop.
+		tb := benchmark(ns, "cancelled", pg, fixture.CredentialsSecret)
+		tb.Spec.Transports = tb.Spec.Transports[:1]
+		tb.Spec.Load.Duration = &metav1.Duration{Duration: 3 * time.Minute}
+		tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
+		if err := k8s.Create(ctx, tb); err != nil {
+			t.Fatal(err)
+		}
+		poll.Until(t, 2*time.Minute, time.Second, "the load measuring", func() error {
+			cur := &benchv1.TunnelBenchmark{}
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(tb), cur); err != nil {
+				return err
+			}
+			if l := cur.Status.Live; l == nil || l.Phase != "load" || l.TPS == 0 {
+				return fmt.Errorf("live %+v, phase %s", cur.Status.Live, cur.Status.Phase)
+			}
+			return nil
+		})
+		cancelled := time.Now()
+		if err := k8s.Patch(ctx, tb, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"cancel":true}}`))); err != nil {
+			t.Fatal(err)
+		}
+		end := waitForEnd(t, ns, tb.Name, time.Minute)
+		if end.Status.Phase != benchv1.PhaseCancelled || len(end.Status.Results) != 0 {
+			t.Fatalf("phase %s, results %+v", end.Status.Phase, end.Status.Results)
+		}
+		poll.Until(t, time.Minute, time.Second, "the runner pod gone", func() error {
+			pods := &corev1.PodList{}
+			if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{benchv1.LabelBenchmark: tb.Name}); err != nil {
+				return err
+			}
+			if len(pods.Items) > 0 {
+				return fmt.Errorf("%d pods left", len(pods.Items))
+			}
+			return nil
+		})
+		t.Logf("Cancelled %.0f s after spec.cancel, its pod gone %.0f s after", end.Status.CompletionTime.Sub(cancelled).Seconds(),
+			time.Since(cancelled).Seconds())
 	})
 
 	t.Run("deleting a running benchmark removes its Jobs and pods", func(t *testing.T) {
