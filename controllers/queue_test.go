@@ -148,7 +148,9 @@ func TestClusterLimit(t *testing.T) {
 	createCNPGSecrets(t, ns)
 	createReadyCluster(t, ns, "pg2")
 	createClusterSecrets(t, ns, "pg2")
-	startOperator(t, func(r *TunnelBenchmarkReconciler) { r.MaxRunning = 1 })
+	// Watching this namespace only: the other tests' benchmarks, running or left running by
+	// operators they stopped, would hold the cluster's one place.
+	startOperatorAs(t, operatorUser, []string{ns}, func(r *TunnelBenchmarkReconciler) { r.MaxRunning = 1 })
 	ctx := context.Background()
 	first := newBenchmark(ns, "first")
 	if err := testClient.Create(ctx, first); err != nil {
