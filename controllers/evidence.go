@@ -128,8 +128,10 @@ func peerPodSelectors(peers []transport.Peer) []podSelector {
 	return out
 }
 
-// podsChangedSince says which pod with the labels was created or had a container restart after
-// since, or that none is left; "" when they all ran unchanged.
+// podsChangedSince says which pod with the labels was created or had a container restart at or
+// after since, or that none is left; "" when they all ran unchanged. The API keeps these times to
+// the second, so a change within the run's first second counts: a peer's pod is Available, hence
+// older, before a run's Job is created.
 func (r *TunnelBenchmarkReconciler) podsChangedSince(ctx context.Context, namespace string, labels map[string]string,
 	what string, since time.Time) string {
 	pods := &corev1.PodList{}
@@ -144,11 +146,11 @@ func (r *TunnelBenchmarkReconciler) podsChangedSince(ctx context.Context, namesp
 		if !p.DeletionTimestamp.IsZero() {
 			return fmt.Sprintf("%s's pod %s is being deleted", what, p.Name)
 		}
-		if p.CreationTimestamp.After(since) {
+		if !p.CreationTimestamp.Time.Before(since) {
 			return fmt.Sprintf("%s's pod was replaced during the run (pod %s is new)", what, p.Name)
 		}
 		for _, cs := range p.Status.ContainerStatuses {
-			if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.After(since) {
+			if t := cs.LastTerminationState.Terminated; t != nil && !t.FinishedAt.Time.Before(since) {
 				return fmt.Sprintf("%s's pod %s restarted during the run (container %s ended %s, exit code %d)",
 					what, p.Name, cs.Name, t.Reason, t.ExitCode)
 			}

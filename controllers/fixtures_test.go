@@ -234,8 +234,8 @@ func setJobFinished(t *testing.T, job *batchv1.Job, succeeded bool, failReason, 
 		t.Fatalf("cannot get Job: %v", err)
 	}
 	now := metav1.Now()
-	start := metav1.NewTime(now.Add(-time.Second))
-	job.Status.StartTime = &start
+	// The Job controller starts a Job as soon as it sees it.
+	job.Status.StartTime = job.CreationTimestamp.DeepCopy()
 	if succeeded {
 		job.Status.Succeeded = 1
 		job.Status.CompletionTime = &now
