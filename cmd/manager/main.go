@@ -16,12 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/controllers"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/metricsauth"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
@@ -79,7 +79,7 @@ func main() {
 	}
 	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: metricsSecure, TLSOpts: tlsOpts}
 	if metricsSecure {
-		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+		metricsOpts.FilterProvider = metricsauth.Provider
 	}
 
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
