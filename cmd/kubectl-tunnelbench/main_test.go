@@ -17,24 +17,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/apitest"
 )
 
 // TestPlugin runs the plugin's commands against a real kube-apiserver (envtest, with the
 // project's CRD), through a kubeconfig file as a user's kubectl would have it.
 func TestPlugin(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs envtest (kube-apiserver and etcd): `make test` runs it")
-	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test` (hack/test.sh builds the envtest assets)")
-	}
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := apitest.Start(t, env)
 	user, err := env.AddUser(envtest.User{Name: "engineer", Groups: []string{"system:masters"}}, cfg)
 	if err != nil {
 		t.Fatal(err)

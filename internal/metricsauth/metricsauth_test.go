@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,26 +16,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-)
 
-// startAPIServer starts a real kube-apiserver (envtest), which authenticates service account
-// tokens and authorizes with RBAC.
-func startAPIServer(t *testing.T) *rest.Config {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("needs envtest (kube-apiserver and etcd): `make test` runs it")
-	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test` (hack/test.sh builds the envtest assets)")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("cannot start envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	return cfg
-}
+	"github.com/tunnelbench/tunnelbench/internal/apitest"
+)
 
 // serviceAccountToken creates a service account and returns a token of it; with reader, the
 // account may get /metrics.
@@ -82,7 +64,7 @@ func (c *countingReviewer) Review(ctx context.Context, token, verb, path string)
 // the metrics; others get 401 (no or unknown token) or 403 (known, not allowed), and answers are
 // kept for their time.
 func TestFilter(t *testing.T) {
-	cfg := startAPIServer(t)
+	cfg := apitest.Start(t, &envtest.Environment{})
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	reader := serviceAccountToken(t, cs, "prometheus", true)
 	stranger := serviceAccountToken(t, cs, "stranger", false)

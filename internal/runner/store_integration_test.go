@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/apitest"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
@@ -21,18 +21,7 @@ import (
 // touching the operator's keys, and the runner waits for the operator's link mark, failing with
 // NetworkEmulationFailed when it never comes.
 func TestResultConfigMap(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs envtest (kube-apiserver and etcd): `make test` runs it")
-	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test` (hack/test.sh builds the envtest assets)")
-	}
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("cannot start envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := apitest.Start(t, &envtest.Environment{})
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	ctx := context.Background()
 	configMaps := cs.CoreV1().ConfigMaps("default")
@@ -42,7 +31,7 @@ func TestResultConfigMap(t *testing.T) {
 	}
 	results := NewResultConfigMap(configMaps, "bench-wan-r1")
 
-	err = results.AwaitLink(ctx, 300*time.Millisecond, 50*time.Millisecond)
+	err := results.AwaitLink(ctx, 300*time.Millisecond, 50*time.Millisecond)
 	var fe *FailureError
 	if !errors.As(err, &fe) || fe.Reason != benchv1.ReasonNetworkEmulationFailed || !strings.Contains(fe.Message, "within 300ms") {
 		t.Fatalf("no mark: %v", err)
