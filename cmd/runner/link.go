@@ -1,16 +1,21 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/link"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
+
+// awaitUpstream bounds the wait for the far end before the link serves.
+const awaitUpstream = time.Minute
 
 // runLink serves the emulated link until the kubelet stops the sidecar (SIGTERM), once the
 // runner's container has ended.
@@ -25,6 +30,15 @@ func runLink(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "tunnelbench-runner link: %v\n", err)
 		return 2
+	}
+	// Bounded: when the far end stays closed, the run fails on it with the transport's own words.
+	ctx, cancel := context.WithTimeout(context.Background(), awaitUpstream)
+	waited, err := link.AwaitUpstream(ctx, p.Upstream, 200*time.Millisecond)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "tunnelbench-runner link: %v; serving anyway\n", err)
+	} else if waited > time.Second {
+		fmt.Fprintf(stdout, "tunnelbench-runner link: %s accepted connections after %s\n", p.Upstream, waited.Round(100*time.Millisecond))
 	}
 	proxy, err := link.Start(p.Listen, p.Upstream, link.Link{RTT: p.Link.RTT, Jitter: p.Link.Jitter, BitsPerSecond: p.Link.BitsPerSecond})
 	if err != nil {

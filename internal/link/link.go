@@ -15,8 +15,10 @@
 package link
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -85,6 +87,31 @@ func Start(listen, upstream string, l Link) (*Proxy, error) {
 		return nil, fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
 	return &Proxy{p: p}, nil
+}
+
+// AwaitUpstream dials upstream every interval until it accepts a connection or ctx ends, and says
+// how long that took. The proxy dials upstream once per connection and drops the connection when
+// that fails, so the sidecar waits here before it serves: a NetworkPolicy implementation may
+// refuse a new pod's first connections (it admits the pod's address once it has seen it), and a
+// tunnel's ssh would see its connection closed, not refused, and give up.
+func AwaitUpstream(ctx context.Context, upstream string, interval time.Duration) (time.Duration, error) {
+	start := time.Now()
+	var d net.Dialer
+	for {
+		dialCtx, cancel := context.WithTimeout(ctx, time.Second)
+		conn, err := d.DialContext(dialCtx, "tcp", upstream)
+		cancel()
+		if err == nil {
+			_ = conn.Close()
+			return time.Since(start), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Since(start), fmt.Errorf("%s accepted no connection for %s: %w", upstream,
+				time.Since(start).Round(time.Second), err)
+		case <-time.After(interval):
+		}
+	}
 }
 
 // Addr is where the proxy listens.

@@ -2,6 +2,7 @@ package link
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net"
 	"strings"
@@ -162,5 +163,38 @@ func TestValidate(t *testing.T) {
 	}
 	if err := (Link{RTT: 10 * time.Millisecond, Jitter: 2 * time.Millisecond, BitsPerSecond: 1e9}).Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestAwaitUpstream: the link waits for a far end that opens late, and gives up on one that stays
+// closed when its context ends.
+func TestAwaitUpstream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := AwaitUpstream(ctx, addr, 50*time.Millisecond); err == nil || !strings.Contains(err.Error(), "accepted no connection") {
+		t.Errorf("a closed far end: %v, want an error", err)
+	}
+
+	opened := make(chan net.Listener, 1)
+	time.AfterFunc(400*time.Millisecond, func() {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- l
+	})
+	waited, err := AwaitUpstream(context.Background(), addr, 50*time.Millisecond)
+	if l := <-opened; l != nil {
+		_ = l.Close()
+	}
+	if err != nil || waited < 350*time.Millisecond {
+		t.Errorf("a far end opening after 400ms: waited %s, %v", waited, err)
 	}
 }

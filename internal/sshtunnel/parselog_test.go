@@ -1,6 +1,9 @@
 package sshtunnel
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A log in the shape OpenSSH 9.2's `ssh -v -E file` writes.
 const sampleLog = `OpenSSH_9.2p1 Debian-2+deb12u3, OpenSSL 3.0.15 3 Sep 2024
@@ -30,6 +33,18 @@ func TestParseLog(t *testing.T) {
 	_, lastError = ParseLog(sampleLog + "debug1: Connection closed by 10.96.0.12 port 2222\n")
 	if lastError != "Connection closed by 10.96.0.12 port 2222" {
 		t.Errorf("last error %q", lastError)
+	}
+	// Refused tries (ConnectAttempts) before the connection that stands are no error.
+	refusedFirst := strings.Replace(sampleLog, "debug1: Connecting to", "debug1: Connecting to gw.db.svc [10.96.0.12] port 2222.\n"+
+		"debug1: connect to address 10.96.0.12 port 2222: Connection refused\ndebug1: Connecting to", 1)
+	if _, lastError = ParseLog(refusedFirst); lastError != "" {
+		t.Errorf("a refused try before the connection: last error %q, want none", lastError)
+	}
+	refused := "debug1: Connecting to gw.db.svc [10.96.0.12] port 2222.\n" +
+		"debug1: connect to address 10.96.0.12 port 2222: Connection refused\n" +
+		"ssh: connect to host gw.db.svc port 2222: Connection refused\n"
+	if _, lastError = ParseLog(refused); lastError != "ssh: connect to host gw.db.svc port 2222: Connection refused" {
+		t.Errorf("every try refused: last error %q", lastError)
 	}
 }
 

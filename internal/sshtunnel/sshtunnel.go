@@ -123,7 +123,10 @@ type Tunnel struct {
 
 // SSHArgs returns ssh's arguments: no command (-N), no TTY, batch mode, the host key pinned
 // (StrictHostKeyChecking yes against the generated known_hosts), and an exit when the forward
-// cannot be set up, so that a broken tunnel fails instead of running half-open.
+// cannot be set up, so that a broken tunnel fails instead of running half-open. A refused
+// connection is tried again, once a second for ConnectAttempts seconds: the gateway is up before
+// the runner pod exists, but a NetworkPolicy implementation admits a new pod's address only once
+// it has seen it (a second or two after the pod starts in the local cluster's kube-router).
 func (t Tunnel) SSHArgs() []string {
 	// At least a second: ServerAliveInterval=0 would turn the keep-alive off, and a dead tunnel
 	// would go unnoticed (the API's default and minimum make this a guard only).
@@ -143,6 +146,7 @@ func (t Tunnel) SSHArgs() []string {
 		"-o", "ServerAliveInterval=" + strconv.Itoa(int(keepAlive.Seconds())),
 		"-o", "ServerAliveCountMax=3",
 		"-o", "ConnectTimeout=10",
+		"-o", "ConnectionAttempts=" + strconv.Itoa(ConnectAttempts),
 	}
 	if t.Compression {
 		args = append(args, "-o", "Compression=yes")
@@ -174,6 +178,9 @@ type Negotiated struct {
 	ClientVersion string `json:"clientVersion,omitempty"`
 	ServerVersion string `json:"serverVersion,omitempty"`
 }
+
+// ConnectAttempts is how many times ssh tries to connect to the gateway, a second apart.
+const ConnectAttempts = 30
 
 // sessionMark starts every ssh -v session's log: ssh appends to its -E file, so a tunnel whose ssh
 // was restarted (its sidecar killed, and started again by the kubelet) has two.
@@ -208,6 +215,9 @@ func ParseLog(log string) (neg *Negotiated, lastError string) {
 			continue
 		}
 		switch {
+		case line == connectedMark:
+			// Refused tries before it are over (ConnectAttempts).
+			lastError = ""
 		case strings.HasPrefix(line, "Transferred: sent"):
 			// ssh logs its byte counts when its session ends, also when it was stopped cleanly.
 			lastError = "the ssh session ended (" + line + ")"
@@ -220,6 +230,8 @@ func ParseLog(log string) (neg *Negotiated, lastError string) {
 	}
 	return neg, lastError
 }
+
+const connectedMark = "debug1: Connection established."
 
 var failureMarks = []string{
 	"Host key verification failed", "REMOTE HOST IDENTIFICATION HAS CHANGED", "Permission denied",
