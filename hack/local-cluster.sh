@@ -13,6 +13,9 @@
 # and no masquerade; the pod CIDR beyond the node's /24 is blackholed, the service CIDR is routed
 # only onto tb0, a FORWARD guard drops pod traffic on any other interface, CoreDNS has no upstream
 # forwarder and containerd's only proxy is a dead loopback port, so nothing can be pulled.
+#
+# NetworkPolicies are enforced by kube-router's policy controller alone (iptables and ipset; its
+# router and service proxy are off: kube-proxy and the bridge do that).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,7 +34,7 @@ ETCD_PORT=32379
 KUBECONFIG_PATH=$C/etc/admin.kubeconfig
 UP_TIMEOUT=${UP_TIMEOUT:-300}
 # Daemons in start order; down stops them in reverse.
-DAEMONS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
+DAEMONS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kube-router)
 
 log() { printf '[cluster] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -64,6 +67,7 @@ install_packages() {
   command -v runc >/dev/null || need+=(runc)
   [[ -x /usr/lib/cni/bridge ]] || need+=(containernetworking-plugins)
   command -v iptables >/dev/null || need+=(iptables)
+  command -v ipset >/dev/null || need+=(ipset)
   command -v openssl >/dev/null || need+=(openssl)
   command -v curl >/dev/null || need+=(curl)
   command -v ctr >/dev/null || need+=(containerd)
@@ -108,6 +112,7 @@ gen_certs() {
   leaf controller-manager "/CN=system:kube-controller-manager" clientAuth
   leaf scheduler "/CN=system:kube-scheduler" clientAuth
   leaf kube-proxy "/CN=system:kube-proxy" clientAuth
+  leaf kube-router "/CN=system:kube-router" clientAuth
   leaf kubelet-client "/O=system:nodes/CN=system:node:$NODE" clientAuth
   leaf kubelet-server "/CN=$NODE" serverAuth "IP:$NODE_IP,IP:127.0.0.1"
   leaf front-proxy-client "/CN=front-proxy-client" clientAuth "" front-proxy-ca
@@ -136,6 +141,7 @@ write_configs() {
   kubeconfig_for controller-manager controller-manager
   kubeconfig_for scheduler scheduler
   kubeconfig_for kube-proxy kube-proxy
+  kubeconfig_for kube-router kube-router
   kubeconfig_for kubelet kubelet-client
 
   containerd config default >"$C/etc/containerd.default.toml"
@@ -338,7 +344,32 @@ spec:
 EOF
 }
 
-cluster_running() { pid_alive kube-apiserver && pid_alive kubelet && apiserver_ready && node_ready; }
+cluster_running() { pid_alive kube-apiserver && pid_alive kubelet && pid_alive kube-router && apiserver_ready && node_ready; }
+
+# kube-router reads what its informers watch, nothing more.
+kube_router_rbac() {
+  cat <<'EOF'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:kube-router"}
+rules:
+- apiGroups: [""]
+  resources: [namespaces, pods, services, endpoints, nodes]
+  verbs: [get, list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [get, list, watch]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:kube-router"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:kube-router"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "system:kube-router"}]
+EOF
+}
 
 up() {
   [[ $(id -u) -eq 0 ]] || die "the local cluster needs root (network, containerd, kubelet)"
@@ -399,6 +430,11 @@ up() {
   start_daemon kube-proxy "$BIN/kube-proxy" --config="$C/etc/kube-proxy.yaml"
 
   wait_for 120 "node $NODE Ready" node_ready
+  kube_router_rbac | kubectl_ apply -f - >/dev/null
+  start_daemon kube-router "$("$ROOT/hack/tools.sh" path kube-router)" --kubeconfig="$C/etc/kube-router.kubeconfig" \
+    --hostname-override=$NODE --run-firewall=true --run-router=false --run-service-proxy=false \
+    --enable-cni=false --enable-pod-egress=false --service-cluster-ip-range=$SVC_CIDR --health-port=0
+  wait_for 60 "kube-router's policy chains" iptables -nL KUBE-ROUTER-FORWARD
   local coredns_image; coredns_image=$("$ROOT/hack/images.sh" tag coredns)
   coredns_manifest "$coredns_image" | kubectl_ apply -f - >/dev/null
   wait_for 120 CoreDNS kubectl_ -n kube-system rollout status deploy/coredns --timeout=5s
@@ -427,6 +463,11 @@ down() {
     # Let kubelet tear pods down (CNI DEL, unmounts) while it still runs.
     kubectl_ delete --all-namespaces deploy,statefulset,daemonset,job,replicaset --all --wait=false >/dev/null 2>&1 || true
     kubectl_ delete --all-namespaces pods --all --grace-period=1 --timeout=60s >/dev/null 2>&1 || true
+  fi
+  stop_pid kube-router
+  local kube_router; kube_router=$("$ROOT/hack/tools.sh" path kube-router)
+  if [[ -x $kube_router ]]; then
+    "$kube_router" --cleanup-config >/dev/null 2>&1 || true
   fi
   stop_pid kube-proxy
   if [[ -x $BIN/kube-proxy ]]; then

@@ -8,7 +8,7 @@
 #
 # Usage: hack/tools.sh TOOL...   (controller-gen | envtest | crds | cnpg-manager |
 #                                local-path-provisioner | chaos-controller-manager | chaos-daemon |
-#                                golangci-lint | cluster | helm | coredns | etcd |
+#                                golangci-lint | cluster | helm | coredns | etcd | kube-router |
 #                                kubectl | kube-apiserver | kubelet | ... | all)
 #        hack/tools.sh path TOOL  prints the cached path of TOOL (envtest: the assets folder)
 #        hack/tools.sh version cnpg|local-path-provisioner|chaos-mesh  prints the pinned version
@@ -37,6 +37,8 @@ CHAOS_MESH_VERSION=${CHAOS_MESH_VERSION:-v0.9.1-0.20260902003049-47411975a8cb}
 CHAOS_MESH_API_VERSION=${CHAOS_MESH_API_VERSION:-v0.0.0-20260906172039-d70b66ad97ac}
 # Rancher's local-path-provisioner: v0.0.31 and v0.0.32 are refused by the proxy.
 LOCAL_PATH_VERSION=${LOCAL_PATH_VERSION:-v0.0.30}
+# kube-router, for its NetworkPolicy controller only: v2.1.0 is the one v2 release the proxy lists.
+KUBE_ROUTER_VERSION=${KUBE_ROUTER_VERSION:-v2.1.0}
 K8S_COMMANDS=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl)
 
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
@@ -191,6 +193,7 @@ path_of() {
     golangci-lint) echo "$TOOLS_DIR/golangci-lint-$GOLANGCI_LINT_VERSION/golangci-lint" ;;
     helm) echo "$TOOLS_DIR/helm-$HELM_VERSION/helm" ;;
     coredns) echo "$TOOLS_DIR/coredns-$COREDNS_VERSION/coredns" ;;
+    kube-router) echo "$TOOLS_DIR/kube-router-$KUBE_ROUTER_VERSION/kube-router" ;;
     etcd) echo "$TOOLS_DIR/etcd-$ETCD_VERSION/etcd" ;;
     cluster) echo "$TOOLS_DIR/kubernetes-$K8S_VERSION" ;;
     envtest) echo "$TOOLS_DIR/envtest-$K8S_VERSION-etcd-$ETCD_VERSION" ;;
@@ -209,6 +212,7 @@ build() {
     golangci-lint) go_install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION" golangci-lint ;;
     helm) go_install "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" helm "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" ;;
     coredns) go_install "github.com/coredns/coredns@$COREDNS_VERSION" coredns ;;
+    kube-router) go_install "github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@$KUBE_ROUTER_VERSION" kube-router ;;
     etcd) etcd_build ;;
     envtest) envtest ;;
     crds) third_party_crds ;;
@@ -219,7 +223,8 @@ build() {
     chaos-controller-manager) chaos_build chaos-controller-manager 0 ;;
     chaos-daemon) chaos_build chaos-daemon 1 ;;
     # cluster: everything hack/local-cluster.sh runs.
-    cluster) k8s_build "${K8S_COMMANDS[@]}"; etcd_build; build coredns >/dev/null; build helm >/dev/null ;;
+    cluster) k8s_build "${K8S_COMMANDS[@]}"; etcd_build; build coredns >/dev/null; build helm >/dev/null
+      build kube-router >/dev/null ;;
     kubectl | kube-*) k8s_build "$1"; path_of "$1" ;;
     all) for t in controller-gen envtest crds golangci-lint cluster; do build "$t"; done ;;
     *) echo "unknown tool $1" >&2; return 2 ;;

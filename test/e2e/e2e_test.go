@@ -519,57 +519,29 @@ func sshSecurity(t *testing.T, ns string, pg *fixture.Postgres) {
 	})
 	login := fmt.Sprintf("tunnelbench@%s.%s.svc", gateway, ns)
 	common := "-p 2222 -i /keys/id_ed25519 -o IdentitiesOnly=yes -o BatchMode=yes -o ConnectTimeout=10 -o StrictHostKeyChecking=yes"
+	// A NetworkPolicy implementation admits a new pod once it has seen its address: the probe
+	// first waits for the gateway to accept it, as the runner's ssh does (ConnectionAttempts).
 	script := fmt.Sprintf(`: > /tmp/empty_known_hosts
+echo "== reachable"; for i in $(seq 1 60); do
+  if timeout 1 bash -c '</dev/tcp/%[4]s/2222' 2>/dev/null; then echo "accepted after $i tries, 0.5 s apart"; break; fi; sleep 0.5
+done
 echo "== allowed"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts -W %[2]s:5432 %[3]s </dev/null >/dev/null 2>&1
 echo "exit=$?"
 echo "== other"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts -W kubernetes.default.svc:443 %[3]s </dev/null 2>&1; echo "exit=$?"
 echo "== wrong host key"; ssh %[1]s -o UserKnownHostsFile=/tmp/empty_known_hosts -W %[2]s:5432 %[3]s </dev/null 2>&1; echo "exit=$?"
 echo "== command"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts %[3]s id </dev/null 2>&1; echo "exit=$?"
-`, common, pg.Host, login)
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ssh-probe"},
-		Spec: corev1.PodSpec{
-			RestartPolicy:                corev1.RestartPolicyNever,
-			AutomountServiceAccountToken: ptrTo(false),
-			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptrTo(true), RunAsUser: ptrTo[int64](65532),
-				FSGroup: ptrTo[int64](65532), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
-			Containers: []corev1.Container{{
-				Name: "probe", Image: env(t, "E2E_IMAGE"), ImagePullPolicy: corev1.PullIfNotPresent,
-				Command: []string{"bash", "-c", script}, Env: []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
-				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptrTo(false), ReadOnlyRootFilesystem: ptrTo(true),
-					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
-				VolumeMounts: []corev1.VolumeMount{{Name: "keys", MountPath: "/keys"}, {Name: "tmp", MountPath: "/tmp"}},
-			}},
-			Volumes: []corev1.Volume{
-				{Name: "keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: gateway,
-					DefaultMode: ptrTo[int32](0o440), Items: []corev1.KeyToPath{
-						{Key: "id_ed25519", Path: "id_ed25519"}, {Key: "known_hosts", Path: "known_hosts"}}}}},
-				{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-			},
-		},
-	}
-	if err := k8s.Create(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	poll.Until(t, 2*time.Minute, time.Second, "the probe pod to finish", func() error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-			return err
-		}
-		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-			return fmt.Errorf("phase %s", pod.Status.Phase)
-		}
-		return nil
-	})
-	out, err := run(t, "kubectl", "logs", "-n", ns, pod.Name)
-	if err != nil {
-		t.Fatalf("kubectl logs: %v", err)
-	}
+`, common, pg.Host, login, gateway+"."+ns+".svc")
+	// The gateway's NetworkPolicy admits the benchmark's runner pods: the probe carries their labels.
+	runnerLabels := map[string]string{benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: "runner"}
+	pod := probePod(t, ns, "ssh-probe", runnerLabels, script)
+	pod.Spec.Containers[0].VolumeMounts = append(pod.Spec.Containers[0].VolumeMounts,
+		corev1.VolumeMount{Name: "keys", MountPath: "/keys"})
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "keys", VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{SecretName: gateway, DefaultMode: ptrTo[int32](0o440), Items: []corev1.KeyToPath{
+			{Key: "id_ed25519", Path: "id_ed25519"}, {Key: "known_hosts", Path: "known_hosts"}}}}})
+	out := runProbe(t, pod)
 	t.Logf("probe:\n%s", out)
-	section := func(name string) string {
-		_, rest, _ := strings.Cut(out, "== "+name+"\n")
-		before, _, _ := strings.Cut(rest, "\n== ")
-		return before
-	}
+	section := func(name string) string { return probeSection(out, name) }
 	if s := section("allowed"); !strings.Contains(s, "exit=0") {
 		t.Errorf("forwarding to the server was refused: %s", s)
 	}
@@ -582,6 +554,73 @@ echo "== command"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts %[3]s id </
 	if s := section("command"); strings.Contains(s, "uid=") || strings.Contains(s, "exit=0") {
 		t.Errorf("a command ran on the gateway: %s", s)
 	}
+
+	// Another pod of the namespace reaches the server but never the gateway, tried for 10 s: the
+	// NetworkPolicy is enforced (kube-router in the local cluster).
+	stranger := runProbe(t, probePod(t, ns, "stranger-probe", map[string]string{"app": "stranger"},
+		fmt.Sprintf(`echo "== server"; timeout 5 bash -c '</dev/tcp/%[1]s/5432'; echo "exit=$?"
+echo "== gateway"; n=0; for i in $(seq 1 20); do
+  timeout 1 bash -c '</dev/tcp/%[2]s/2222' 2>/dev/null && n=$((n+1)); sleep 0.5
+done; echo "accepted $n of 20"
+`, pg.Host, gateway+"."+ns+".svc")))
+	t.Logf("stranger probe:\n%s", stranger)
+	if s := probeSection(stranger, "server"); !strings.Contains(s, "exit=0") {
+		t.Errorf("a pod without the runner's labels cannot reach the server either (the check proves nothing): %s", s)
+	}
+	if s := probeSection(stranger, "gateway"); !strings.Contains(s, "accepted 0 of 20") {
+		t.Errorf("a pod without the runner's labels reached the SSH gateway despite its NetworkPolicy: %s", s)
+	}
+}
+
+// probePod is a pod of the project's image that runs a bash script once, as a restricted pod.
+func probePod(t *testing.T, ns, name string, labels map[string]string, script string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: corev1.PodSpec{
+			RestartPolicy:                corev1.RestartPolicyNever,
+			AutomountServiceAccountToken: ptrTo(false),
+			SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: ptrTo(true), RunAsUser: ptrTo[int64](65532),
+				FSGroup: ptrTo[int64](65532), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+			Containers: []corev1.Container{{
+				Name: "probe", Image: env(t, "E2E_IMAGE"), ImagePullPolicy: corev1.PullIfNotPresent,
+				Command: []string{"bash", "-c", script}, Env: []corev1.EnvVar{{Name: "HOME", Value: "/tmp"}},
+				SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: ptrTo(false), ReadOnlyRootFilesystem: ptrTo(true),
+					Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+}
+
+// runProbe runs a probe pod to its end and returns its log; the pod is deleted after the test.
+func runProbe(t *testing.T, pod *corev1.Pod) string {
+	t.Helper()
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, pod) })
+	poll.Until(t, 2*time.Minute, time.Second, "the probe pod "+pod.Name+" to finish", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return err
+		}
+		if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+			return fmt.Errorf("phase %s", pod.Status.Phase)
+		}
+		return nil
+	})
+	out, err := run(t, "kubectl", "logs", "-n", pod.Namespace, pod.Name)
+	if err != nil {
+		t.Fatalf("kubectl logs %s: %v", pod.Name, err)
+	}
+	return out
+}
+
+// probeSection is what a probe printed after "== name" and before the next section.
+func probeSection(out, name string) string {
+	_, rest, _ := strings.Cut(out, "== "+name+"\n")
+	before, _, _ := strings.Cut(rest, "\n== ")
+	return before
 }
 
 func ptrTo[T any](v T) *T { return &v }
