@@ -346,6 +346,25 @@ EOF
 
 cluster_running() { pid_alive kube-apiserver && pid_alive kubelet && pid_alive kube-router && apiserver_ready && node_ready; }
 
+# kube_router_cleanup removes kube-router's policy chains and sets (its own --cleanup-config
+# panics in v2.1.0, in the service proxy's part): the jumps it added to the built-in chains (marked
+# "kube-router netpol"), then its chains, then its ipsets.
+kube_router_cleanup() {
+  local line chain set
+  iptables -S 2>/dev/null | grep -E '^-A (INPUT|FORWARD|OUTPUT) .*kube-router netpol' | while read -r line; do
+    eval "iptables ${line/#-A/-D}" 2>/dev/null || true
+  done || true
+  for chain in $(iptables -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-(ROUTER|NWPLCY|POD-FW)-/ {print $2}'); do
+    iptables -F "$chain" 2>/dev/null || true
+  done
+  for chain in $(iptables -S 2>/dev/null | awk '$1 == "-N" && $2 ~ /^KUBE-(ROUTER|NWPLCY|POD-FW)-/ {print $2}'); do
+    iptables -X "$chain" 2>/dev/null || true
+  done
+  if command -v ipset >/dev/null; then
+    for set in $(ipset list -n 2>/dev/null | grep -E '^(KUBE-|kube-router-)'); do ipset destroy "$set" 2>/dev/null || true; done
+  fi
+}
+
 # kube-router reads what its informers watch, nothing more.
 kube_router_rbac() {
   cat <<'EOF'
@@ -465,10 +484,7 @@ down() {
     kubectl_ delete --all-namespaces pods --all --grace-period=1 --timeout=60s >/dev/null 2>&1 || true
   fi
   stop_pid kube-router
-  local kube_router; kube_router=$("$ROOT/hack/tools.sh" path kube-router)
-  if [[ -x $kube_router ]]; then
-    "$kube_router" --cleanup-config >/dev/null 2>&1 || true
-  fi
+  kube_router_cleanup
   stop_pid kube-proxy
   if [[ -x $BIN/kube-proxy ]]; then
     "$BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
