@@ -48,7 +48,8 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if testing.Short() {
+	// A fuzz target's workers run TestMain too: fuzzing tests only pure code, with no apiserver.
+	if testing.Short() || flag.Lookup("test.fuzz").Value.String() != "" {
 		envtestSkipped = true
 		os.Exit(m.Run())
 	}

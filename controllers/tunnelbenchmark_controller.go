@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -544,7 +545,8 @@ func (r *TunnelBenchmarkReconciler) fail(tb *benchv1.TunnelBenchmark, reason, me
 func (r *TunnelBenchmarkReconciler) setCondition(tb *benchv1.TunnelBenchmark, typ string,
 	status metav1.ConditionStatus, reason, message string) {
 	meta.SetStatusCondition(&tb.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: tb.Generation,
+		Type: typ, Status: status, Reason: reason, Message: bounded.Text(message, bounded.ConditionMessage),
+		ObservedGeneration: tb.Generation,
 	})
 }
 
@@ -558,8 +560,9 @@ func (r *TunnelBenchmarkReconciler) event(tb *benchv1.TunnelBenchmark, eventType
 	if r.Recorder == nil {
 		return
 	}
-	key := eventType + "/" + reason + "/" + fmt.Sprintf(note, args...)
-	r.pending.add(client.ObjectKeyFromObject(tb), key, func() { r.Recorder.Eventf(tb, nil, eventType, reason, action, note, args...) })
+	text := bounded.Text(fmt.Sprintf(note, args...), bounded.EventNote)
+	key := eventType + "/" + reason + "/" + text
+	r.pending.add(client.ObjectKeyFromObject(tb), key, func() { r.Recorder.Eventf(tb, nil, eventType, reason, action, "%s", text) })
 }
 
 // pendingEvents holds a pass's events until its status is stored. A pass whose status write

@@ -160,6 +160,11 @@ func TestFailuresAreExplained(t *testing.T) {
 		{"pgbench error", 1, failureReport(benchv1.ReasonPgbenchError,
 			"pgbench run was aborted: client 0 script 0 aborted in command 0 query 0: ERROR:  division by zero"),
 			benchv1.ReasonPgbenchError, "division by zero"},
+		// pgbench quotes the whole value: `select repeat('x',40000)::int` fails with 40,113 characters,
+		// which no condition holds (the status write failed and the benchmark never ended).
+		{"40 kB pgbench error", 1, failureReport(benchv1.ReasonPgbenchError,
+			`pgbench: error: client 0 script 0 aborted in command 0 query 0: ERROR:  invalid input syntax for type integer: "`+
+				strings.Repeat("x", 40000)+`"`), benchv1.ReasonPgbenchError, "bytes cut"},
 		{"no report", 137, "", benchv1.ReasonJobFailed, "runner container: Error (exit code 137)"},
 		{"success without result", 0, `{"command":"pgbench"}`, benchv1.ReasonJobFailed, "left no result"},
 	}

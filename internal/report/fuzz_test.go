@@ -2,11 +2,15 @@ package report
 
 import (
 	"testing"
+	"unicode/utf8"
+
+	"github.com/tunnelbench/tunnelbench/internal/bounded"
 )
 
 // FuzzDecode: any text in a termination message or a result ConfigMap is decoded or refused,
 // never a panic; a decoded report encodes again within the termination message's MaxSize (when
-// it carries a failure, which Encode may shorten) and decodes back.
+// it carries a failure, which Encode may shorten) and decodes back; every text it holds is within
+// what status keeps (internal/bounded).
 func FuzzDecode(f *testing.F) {
 	f.Add(`{"command":"run","result":{"tps":41873.2,"latencyAvgMs":0.09,"transactions":100}}`)
 	f.Add(`{"failure":{"reason":"ServerUnreachable","message":"connection refused"}}`)
@@ -17,6 +21,13 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
+		r.Texts(func(field, s string) string {
+			if limit := bounded.Field; len(s) > bounded.ReportMessage || (field != ".Failure.Message" && len(s) > limit) ||
+				!utf8.ValidString(s) {
+				t.Fatalf("decoded text %s of %d bytes (valid UTF-8: %v): Decode must bound it", field, len(s), utf8.ValidString(s))
+			}
+			return s
+		})
 		b, err := Encode(*r)
 		if err != nil {
 			// A value JSON cannot carry back (none that Decode accepts); an error, not a panic.

@@ -55,7 +55,7 @@ type Report struct {
 type Latency struct {
 	// Histogram is the histogram of latencies in microseconds, in HdrHistogram's compressed V2
 	// encoding (base64); internal/latency reads it.
-	Histogram string `json:"histogram"`
+	Histogram string `json:"histogram" texts:"-"`
 	// SamplingRate is pgbench's --sampling-rate: the fraction of transactions logged.
 	SamplingRate float64 `json:"samplingRate"`
 	// Samples is the number of latencies in the histogram; Failed and Skipped count the logged
@@ -193,5 +193,6 @@ func Decode(message string) (*Report, error) {
 	if r.Result == nil && r.Failure == nil && r.Command == "" {
 		return nil, fmt.Errorf("the runner's termination message holds no report")
 	}
+	r.Bound()
 	return &r, nil
 }

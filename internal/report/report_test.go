@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 )
 
@@ -41,5 +42,37 @@ func TestDecodeRejectsEmpty(t *testing.T) {
 		if _, err := Decode(msg); err == nil {
 			t.Errorf("Decode(%q) succeeded", msg)
 		}
+	}
+}
+
+// TestBoundCutsEveryText: every text of a report, however deep, is cut to what status holds, and the
+// latency histogram (data, not text) is kept whole.
+func TestBoundCutsEveryText(t *testing.T) {
+	long := strings.Repeat("x", 50000)
+	r := Report{
+		Command: long, ServerVersion: long, PgbenchVersion: long,
+		Failure: &Failure{Reason: "PgbenchError", Message: "ERROR: " + long},
+		Pooler:  &Pooler{ClientTLS: &TLS{Version: long, Cipher: long}, ServerTLS: long},
+		Storm:   &Storm{Command: long},
+		Latency: &Latency{Histogram: long},
+	}
+	r.Bound()
+	seen := 0
+	r.Texts(func(field, s string) string {
+		seen++
+		limit := bounded.Field
+		if field == ".Failure.Message" {
+			limit = bounded.ReportMessage
+		}
+		if len(s) > limit {
+			t.Errorf("%s: %d bytes after Bound, over %d", field, len(s), limit)
+		}
+		return s
+	})
+	if seen < 9 {
+		t.Errorf("Texts visited %d texts, want every one of the 9 set", seen)
+	}
+	if r.Latency.Histogram != long {
+		t.Errorf("the histogram was cut: it is data, not text")
 	}
 }

@@ -51,6 +51,7 @@ type Options struct {
 // whatever the outcome; the returned error is non-nil when the run failed.
 func Run(ctx context.Context, opts Options) (*report.Report, error) {
 	rep := execute(ctx, opts)
+	rep.Bound()
 	if opts.Store != nil {
 		b, err := report.Marshal(*rep)
 		if err == nil {
