@@ -62,18 +62,3 @@ func TestNetworkFor(t *testing.T) {
 		})
 	}
 }
-
-func TestShellMetaCommand(t *testing.T) {
-	tests := []struct{ script, want string }{
-		{"select 1;", ""},
-		{"\\set aid random(1, 100000)\nselect abalance from pgbench_accounts where aid = :aid;", ""},
-		{"-- a shell of a query\nselect 'shell';", ""},
-		{"\\shell env\nselect 1;", `\shell`},
-		{"\\SetShell out cat /proc/self/environ\nselect 1;", `\setshell`},
-	}
-	for _, tt := range tests {
-		if got := ShellMetaCommand(tt.script); got != tt.want {
-			t.Errorf("ShellMetaCommand(%q) = %q, want %q", tt.script, got, tt.want)
-		}
-	}
-}

@@ -525,12 +525,12 @@ type LoadSpec struct {
 	Builtin BuiltinScript `json:"builtin,omitempty"`
 
 	// Script is an inline pgbench script (SQL and pgbench meta-commands), such as "select 1;".
-	// pgbench's \shell and \setshell are refused: they would run commands in the runner, whose
-	// environment holds the server's password, so anyone allowed to create a benchmark could
-	// read a Secret they may not get themselves.
+	// pgbench's \shell and \setshell are refused in every spelling pgbench reads (ShellMetaCommand):
+	// they would run commands in the runner, whose environment holds the server's password, so
+	// anyone allowed to create a benchmark could read a Secret they may not get themselves.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=16384
-	// +kubebuilder:validation:XValidation:rule="!self.lowerAscii().contains('\\\\shell') && !self.lowerAscii().contains('\\\\setshell')",message="spec.load.script must not use pgbench's \\shell or \\setshell: they run commands in the runner, next to the server's password"
+	// +kubebuilder:validation:XValidation:rule="!self.matches(r'(?i)\\\\(?:[ \\t\\r\\f\\v]|\\\\\\r?\\n)*(?:set)?shell')",message="spec.load.script must not use pgbench's \\shell or \\setshell in any spelling (a backslash, spaces or continuations, then shell or setshell in any case): they run commands in the runner, next to the server's password"
 	// +optional
 	Script string `json:"script,omitempty"`
 
