@@ -67,7 +67,9 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 	// The run's settings are the operator's (runspec); only where things are in this container is
 	// the runner's own, and the operator never sets it.
 	spec := runspec.BindFlags(fs)
-	opts := runner.Options{Stdout: stdout, Stderr: stderr}
+	// runner.Run masks these secrets in its report and its output; what this function prints
+	// itself is figures and the API's errors.
+	opts := runner.Options{Stdout: stdout, Stderr: stderr, Redactor: runner.Secrets()}
 	fs.StringVar(&opts.Pgbench, "pgbench", "pgbench", "pgbench executable")
 	fs.StringVar(&opts.TerminationLog, "termination-log", "/dev/termination-log", "where to write the report")
 	if err := fs.Parse(args); err != nil {

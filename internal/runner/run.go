@@ -16,8 +16,10 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/redact"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
 )
 
 // Options configure one run.
@@ -45,12 +47,31 @@ type Options struct {
 	Live func(ctx context.Context, l runspec.Live) error
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
+	// Redactor masks the secrets the runner holds (Secrets) in its report and its output, before
+	// either leaves the process; nil masks nothing.
+	Redactor *redact.Redactor
+}
+
+// Secrets are the secret values this runner holds: the server's password from libpq's environment,
+// the TLS client key and the ssh client key, where they are mounted.
+func Secrets() *redact.Redactor {
+	values := []string{os.Getenv("PGPASSWORD")}
+	values = append(values, redact.KeyMaterial(os.Getenv("PGSSLKEY"))...)
+	values = append(values, redact.KeyMaterial(filepath.Join(runspec.SSHClientDir, sshkeys.ClientKey))...)
+	return redact.New(values...)
 }
 
 // Run runs pgbench once and returns its report. The report is also written to the termination log,
 // whatever the outcome; the returned error is non-nil when the run failed.
 func Run(ctx context.Context, opts Options) (*report.Report, error) {
+	if !opts.Redactor.Empty() {
+		stdout, stderr := opts.Redactor.Writer(orDiscard(opts.Stdout)), opts.Redactor.Writer(orDiscard(opts.Stderr))
+		defer func() { _, _ = stdout.Flush(), stderr.Flush() }()
+		opts.Stdout, opts.Stderr = stdout, stderr
+	}
 	rep := execute(ctx, opts)
+	// Masked before bounded: a cut could leave half a secret that no longer matches.
+	rep.Texts(func(_, s string) string { return opts.Redactor.String(s) })
 	rep.Bound()
 	if opts.Store != nil {
 		b, err := report.Marshal(*rep)

@@ -46,7 +46,9 @@ func runOnce(t *testing.T, opts Options) (*report.Report, string, error) {
 	var out bytes.Buffer
 	opts.Pgbench = "pgbench"
 	opts.Stdout, opts.Stderr = &out, &out
-	opts.TerminationLog = filepath.Join(t.TempDir(), "termination-log")
+	if opts.TerminationLog == "" {
+		opts.TerminationLog = filepath.Join(t.TempDir(), "termination-log")
+	}
 	opts.TransactionLogDir = filepath.Join(t.TempDir(), "transactions")
 	if opts.Run.WaitTimeout == 0 {
 		opts.Run.WaitTimeout = 10 * time.Second
