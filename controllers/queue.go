@@ -117,6 +117,16 @@ func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.Tunne
 			"(the chart's maxRunningBenchmarks); this one starts when a place frees up", n, r.MaxRunning)
 	}
 	if reason == "" {
+		// The Lease is the lock; the order above only decides who asks for it first.
+		held, err := r.lockServer(ctx, tb)
+		if err != nil {
+			return false, err
+		}
+		if held != "" {
+			reason, msg = "WaitingForServer", held
+		}
+	}
+	if reason == "" {
 		if tb.Status.Phase == benchv1.PhaseQueued {
 			r.setCondition(tb, benchv1.ConditionQueued, metav1.ConditionFalse, "Dequeued", "its server is free and a place too")
 		}

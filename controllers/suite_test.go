@@ -161,6 +161,7 @@ func startOperatorAs(t *testing.T, user string, namespaces []string, options ...
 		CertificateWait: time.Minute,
 		PollInterval:    500 * time.Millisecond,
 		PostgresImage:   "tunnelbench/postgres:15-test",
+		LockNamespace:   lockNamespace,
 	}
 	for _, o := range options {
 		o(r)
@@ -188,6 +189,9 @@ func (o *operator) Stop() {
 
 const operatorUser = "system:serviceaccount:tunnelbench-system:tunnelbench-controller-manager"
 
+// lockNamespace is the operator's namespace in these tests, where the servers' Leases are.
+const lockNamespace = "tunnelbench-system"
+
 // grantOperatorRole installs the generated ClusterRole and binds it to the operator's user.
 func grantOperatorRole() error {
 	b, err := os.ReadFile(filepath.Join("..", "config", "rbac", "role.yaml"))
@@ -207,7 +211,35 @@ func grantOperatorRole() error {
 	if err := testClient.Create(ctx, role); err != nil {
 		return err
 	}
-	return testClient.Create(ctx, binding)
+	if err := testClient.Create(ctx, binding); err != nil {
+		return err
+	}
+	return grantServerLocksRole(ctx)
+}
+
+// grantServerLocksRole creates the operator's namespace with the Role of the servers' Leases
+// (config/rbac/server_locks_role.yaml), bound to the operator's user.
+func grantServerLocksRole(ctx context.Context) error {
+	b, err := os.ReadFile(filepath.Join("..", "config", "rbac", "server_locks_role.yaml"))
+	if err != nil {
+		return err
+	}
+	role := &rbacv1.Role{}
+	if err := yaml.Unmarshal(b, role); err != nil {
+		return err
+	}
+	role.Namespace = lockNamespace
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: lockNamespace, Name: "tunnelbench-server-locks"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser}},
+	}
+	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lockNamespace}}, role, binding} {
+		if err := testClient.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // newNamespace creates a namespace for one test.

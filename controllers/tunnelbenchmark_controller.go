@@ -73,6 +73,10 @@ type TunnelBenchmarkReconciler struct {
 	// NetworkPolicies has the peers it starts accept only the benchmark's runner pods.
 	NetworkPolicies bool
 
+	// LockNamespace is where the servers' Leases are (the operator's namespace; serverlock.go);
+	// empty runs without them, ordering benchmarks of one server by their creation alone.
+	LockNamespace string
+
 	// MaxRunning is how many benchmarks may run at once in the cluster (0: no limit); the others
 	// wait in phase Queued, their clocks not started.
 	MaxRunning int
@@ -132,6 +136,7 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		}
 	}()
 	if !tb.DeletionTimestamp.IsZero() {
+		r.unlockServer(ctx, tb)
 		if controllerutil.ContainsFinalizer(tb, CleanupFinalizer) {
 			r.removeOwned(ctx, tb, "")
 			return ctrl.Result{}, r.setFinalizer(ctx, tb, false)
@@ -162,6 +167,7 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		// Only once the end is stored: removing the peers of a failure whose status write was
 		// lost would have the next pass create them again, and wait on them afresh.
 		r.removeOwned(ctx, tb, "")
+		r.unlockServer(ctx, tb)
 		if _, expires := r.jobsTTL(tb); expires && err == nil {
 			// The next pass counts the Jobs' time to live from the stored end (expireJobs).
 			result = ctrl.Result{Requeue: true}

@@ -31,7 +31,7 @@ func main() {
 		metricsSecure, leaderElect, enableHTTP2, networkPolicies       bool
 		waitTimeout                                                    time.Duration
 		jobsTTL, maxReconciles, maxRunning                             int
-		watchNamespaces                                                string
+		watchNamespaces, lockNamespace                                 string
 		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout    time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
@@ -49,6 +49,8 @@ func main() {
 	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second, "the interval between lease attempts")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "",
 		"comma-separated namespaces whose benchmarks the operator runs (empty: every namespace; it then needs its ClusterRole)")
+	flag.StringVar(&lockNamespace, "server-lock-namespace", "",
+		"namespace of the Leases that let one benchmark at a time measure a server (the operator's own; empty: no Leases)")
 	flag.BoolVar(&networkPolicies, "network-policies", true,
 		"give the SSH gateway and shared poolers a NetworkPolicy admitting only their benchmark's runner pods")
 	flag.IntVar(&maxRunning, "max-running-benchmarks", 0,
@@ -109,6 +111,7 @@ func main() {
 		},
 		PostgresImage:   postgresImage,
 		MaxRunning:      maxRunning,
+		LockNamespace:   lockNamespace,
 		NetworkPolicies: networkPolicies,
 	}
 	if jobsTTL >= 0 {
