@@ -78,7 +78,11 @@ func TestNamespaceScopedOperator(t *testing.T) {
 	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: watched, Name: "tunnelbench-manager"},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}
-	for _, o := range []client.Object{role, binding} {
+	// The chart binds the Role of the servers' Leases, in its own namespace, in every mode.
+	locks := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: lockNamespace, Name: "scoped-server-locks"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "manager-server-locks"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}}
+	for _, o := range []client.Object{role, binding, locks} {
 		if err := testClient.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}

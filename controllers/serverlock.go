@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -166,18 +167,28 @@ func (r *TunnelBenchmarkReconciler) lockHolder(ctx context.Context, lease *coord
 	return holder
 }
 
-// unlockServer releases the server Lease tb holds once tb has ended, found by the holder's label
-// (the server's identity may have changed since: a managed cluster's Service is gone). A Lease left
-// behind (the operator stopped in between) is taken over by the next benchmark, since its holder
-// ended.
-func (r *TunnelBenchmarkReconciler) unlockServer(ctx context.Context, tb *benchv1.TunnelBenchmark) {
+// maxReleaseWait bounds how long an ended benchmark keeps its server after its Jobs were deleted,
+// waiting for their pods to stop (the runner stops pgbench on SIGTERM, within the pod's grace
+// period): a pod on a lost node never reports that it stopped.
+const maxReleaseWait = 2 * time.Minute
+
+// unlockServer releases the server Lease an ended tb holds, found by the holder's label (the
+// server's identity may have changed since: a managed cluster's Service is gone), once none of its
+// runner pods runs any more: the next benchmark of the server must not measure it while the last
+// pgbench still loads it. It reports whether tb holds no Lease any more. A Lease left behind (the
+// operator stopped in between) is taken over by the next benchmark, since its holder ended.
+func (r *TunnelBenchmarkReconciler) unlockServer(ctx context.Context, tb *benchv1.TunnelBenchmark) bool {
 	if r.LockNamespace == "" || !tb.IsExclusive() {
-		return
+		return true
 	}
 	leases := &coordinationv1.LeaseList{}
 	if err := r.APIReader.List(ctx, leases, client.InNamespace(r.LockNamespace),
-		client.MatchingLabels{labelLockHolderUID: string(tb.UID)}); err != nil {
-		return
+		client.MatchingLabels{labelLockHolderUID: string(tb.UID)}); err != nil || len(leases.Items) == 0 {
+		return err == nil
+	}
+	ended := tb.Status.CompletionTime
+	if tb.DeletionTimestamp.IsZero() && (ended == nil || r.now().Sub(ended.Time) < maxReleaseWait) && r.runnerPodsRun(ctx, tb) {
+		return false
 	}
 	for i := range leases.Items {
 		lease := &leases.Items[i]
@@ -188,4 +199,20 @@ func (r *TunnelBenchmarkReconciler) unlockServer(ctx context.Context, tb *benchv
 		_ = r.Delete(ctx, lease, &client.DeleteOptions{Preconditions: &metav1.Preconditions{
 			UID: &lease.UID, ResourceVersion: &lease.ResourceVersion}})
 	}
+	return true
+}
+
+// runnerPodsRun reports whether a pod of the benchmark's Jobs has not stopped yet.
+func (r *TunnelBenchmarkReconciler) runnerPodsRun(ctx context.Context, tb *benchv1.TunnelBenchmark) bool {
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(tb.Namespace),
+		client.MatchingLabels{benchv1.LabelBenchmark: tb.Name}); err != nil {
+		return true
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && p.Spec.NodeName != "" {
+			return true
+		}
+	}
+	return false
 }

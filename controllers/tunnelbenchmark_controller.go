@@ -165,9 +165,16 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	r.Metrics.Observe(tb)
 	if tb.Status.Phase.IsTerminal() && !original.Status.Phase.IsTerminal() {
 		// Only once the end is stored: removing the peers of a failure whose status write was
-		// lost would have the next pass create them again, and wait on them afresh.
+		// lost would have the next pass create them again, and wait on them afresh. A Job still
+		// running (a timeout, a failed sidecar) is stopped: its pgbench would load the server
+		// while the next benchmark measures it.
+		if _, jerr := r.deleteJobs(ctx, tb, func(job *batchv1.Job) bool { return !jobFinished(job) }); jerr != nil {
+			log.FromContext(ctx).Error(jerr, "Cannot stop the ended benchmark's running Jobs")
+		}
 		r.removeOwned(ctx, tb, "")
-		r.unlockServer(ctx, tb)
+		if !r.unlockServer(ctx, tb) && err == nil {
+			result = ctrl.Result{RequeueAfter: time.Second}
+		}
 		if _, expires := r.jobsTTL(tb); expires && err == nil {
 			// The next pass counts the Jobs' time to live from the stored end (expireJobs).
 			result = ctrl.Result{Requeue: true}
@@ -227,6 +234,9 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		// A pass that read a stale benchmark from the cache right after it ended may have
 		// started a peer again: an ended benchmark keeps none.
 		r.removeOwned(ctx, tb, "")
+		if !r.unlockServer(ctx, tb) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
 		return r.expireJobs(ctx, tb)
 	}
 	if tb.Spec.Cancel {

@@ -385,8 +385,8 @@ func TestStuckPodFailsFast(t *testing.T) {
 	}
 }
 
-// TestTimeout: a benchmark that outlives spec.timeout fails with reason Timeout, and its Job
-// carries the same deadline so that pgbench stops too.
+// TestTimeout: a benchmark that outlives spec.timeout fails with reason Timeout, its Job carries the
+// same deadline so that pgbench stops too, and the Job is deleted when the benchmark fails.
 func TestTimeout(t *testing.T) {
 	needsEnvtest(t)
 	ns := newNamespace(t)
@@ -414,6 +414,16 @@ func TestTimeout(t *testing.T) {
 	if !strings.Contains(c.Message, "spec.timeout (10s)") || !strings.Contains(c.Message, "0/1") {
 		t.Errorf("message %q", c.Message)
 	}
+	// The Job still ran: stopped at once, or its pgbench would load the server while the next
+	// benchmark of the server measures it.
+	eventually(t, 10*time.Second, "the running Job stopped", func() error {
+		for _, j := range listJobs(t, ns) {
+			if j.Name == job.Name && j.DeletionTimestamp.IsZero() {
+				return fmt.Errorf("Job %s still exists", j.Name)
+			}
+		}
+		return nil
+	})
 }
 
 func assertOwnedBy(t *testing.T, job *batchv1.Job, tb *benchv1.TunnelBenchmark) {

@@ -311,6 +311,18 @@ spec:
 		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), benchv1.ReasonServerUnreachable, "did not answer within 20s")
 	})
 
+	t.Run("a shell spelt as pgbench reads it is refused at apply", func(t *testing.T) {
+		shellSpellingRefused(t, ns, pg)
+	})
+
+	t.Run("a 40 kB pgbench error ends the benchmark, its message cut", func(t *testing.T) {
+		longErrorEnds(t, ns, pg)
+	})
+
+	t.Run("two benchmarks of one server in one file never run at once", func(t *testing.T) {
+		oneFileTwoBenchmarks(t, ns, pg)
+	})
+
 	t.Run("no password or private key in events, status, ConfigMaps or logs", func(t *testing.T) {
 		noSecretsLeak(t, ns, pg)
 	})
