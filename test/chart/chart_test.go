@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +69,16 @@ func render(t *testing.T, set ...string) []*unstructured.Unstructured {
 func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
 	for _, o := range objs {
 		if o.GetKind() == kind && (name == "" || o.GetName() == name) {
+			return o
+		}
+	}
+	return nil
+}
+
+// findSuffix is the first object of a kind whose name ends with suffix.
+func findSuffix(objs []*unstructured.Unstructured, kind, suffix string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && strings.HasSuffix(o.GetName(), suffix) {
 			return o
 		}
 	}
@@ -234,8 +245,18 @@ func TestValues(t *testing.T) {
 			set: []string{"image.repository=local/tb", "image.tag=x1", "image.pullPolicy=Never",
 				"runner.image=local/runner:y", "crds.install=false", "leaderElection.enabled=false"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				if find(objs, "CustomResourceDefinition", "") != nil || find(objs, "Role", "") != nil {
+				if find(objs, "CustomResourceDefinition", "") != nil || findSuffix(objs, "Role", "-leader-election") != nil {
 					t.Error("CRD or leader-election Role rendered although disabled")
+				}
+				// The servers' Leases are granted in every mode, in the release's namespace only.
+				locks := findSuffix(objs, "Role", "-server-locks")
+				if locks == nil || findSuffix(objs, "RoleBinding", "-server-locks") == nil {
+					t.Fatal("no Role and RoleBinding for the servers' Leases")
+				}
+				role := &rbacv1.Role{}
+				convert(t, locks, role)
+				if len(role.Rules) != 1 || role.Rules[0].Resources[0] != "leases" || slices.Contains(role.Rules[0].Verbs, "watch") {
+					t.Errorf("the server-locks Role grants %+v, want get/list/create/update/delete on leases only", role.Rules)
 				}
 				dep := &appsv1.Deployment{}
 				convert(t, find(objs, "Deployment", ""), dep)
