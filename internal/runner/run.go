@@ -364,8 +364,8 @@ func writeScript() error {
 		return fmt.Errorf("the load runs an inline script, but %s is not set", runspec.ScriptEnv)
 	}
 	if c := benchv1.ShellMetaCommand(script); c != "" {
-		return &FailureError{Reason: benchv1.ReasonInvalidSpec, Message: fmt.Sprintf("the inline script uses pgbench's \\shell or \\setshell (%q), "+
-			"which would run a command next to the server's password: refused", c)}
+		return &FailureError{Reason: benchv1.ReasonInvalidSpec, Message: fmt.Sprintf(
+			"the inline script uses pgbench's \\shell or \\setshell (%q), which would run a command next to the server's password: refused", c)}
 	}
 	return writeFile(runspec.ScriptPath, script)
 }
