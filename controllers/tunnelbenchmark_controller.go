@@ -73,6 +73,10 @@ type TunnelBenchmarkReconciler struct {
 	// NetworkPolicies has the peers it starts accept only the benchmark's runner pods.
 	NetworkPolicies bool
 
+	// MaxTimeout bounds spec.timeout (0: no bound): every benchmark ends, and this bounds how long
+	// one holds its server and its place (the chart's maxTimeout).
+	MaxTimeout time.Duration
+
 	// LockNamespace is where the servers' Leases are (the operator's namespace; serverlock.go);
 	// empty runs without them, ordering benchmarks of one server by their creation alone.
 	LockNamespace string
@@ -241,6 +245,11 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	}
 	if tb.Spec.Cancel {
 		return ctrl.Result{}, r.cancel(ctx, tb)
+	}
+	if r.MaxTimeout > 0 && tb.TimeoutDuration() > r.MaxTimeout {
+		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("spec.timeout (%s) is longer than this operator allows (%s, "+
+			"the chart's maxTimeout): lower spec.timeout, or ask the operator's administrator", tb.TimeoutDuration(), r.MaxTimeout))
+		return ctrl.Result{}, nil
 	}
 	now := r.now()
 	if tb.Status.Phase == "" || tb.Status.Phase == benchv1.PhaseQueued {

@@ -777,3 +777,25 @@ func TestProvenance(t *testing.T) {
 	}
 	assertEvents(t, ns, "where", "SharedNode")
 }
+
+// TestTimeoutAboveTheOperatorsMaximum: a spec.timeout longer than the operator allows (the chart's
+// maxTimeout) fails at once, naming both and what to do, and creates nothing.
+func TestTimeoutAboveTheOperatorsMaximum(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperatorAs(t, operatorUser, []string{ns}, func(r *TunnelBenchmarkReconciler) { r.MaxTimeout = time.Hour })
+	tb := newBenchmark(ns, "too-long")
+	tb.Spec.Timeout = &metav1.Duration{Duration: 2 * time.Hour}
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	failed := waitForPhase(t, ns, "too-long", benchv1.PhaseFailed)
+	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidSpec)
+	if !strings.Contains(c.Message, "spec.timeout (2h0m0s)") || !strings.Contains(c.Message, "maxTimeout") {
+		t.Errorf("message %q", c.Message)
+	}
+	if jobs := listJobs(t, ns); len(jobs) != 0 {
+		t.Errorf("%d Jobs created for a benchmark refused", len(jobs))
+	}
+}

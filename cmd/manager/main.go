@@ -33,6 +33,7 @@ func main() {
 		jobsTTL, maxReconciles, maxRunning                             int
 		watchNamespaces, lockNamespace                                 string
 		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout    time.Duration
+		maxTimeout                                                     time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
@@ -49,6 +50,8 @@ func main() {
 	flag.DurationVar(&retryPeriod, "leader-elect-retry-period", 5*time.Second, "the interval between lease attempts")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "",
 		"comma-separated namespaces whose benchmarks the operator runs (empty: every namespace; it then needs its ClusterRole)")
+	flag.DurationVar(&maxTimeout, "max-timeout", 6*time.Hour,
+		"the longest spec.timeout a benchmark may ask for; a longer one fails at once (0: no bound)")
 	flag.StringVar(&lockNamespace, "server-lock-namespace", "",
 		"namespace of the Leases that let one benchmark at a time measure a server (the operator's own; empty: no Leases)")
 	flag.BoolVar(&networkPolicies, "network-policies", true,
@@ -112,6 +115,7 @@ func main() {
 		PostgresImage:   postgresImage,
 		MaxRunning:      maxRunning,
 		LockNamespace:   lockNamespace,
+		MaxTimeout:      maxTimeout,
 		NetworkPolicies: networkPolicies,
 	}
 	if jobsTTL >= 0 {
