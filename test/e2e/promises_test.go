@@ -61,6 +61,8 @@ func oneFileTwoBenchmarks(t *testing.T, ns string, pg *fixture.Postgres) {
 	for _, name := range []string{"zz-race", "aa-race"} {
 		tb := benchmark(ns, name, pg, fixture.CredentialsSecret)
 		tb.Spec.Transports = tb.Spec.Transports[:1]
+		// Each drops and creates pgbench's tables: run at once, one would fail on the other's.
+		tb.Spec.Load.Initialize = true
 		b, err := yaml.Marshal(tb)
 		if err != nil {
 			t.Fatal(err)
