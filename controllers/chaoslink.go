@@ -184,7 +184,7 @@ type farEnd struct {
 // farEnd resolves a hop's host: a Service of the cluster (name.namespace.svc...) by its cluster
 // IPs and its pods, any other host as itself.
 func (r *TunnelBenchmarkReconciler) farEnd(ctx context.Context, namespace, host string) (farEnd, error) {
-	name, ns, ok := serviceOf(host, namespace)
+	name, ns, ok := chaosmesh.ServiceOf(host, namespace)
 	if !ok {
 		return farEnd{addresses: []string{host}}, nil
 	}
@@ -205,19 +205,6 @@ func (r *TunnelBenchmarkReconciler) farEnd(ctx context.Context, namespace, host 
 		far.addresses = []string{host}
 	}
 	return far, nil
-}
-
-// serviceOf reads a Service's name and namespace from a host of the cluster's DNS: name,
-// name.namespace, name.namespace.svc or name.namespace.svc.<cluster domain>.
-func serviceOf(host, namespace string) (name, ns string, ok bool) {
-	labels := strings.Split(strings.TrimSuffix(host, "."), ".")
-	switch {
-	case len(labels) == 1:
-		return labels[0], namespace, labels[0] != ""
-	case len(labels) == 2, len(labels) >= 3 && labels[2] == "svc":
-		return labels[0], labels[1], true
-	}
-	return "", "", false
 }
 
 // removeChaosLink removes a run's NetworkChaos objects once the run is over (removeNetworkChaos).

@@ -151,27 +151,6 @@ func TestChaosMeshLink(t *testing.T) {
 	})
 }
 
-// TestServiceOf: the hosts of the cluster's DNS that name a Service.
-func TestServiceOf(t *testing.T) {
-	tests := []struct {
-		host, name, ns string
-		ok             bool
-	}{
-		{"pg-rw", "pg-rw", "bench", true},
-		{"pg-rw.db", "pg-rw", "db", true},
-		{"pg-rw.db.svc", "pg-rw", "db", true},
-		{"pg-rw.db.svc.cluster.local.", "pg-rw", "db", true},
-		{"db.example.com", "", "", false},
-		{"10.0.0.7", "", "", false},
-	}
-	for _, tt := range tests {
-		name, ns, ok := serviceOf(tt.host, "bench")
-		if name != tt.name || ns != tt.ns || ok != tt.ok {
-			t.Errorf("serviceOf(%q) = %q %q %v", tt.host, name, ns, ok)
-		}
-	}
-}
-
 // assertLinkRemoved waits for a run's NetworkChaos to go: the runner's side despite chaos-mesh's
 // finalizer, while the far end's keeps it until chaos-mesh (played here) took its limit off the
 // server's pods.

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // serverKey names the server a benchmark measures, from its spec alone (no lookup), so that every
@@ -27,7 +28,7 @@ func serverKey(tb *benchv1.TunnelBenchmark) string {
 			port = s.External.Port
 		}
 	case s.CNPG != nil || s.Managed != nil:
-		host = s.CNPGClusterName(tb) + cnpgRWSuffix
+		host = s.CNPGClusterName(tb) + transport.CNPGRWSuffix
 	default:
 		return ""
 	}

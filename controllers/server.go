@@ -15,16 +15,6 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
-// CloudNativePG conventions (cloudnative-pg docs: applications.md, certificates.md).
-const (
-	cnpgRWSuffix  = "-rw"
-	cnpgAppSuffix = "-app"
-	cnpgCASuffix  = "-ca"
-	usernameKey   = "username"
-	passwordKey   = corev1.BasicAuthPasswordKey
-	caKey         = "ca.crt"
-)
-
 // serverError is a server that does not resolve yet; the user (or CloudNativePG, still
 // bootstrapping) can fix it, so the controller waits a bounded time before failing: Wait, or the
 // reconciler's ServerWait when zero.
@@ -42,19 +32,16 @@ func (e *serverError) Error() string { return e.Message }
 // with the keys the runner will read. Secrets are read with the uncached reader: the operator
 // needs `get` on them, never `list` or `watch`, and keeps no copy.
 func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *benchv1.TunnelBenchmark) (transport.Server, error) {
-	var s transport.Server
+	s, err := transport.ServerOf(tb)
+	if err != nil {
+		return s, &serverError{Reason: benchv1.ReasonInvalidSpec, Fatal: true, Message: err.Error()}
+	}
 	switch {
 	case tb.Spec.Server.CNPG != nil:
-		s = cnpgServer(tb.Spec.Server.CNPG.ClusterName, tb.Spec.Server.CNPG.Database)
 		if err := r.checkCluster(ctx, tb, tb.Spec.Server.CNPG.ClusterName); err != nil {
 			return s, err
 		}
 	case tb.Spec.Server.Managed != nil:
-		name := tb.ManagedClusterName()
-		s = cnpgServer(name, benchv1.DefaultDatabase)
-		if tb.Spec.TLS != nil {
-			s.CASecret = specs.ManagedServerCertificateName(tb)
-		}
 		// Created once: a pass that reads the benchmark from a stale cache after it ended must
 		// not bring the deleted Cluster back.
 		if tb.Status.ManagedCluster == "" {
@@ -64,26 +51,11 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 			if err := r.ensureManagedCluster(ctx, tb); err != nil {
 				return s, err
 			}
-			tb.Status.ManagedCluster = name
+			tb.Status.ManagedCluster = tb.ManagedClusterName()
 		}
-		if err := r.checkCluster(ctx, tb, name); err != nil {
+		if err := r.checkCluster(ctx, tb, tb.ManagedClusterName()); err != nil {
 			return s, err
 		}
-	case tb.Spec.Server.External != nil:
-		e := tb.Spec.Server.External
-		s = transport.Server{
-			Host: e.Host, Port: e.Port, Database: e.Database,
-			CredentialsSecret: e.CredentialsSecret.Name, UsernameKey: usernameKey, PasswordKey: passwordKey,
-		}
-		if s.Port == 0 {
-			s.Port = benchv1.DefaultPort
-		}
-		if e.CASecret != nil {
-			s.CASecret, s.CAKey = e.CASecret.Name, caKey
-		}
-	default:
-		return s, &serverError{Reason: benchv1.ReasonInvalidSpec, Fatal: true,
-			Message: "spec.server names no server: set one of cnpg, external or managed"}
 	}
 
 	if err := r.checkSecret(ctx, tb.Namespace, s.CredentialsSecret, "the credentials", s.UsernameKey, s.PasswordKey); err != nil {
@@ -154,18 +126,6 @@ func problemReason(p *peerProblem, reason string) string {
 		return benchv1.ReasonOwnershipConflict
 	}
 	return cmp.Or(p.reason, reason)
-}
-
-// cnpgServer follows CloudNativePG's naming conventions for a cluster's endpoint and Secrets.
-func cnpgServer(cluster, database string) transport.Server {
-	if database == "" {
-		database = benchv1.DefaultDatabase
-	}
-	return transport.Server{
-		Host: cluster + cnpgRWSuffix, Port: benchv1.DefaultPort, Database: database,
-		CredentialsSecret: cluster + cnpgAppSuffix, UsernameKey: usernameKey, PasswordKey: passwordKey,
-		CASecret: cluster + cnpgCASuffix, CAKey: caKey,
-	}
 }
 
 func (r *TunnelBenchmarkReconciler) checkSecret(ctx context.Context, namespace, name, what string, keys ...string) error {

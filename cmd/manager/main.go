@@ -34,6 +34,7 @@ func main() {
 		watchNamespaces, lockNamespace                                 string
 		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout    time.Duration
 		maxTimeout                                                     time.Duration
+		hook                                                           webhookFlags
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
@@ -68,6 +69,7 @@ func main() {
 		"PostgreSQL image of the CloudNativePG clusters spec.server.managed creates when it names none")
 	flag.IntVar(&jobsTTL, "ttl-seconds-after-finished", -1,
 		"seconds an ended benchmark keeps its Jobs and pods when its spec.ttlSecondsAfterFinished is unset (-1 keeps them until it is deleted)")
+	hook.bind(flag.CommandLine)
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -87,8 +89,14 @@ func main() {
 		metricsOpts.FilterProvider = metricsauth.Provider
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	restConfig := ctrl.GetConfigOrDie()
+	if err := hook.prepare(restConfig, scheme, setupLog); err != nil {
+		setupLog.Error(err, "Cannot prepare the webhook's certificate")
+		os.Exit(1)
+	}
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
+		WebhookServer:          hook.server(tlsOpts),
 		Cache:                  controllers.CacheOptions(splitList(watchNamespaces)),
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: probeAddr,
@@ -127,8 +135,12 @@ func main() {
 		setupLog.Error(err, "Cannot set up the controller")
 		os.Exit(1)
 	}
+	if err := hook.setup(mgr, runnerImage); err != nil {
+		setupLog.Error(err, "Cannot set up the admission webhook")
+		os.Exit(1)
+	}
 	utilruntime.Must(mgr.AddHealthzCheck("healthz", healthz.Ping))
-	utilruntime.Must(mgr.AddReadyzCheck("readyz", healthz.Ping))
+	utilruntime.Must(mgr.AddReadyzCheck("readyz", hook.ready(mgr)))
 	setupLog.Info("Starting the manager", "runnerImage", runnerImage)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		setupLog.Error(err, "The manager stopped with an error")

@@ -68,7 +68,7 @@ func run(samplePath, pgImage string, timeout time.Duration) error {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	if err := c.Create(ctx, tb); err != nil {
+	if err := fixture.CreateBenchmark(ctx, c, tb); err != nil {
 		return err
 	}
 	fmt.Printf("Running %s/%s (%d transports)\n", tb.Namespace, tb.Name, len(tb.Spec.Transports))

@@ -269,10 +269,98 @@ func TestValues(t *testing.T) {
 			},
 		},
 		{
+			name: "the webhook by default: its own certificate, narrow rights, every create and update checked",
+			set:  []string{"runner.allowedImages={registry.corp/tb/*,other:1}"},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				cfg := find(objs, "ValidatingWebhookConfiguration", "tb-tunnelbench-tunnelbench-system")
+				if cfg == nil {
+					t.Fatal("no ValidatingWebhookConfiguration named with the release's namespace")
+				}
+				hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
+				hook := hooks[0].(map[string]any)
+				svc, _, _ := unstructured.NestedStringMap(hook, "clientConfig", "service")
+				if hook["failurePolicy"] != "Fail" || svc["name"] != "tb-tunnelbench-webhook" ||
+					svc["path"] != "/validate-bench-tunnelbench-io-v1alpha1-tunnelbenchmark" || hook["namespaceSelector"] != nil {
+					t.Errorf("webhook %v", hook)
+				}
+				role := &rbacv1.ClusterRole{}
+				convert(t, find(objs, "ClusterRole", "tb-tunnelbench-webhook"), role)
+				want := []rbacv1.PolicyRule{
+					{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+					{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"},
+						ResourceNames: []string{"tb-tunnelbench-tunnelbench-system"}, Verbs: []string{"get", "patch"}}}
+				if !reflect.DeepEqual(role.Rules, want) {
+					t.Errorf("the webhook's ClusterRole grants %+v, want %+v", role.Rules, want)
+				}
+				cert := &rbacv1.Role{}
+				convert(t, find(objs, "Role", "tb-tunnelbench-webhook-cert"), cert)
+				if cert.Namespace != "tunnelbench-system" || len(cert.Rules) != 2 ||
+					!reflect.DeepEqual(cert.Rules[1].ResourceNames, []string{"tb-tunnelbench-webhook-cert"}) {
+					t.Errorf("the webhook certificate's Role %+v", cert)
+				}
+				dep := &appsv1.Deployment{}
+				convert(t, find(objs, "Deployment", ""), dep)
+				args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " ")
+				for _, a := range []string{"--webhook-port=9443", "--webhook-manage-cert=true", "--webhook-secret=tb-tunnelbench-webhook-cert",
+					"--webhook-configuration=tb-tunnelbench-tunnelbench-system", "--runner-allowed-images=registry.corp/tb/*,other:1"} {
+					if !strings.Contains(args, a) {
+						t.Errorf("args lack %s: %s", a, args)
+					}
+				}
+			},
+		},
+		{
+			name: "the webhook's certificate from cert-manager, only watched namespaces checked",
+			set:  []string{"webhook.certManager.enabled=true", "watchNamespaces={team-a}"},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				cfg := find(objs, "ValidatingWebhookConfiguration", "")
+				if cfg.GetAnnotations()["cert-manager.io/inject-ca-from"] != "tunnelbench-system/tb-tunnelbench-webhook" {
+					t.Errorf("annotations %v", cfg.GetAnnotations())
+				}
+				hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
+				values, _, _ := unstructured.NestedSlice(hooks[0].(map[string]any), "namespaceSelector", "matchExpressions")
+				if len(values) != 1 || !reflect.DeepEqual(values[0].(map[string]any)["values"], []any{"team-a"}) {
+					t.Errorf("namespaceSelector %v", values)
+				}
+				crt := find(objs, "Certificate", "tb-tunnelbench-webhook")
+				if secret, _, _ := unstructured.NestedString(crt.Object, "spec", "secretName"); secret != "tb-tunnelbench-webhook-cert" ||
+					find(objs, "Issuer", "tb-tunnelbench-webhook-selfsigned") == nil {
+					t.Errorf("Certificate %v, or no self-signed Issuer", crt)
+				}
+				role := &rbacv1.ClusterRole{}
+				convert(t, find(objs, "ClusterRole", "tb-tunnelbench-webhook"), role)
+				if len(role.Rules) != 1 || find(objs, "Role", "tb-tunnelbench-webhook-cert") != nil {
+					t.Errorf("cert-manager's certificate, yet the operator may patch the configuration or write the Secret: %+v", role.Rules)
+				}
+				dep := &appsv1.Deployment{}
+				convert(t, find(objs, "Deployment", ""), dep)
+				if args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--webhook-manage-cert=false") {
+					t.Errorf("args %s", args)
+				}
+				if v := dep.Spec.Template.Spec.Volumes; len(v) != 2 || v[1].Secret == nil || v[1].Secret.SecretName != "tb-tunnelbench-webhook-cert" {
+					t.Errorf("volumes %+v", v)
+				}
+			},
+		},
+		{
+			name: "webhook off",
+			set:  []string{"webhook.enabled=false"},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				if find(objs, "ValidatingWebhookConfiguration", "") != nil || find(objs, "ClusterRole", "tb-tunnelbench-webhook") != nil {
+					t.Error("webhook objects rendered although it is off")
+				}
+				dep := &appsv1.Deployment{}
+				convert(t, find(objs, "Deployment", ""), dep)
+				if args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--webhook-port=0") {
+					t.Errorf("args %s", args)
+				}
+			},
+		},
+		{
 			name: "metrics off",
 			set:  []string{"metrics.enabled=false"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				if find(objs, "Service", "") != nil || find(objs, "ClusterRole", "tb-tunnelbench-metrics-reader") != nil {
+				if find(objs, "Service", "tb-tunnelbench-metrics") != nil || find(objs, "ClusterRole", "tb-tunnelbench-metrics-reader") != nil {
 					t.Error("metrics objects rendered although metrics are off")
 				}
 			},
@@ -292,6 +380,7 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"runner.waitTimeout=soon", "waitTimeout"},
 		{"metrics.port=80", "port"},
 		{"unknownKey=1", "unknownKey"},
+		{"webhook.failurePolicy=Maybe", "failurePolicy"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.set, func(t *testing.T) {

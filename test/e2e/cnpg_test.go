@@ -15,6 +15,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/test/events"
+	"github.com/tunnelbench/tunnelbench/test/fixture"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
 
@@ -84,7 +85,7 @@ func cloudNativePG(t *testing.T) {
 	ns := newNamespace(t, "cnpg")
 	t.Run("a managed cluster over direct, TLS verify-full and a CloudNativePG Pooler", func(t *testing.T) {
 		tb := cnpgBenchmark(ns, "managed", benchv1.ServerSpec{Managed: &benchv1.ManagedServer{Instances: 1}})
-		if err := k8s.Create(ctx, tb); err != nil {
+		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
 		end := waitForEnd(t, ns, tb.Name, 12*time.Minute)
@@ -109,7 +110,7 @@ func cloudNativePG(t *testing.T) {
 		// Created at once: the operator waits for the Cluster to be ready.
 		tb := cnpgBenchmark(ns, "existing", benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "existing"}})
 		tb.Spec.Transports = tb.Spec.Transports[:2]
-		if err := k8s.Create(ctx, tb); err != nil {
+		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
 		end := waitForEnd(t, ns, tb.Name, 10*time.Minute)

@@ -118,13 +118,18 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("cannot deploy PostgreSQL: %v", err)
 	}
 
+	waitForWebhook(t, ns, pg)
+	t.Run("the admission webhook admits only what the creator may do", func(t *testing.T) {
+		webhookChecksTheCreator(t, ns, pg)
+	})
+
 	var done *benchv1.TunnelBenchmark
 	t.Run("direct and TLS complete with real results", func(t *testing.T) {
 		tb := benchmark(ns, "direct-vs-tls", pg, fixture.CredentialsSecret)
 		tb.Spec.Load.Initialize = true
 		// A progress report every second: status.live follows the running run.
 		tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
-		if err := k8s.Create(ctx, tb); err != nil {
+		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
 		live := map[string]benchv1.LiveRun{}
@@ -199,7 +204,7 @@ func TestEndToEnd(t *testing.T) {
 			{Name: "ssh-4-tunnels", Type: benchv1.TransportSSH, SSH: &benchv1.SSHTransport{Tunnels: 4, Cipher: "aes256-ctr",
 				MAC: "hmac-sha2-256-etm@openssh.com"}},
 		}
-		if err := k8s.Create(ctx, tb); err != nil {
+		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
 		end := waitForEnd(t, ns, tb.Name, 8*time.Minute)
@@ -295,7 +300,7 @@ spec:
 			t.Fatal(err)
 		}
 		tb := benchmark(ns, "wrong-password", pg, wrong.Name)
-		if err := k8s.Create(ctx, tb); err != nil {
+		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
 		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), benchv1.ReasonAuthenticationFailed, "password authentication failed")
@@ -305,7 +310,7 @@ spec:
 		tb := benchmark(ns, "unreachable", pg, fixture.CredentialsSecret)
 		tb.Spec.Server.External.Host = "nothing-here." + ns + ".svc"
 		tb.Spec.Transports = tb.Spec.Transports[:1]
-		if err := k8s.Create(ctx, tb); err != nil {
+		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
 		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), benchv1.ReasonServerUnreachable, "did not answer within 20s")
@@ -334,7 +339,7 @@ spec:
 		tb.Spec.Transports = tb.Spec.Transports[:1]
 		tb.Spec.Load.Duration = &metav1.Duration{Duration: 3 * time.Minute}
 		tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
-		if err := k8s.Create(ctx, tb); err != nil {
+		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
 		poll.Until(t, 2*time.Minute, time.Second, "the load measuring", func() error {
@@ -373,7 +378,7 @@ spec:
 		tb := benchmark(ns, "deleted", pg, fixture.CredentialsSecret)
 		tb.Spec.Load.Duration = &metav1.Duration{Duration: 5 * time.Minute}
 		tb.Spec.Transports = tb.Spec.Transports[:1]
-		if err := k8s.Create(ctx, tb); err != nil {
+		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
 		sel := client.MatchingLabels{benchv1.LabelBenchmark: tb.Name}
@@ -430,7 +435,7 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 		{Name: "pgbouncer-sidecar", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
 			Placement: benchv1.PoolerSidecar, PoolMode: "transaction", PoolSize: 2, ServerTLS: "require"}},
 	}
-	if err := k8s.Create(ctx, tb); err != nil {
+	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
 	}
 	end := waitForEnd(t, ns, tb.Name, 8*time.Minute)
@@ -509,7 +514,7 @@ func sshSecurity(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb := benchmark(ns, "ssh-security", pg, fixture.CredentialsSecret)
 	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "ssh", Type: benchv1.TransportSSH}}
 	tb.Spec.Load.Duration = &metav1.Duration{Duration: 3 * time.Minute}
-	if err := k8s.Create(ctx, tb); err != nil {
+	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = k8s.Delete(ctx, tb) }()
@@ -700,7 +705,7 @@ func dump(t *testing.T, ns string) {
 // did not.
 func complete(t *testing.T, tb *benchv1.TunnelBenchmark, timeout time.Duration) *benchv1.TunnelBenchmark {
 	t.Helper()
-	if err := k8s.Create(ctx, tb); err != nil {
+	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
 	}
 	end := waitForEnd(t, tb.Namespace, tb.Name, timeout)

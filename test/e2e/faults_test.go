@@ -164,7 +164,7 @@ func injectFault(t *testing.T, tb *benchv1.TunnelBenchmark, fc faultCase) faultR
 	tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
 	tb.Spec.Load.StallTimeout = &metav1.Duration{Duration: 8 * time.Second}
 	tb.Spec.Load.Initialize = false
-	if err := k8s.Create(ctx, tb); err != nil {
+	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
 	}
 	poll.Until(t, 3*time.Minute, time.Second, "the second round measuring", func() error {

@@ -42,7 +42,7 @@ func longErrorEnds(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb.Spec.Load.Builtin = ""
 	tb.Spec.Load.Script = "select repeat('x', 40000)::int;"
 	tb.Spec.Timeout = &metav1.Duration{Duration: 3 * time.Minute}
-	if err := k8s.Create(ctx, tb); err != nil {
+	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
 	}
 	end := waitForEnd(t, ns, tb.Name, 3*time.Minute)
@@ -94,12 +94,5 @@ func oneFileTwoBenchmarks(t *testing.T, ns string, pg *fixture.Postgres) {
 
 func kubectlApply(t *testing.T, tb *benchv1.TunnelBenchmark) (string, error) {
 	t.Helper()
-	b, err := yaml.Marshal(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("kubectl", "apply", "-f", "-")
-	cmd.Stdin = strings.NewReader("apiVersion: bench.tunnelbench.io/v1alpha1\nkind: TunnelBenchmark\n" + string(b))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return kubectlApplyAs(t, tb)
 }

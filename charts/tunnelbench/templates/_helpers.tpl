@@ -36,3 +36,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "tunnelbench.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
+
+{{/* The ValidatingWebhookConfiguration: cluster-scoped, so named with the release's namespace. */}}
+{{- define "tunnelbench.webhookConfiguration" -}}
+{{- printf "%s-%s" (include "tunnelbench.fullname" .) .Release.Namespace | trunc 63 | trimSuffix "-" }}
+{{- end }}

@@ -1,0 +1,186 @@
+// Package admission decides whether a TunnelBenchmark may be created or changed by the user who
+// asks: the operator holds more privilege than the people who create benchmarks (it reads Secrets,
+// hands them to pods, asks issuers for certificates, shapes pods' traffic with chaos-mesh), so a
+// benchmark is admitted only when its creator could have done each of those things themselves.
+//
+// Required lists, from the spec alone, what the user must be allowed to do (pure, tested without
+// an API server); Validator asks the API server (SubjectAccessReview) for each, as the requesting
+// user, and refuses the benchmark naming the field, the verb and the object.
+package admission
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+)
+
+// Access is one thing the requesting user must be allowed to do for the benchmark to be admitted.
+type Access struct {
+	// Field is the spec field that asks the operator to do it.
+	Field *field.Path
+	// Attributes are the verb and the object, as a SubjectAccessReview asks about them.
+	Attributes authorizationv1.ResourceAttributes
+	// Why says what the operator would do with it, for the refusal.
+	Why string
+}
+
+// String names the access as a refusal does: `get` on Secret team-a/pg-app.
+func (a Access) String() string {
+	r := a.Attributes
+	what := r.Resource
+	if r.Group != "" {
+		what += "." + r.Group
+	}
+	object := what
+	switch {
+	case r.Name != "" && r.Namespace != "":
+		object = fmt.Sprintf("%s %s/%s", what, r.Namespace, r.Name)
+	case r.Name != "":
+		object = fmt.Sprintf("%s %s", what, r.Name)
+	case r.Namespace != "":
+		object = fmt.Sprintf("%s in namespace %s", what, r.Namespace)
+	}
+	return fmt.Sprintf("%q on %s", r.Verb, object)
+}
+
+// Resources the checks ask about.
+const (
+	cnpgGroup       = "postgresql.cnpg.io"
+	certManager     = "cert-manager.io"
+	verbUse         = "use"
+	resourceSecrets = "secrets"
+)
+
+// Required lists what the requesting user must be allowed to do for tb, in the benchmark's
+// namespace unless said otherwise:
+//   - `get` every Secret the spec names (the server's credentials and CA, a client certificate):
+//     the operator reads them and mounts them into the runner pod;
+//   - `create` CloudNativePG Clusters, for a managed server the operator creates for them;
+//   - `create` cert-manager Certificates when spec.tls names an issuer, and `use` the
+//     ClusterIssuer when it is one: a ClusterIssuer signs for every namespace, so naming one is a
+//     privilege its administrator grants by name, as PodSecurityPolicy's `use` was;
+//   - `create` chaos-mesh NetworkChaos in another namespace a chaos-mesh link would shape (its
+//     far end, a Service there, gets the delay of the way back).
+func Required(tb *benchv1.TunnelBenchmark) ([]Access, error) {
+	ns := tb.Namespace
+	secrets, err := transport.UserNamedSecrets(tb)
+	if err != nil {
+		return nil, err
+	}
+	var out []Access
+	for _, s := range secrets {
+		out = append(out, Access{Field: s.Field, Why: "the operator reads it and mounts it into the runner pod (" + s.What + ")",
+			Attributes: authorizationv1.ResourceAttributes{Verb: "get", Resource: resourceSecrets, Namespace: ns, Name: s.Name}})
+	}
+	if tb.Spec.Server.Managed != nil {
+		out = append(out, Access{Field: field.NewPath("spec", "server", "managed"),
+			Why: "the operator creates a CloudNativePG Cluster for the benchmark",
+			Attributes: authorizationv1.ResourceAttributes{Verb: "create", Group: cnpgGroup,
+				Resource: "clusters", Namespace: ns}})
+	}
+	out = append(out, issuerAccess(tb)...)
+	chaos, err := chaosAccess(tb)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, chaos...), nil
+}
+
+// issuerAccess is what spec.tls.issuerRef needs: the Certificates the operator creates there,
+// and a ClusterIssuer's `use`.
+func issuerAccess(tb *benchv1.TunnelBenchmark) []Access {
+	if tb.Spec.TLS == nil {
+		return nil
+	}
+	ref := tb.Spec.TLS.IssuerRef
+	f := field.NewPath("spec", "tls", "issuerRef")
+	out := []Access{{Field: f, Why: "the operator asks the issuer for certificates in this namespace",
+		Attributes: authorizationv1.ResourceAttributes{Verb: "create", Group: certManager,
+			Resource: "certificates", Namespace: tb.Namespace}}}
+	if ref.Kind == "ClusterIssuer" {
+		group := ref.Group
+		if group == "" {
+			group = certManager
+		}
+		out = append(out, Access{Field: f, Why: "a ClusterIssuer signs for every namespace: naming one is granted by name",
+			Attributes: authorizationv1.ResourceAttributes{Verb: verbUse, Group: group, Resource: "clusterissuers", Name: ref.Name}})
+	}
+	return out
+}
+
+// chaosAccess is the NetworkChaos a chaos-mesh link would put in another namespace: the far end
+// of a link is the server's host, and a host of the cluster's DNS in another namespace makes the
+// operator select that namespace's pods.
+func chaosAccess(tb *benchv1.TunnelBenchmark) ([]Access, error) {
+	e := tb.Spec.Server.External
+	if e == nil {
+		return nil, nil
+	}
+	_, far, ok := chaosmesh.ServiceOf(e.Host, tb.Namespace)
+	if !ok || far == tb.Namespace {
+		return nil, nil
+	}
+	for i, t := range tb.Spec.Transports {
+		link, err := tb.NetworkFor(t)
+		if err != nil {
+			return nil, err
+		}
+		if link.Emulator != benchv1.EmulatorChaosMesh || !link.Emulated() {
+			continue
+		}
+		f := field.NewPath("spec", "network")
+		if t.Network != nil {
+			f = field.NewPath("spec", "transports").Index(i).Child("network")
+		}
+		return []Access{{Field: f, Why: fmt.Sprintf("its link's far end, %s, is a Service of namespace %s, "+
+			"whose pods the operator's NetworkChaos would shape", e.Host, far),
+			Attributes: authorizationv1.ResourceAttributes{Verb: "create", Group: chaosmesh.NetworkChaosGVK.Group,
+				Resource: "networkchaos", Namespace: far}}}, nil
+	}
+	return nil, nil
+}
+
+// Policy is what the operator's administrator allows every benchmark, set in the chart.
+type Policy struct {
+	// DefaultRunnerImage is the operator's own runner image, always allowed.
+	DefaultRunnerImage string
+	// RunnerImages are the other images spec.runner.image may name: a reference as written, or a
+	// prefix ending in "*" (registry.example.com/tunnelbench/*).
+	RunnerImages []string
+}
+
+// Refusals are what the policy refuses in tb whoever asks: a runner image off the list (the
+// image receives the server's password and keys).
+func (p Policy) Refusals(tb *benchv1.TunnelBenchmark) field.ErrorList {
+	if tb.Spec.Runner == nil || tb.Spec.Runner.Image == "" || p.allows(tb.Spec.Runner.Image) {
+		return nil
+	}
+	list := "is empty"
+	if len(p.RunnerImages) > 0 {
+		list = "holds " + strings.Join(p.RunnerImages, ", ")
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("spec", "runner", "image"), fmt.Sprintf(
+		"image %q is neither the operator's runner image (%s) nor in the chart's runner.allowedImages, which %s: "+
+			"the runner receives the server's password and keys, so only images the operator's administrator "+
+			"allows may run it; leave spec.runner.image empty or ask them to add it",
+		tb.Spec.Runner.Image, p.DefaultRunnerImage, list))}
+}
+
+func (p Policy) allows(image string) bool {
+	if image == p.DefaultRunnerImage {
+		return true
+	}
+	return slices.ContainsFunc(p.RunnerImages, func(allowed string) bool {
+		if prefix, ok := strings.CutSuffix(allowed, "*"); ok {
+			return strings.HasPrefix(image, prefix)
+		}
+		return image == allowed
+	})
+}
