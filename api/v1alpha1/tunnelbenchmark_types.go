@@ -744,15 +744,18 @@ const (
 	ReasonAuthenticationFailed = "AuthenticationFailed"
 	ReasonConnectionRejected   = "ConnectionRejected"
 	ReasonTLSError             = "TLSError"
-	ReasonPgbenchError         = "PgbenchError"
-	ReasonJobFailed            = "JobFailed"
-	ReasonTunnelDown           = "TunnelDown"
-	ReasonPoolerUnavailable    = "PoolerUnavailable"
-	ReasonClusterNotReady      = "ClusterNotReady"
-	ReasonCertificateNotReady  = "CertificateNotReady"
-	ReasonTimeout              = "Timeout"
-	ReasonSecretNotFound       = "SecretNotFound"
-	ReasonInvalidSecret        = "InvalidSecret"
+	// ReasonClearTextPassword: the server asked for the password in clear text over a connection
+	// that TLS does not protect; the runner did not send it, and pgbench never ran.
+	ReasonClearTextPassword   = "ClearTextPassword"
+	ReasonPgbenchError        = "PgbenchError"
+	ReasonJobFailed           = "JobFailed"
+	ReasonTunnelDown          = "TunnelDown"
+	ReasonPoolerUnavailable   = "PoolerUnavailable"
+	ReasonClusterNotReady     = "ClusterNotReady"
+	ReasonCertificateNotReady = "CertificateNotReady"
+	ReasonTimeout             = "Timeout"
+	ReasonSecretNotFound      = "SecretNotFound"
+	ReasonInvalidSecret       = "InvalidSecret"
 	// ReasonOwnershipConflict: an object the benchmark would create already exists and belongs to
 	// someone else; the operator neither uses nor deletes it.
 	ReasonOwnershipConflict = "OwnershipConflict"

@@ -5,6 +5,7 @@
 package pgtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -38,6 +39,9 @@ type Options struct {
 	RequireTLS bool
 	// Settings are extra postgres -c settings.
 	Settings map[string]string
+	// HostAuth is pg_hba.conf's method for TCP connections; default scram-sha-256. "password"
+	// asks for the password in clear text.
+	HostAuth string
 }
 
 // Server is a running PostgreSQL.
@@ -126,9 +130,10 @@ func Start(dir string, opts Options) (*Server, error) {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb failed: %w: %s", err, out)
 	}
-	hba := "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\n"
+	method := cmp.Or(opts.HostAuth, "scram-sha-256")
+	hba := "local all all trust\nhostssl all all 127.0.0.1/32 " + method + "\n"
 	if !opts.RequireTLS {
-		hba += "hostnossl all all 127.0.0.1/32 scram-sha-256\n"
+		hba += "hostnossl all all 127.0.0.1/32 " + method + "\n"
 	}
 	if err := os.WriteFile(filepath.Join(data, "pg_hba.conf"), []byte(hba), 0o600); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -55,6 +56,7 @@ func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration
 		// certificate against PGHOST (the link proxy's loopback end of a path).
 		cfg.LookupFunc = func(context.Context, string) ([]string, error) { return []string{addr}, nil }
 	}
+	refuseClearTextWithoutTLS(&cfg.Config)
 	deadline := time.Now().Add(wait)
 	for {
 		conn, err := connect(ctx, cfg)
@@ -120,6 +122,30 @@ func socketTLS(conn *pgx.Conn) *report.TLS {
 	return &report.TLS{Version: version, Cipher: tls.CipherSuiteName(state.CipherSuite)}
 }
 
+// noClearText is libpq's require_auth for "anything but a clear-text password".
+const noClearText = "!password"
+
+// refuseClearTextWithoutTLS has the preflight refuse to send the password in clear text over a
+// socket that TLS does not protect (libpq 15's pgbench cannot refuse it; require_auth came with
+// libpq 16): a listener at spec.server's host, or anything on the path past a tunnel's end, would
+// read it. The preflight goes first, through the same path, so a server that asks for it fails
+// the benchmark before pgbench connects. Each attempt decides by its own socket: sslmode=prefer's
+// plain fallback is refused too.
+func refuseClearTextWithoutTLS(cfg *pgconn.Config) {
+	previous := cfg.AfterNetConnect
+	cfg.AfterNetConnect = func(ctx context.Context, c *pgconn.Config, conn net.Conn) (net.Conn, error) {
+		if _, encrypted := conn.(*tls.Conn); encrypted {
+			c.RequireAuth = ""
+		} else {
+			c.RequireAuth = noClearText
+		}
+		if previous != nil {
+			return previous(ctx, c, conn)
+		}
+		return conn, nil
+	}
+}
+
 // classify maps a connection error to a failure reason with a message that says what to do.
 func classify(err error) *FailureError {
 	var pgErr *pgconn.PgError
@@ -140,6 +166,11 @@ func classify(err error) *FailureError {
 		default:
 			return &FailureError{Reason: benchv1.ReasonConnectionRejected, Message: pgErr.Message}
 		}
+	}
+	if strings.Contains(err.Error(), "require_auth") {
+		return &FailureError{Reason: benchv1.ReasonClearTextPassword, Message: "the server asked for the password in " +
+			"clear text over a connection TLS does not protect, and the runner did not send it (" + err.Error() + "): use a " +
+			"tls transport, or have the server ask for scram-sha-256 (password_encryption and pg_hba.conf)"}
 	}
 	if isTLSError(err) {
 		return &FailureError{Reason: benchv1.ReasonTLSError,

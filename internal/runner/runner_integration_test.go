@@ -228,6 +228,7 @@ func TestRunFailuresAreClassified(t *testing.T) {
 	pgtest.SkipIfShort(t)
 	s := startServer(t, pgtest.Options{})
 	tlsOnly := startServer(t, pgtest.Options{RequireTLS: true})
+	clearText := startServer(t, pgtest.Options{HostAuth: "password"})
 	tests := []struct {
 		name       string
 		server     *pgtest.Server
@@ -244,6 +245,10 @@ func TestRunFailuresAreClassified(t *testing.T) {
 			wantReason: benchv1.ReasonConnectionRejected, wantText: `database "missing" does not exist`},
 		{name: "pg_hba requires TLS", server: tlsOnly, sslmode: "disable",
 			wantReason: benchv1.ReasonConnectionRejected, wantText: "no pg_hba.conf entry"},
+		// A server (or a listener in its place) that asks for the password in clear text over a
+		// plain connection: the preflight does not send it, and pgbench never connects.
+		{name: "a clear-text password asked without TLS", server: clearText, sslmode: "disable",
+			wantReason: benchv1.ReasonClearTextPassword, wantText: "use a tls transport"},
 		{name: "untrusted server certificate", server: s, sslmode: "verify-full", override: map[string]string{"PGSSLROOTCERT": s.OtherCAFile},
 			wantReason: benchv1.ReasonTLSError, wantText: "certificate"},
 		{name: "nothing listens", server: s, sslmode: "disable", override: map[string]string{"PGPORT": "1"}, wait: time.Second,
@@ -288,6 +293,19 @@ func TestRunFailuresAreClassified(t *testing.T) {
 				t.Error("the password leaked into the failure message")
 			}
 		})
+	}
+}
+
+// TestClearTextPasswordOverTLS: the same server's clear-text request over TLS is answered (the
+// password is protected by the session), and the run completes: the rule is about the socket.
+func TestClearTextPasswordOverTLS(t *testing.T) {
+	pgtest.SkipIfShort(t)
+	s := startServer(t, pgtest.Options{HostAuth: "password"})
+	setEnv(t, s.Env("require"))
+	t.Setenv(runspec.ScriptEnv, "select 1;")
+	rep, out, err := runOnce(t, Options{Run: runspec.Run{Load: runspec.Load{Script: true, Duration: time.Second}, Tunnels: 1}})
+	if err != nil || rep.Failure != nil {
+		t.Fatalf("run over TLS failed: %v %+v\n%s", err, rep.Failure, out)
 	}
 }
 
