@@ -6,7 +6,6 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,9 +15,10 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
-// Validator is the validating webhook of TunnelBenchmarks: on create, and on an update that asks
-// for more than the benchmark did before, it refuses what the policy refuses and every access the
-// requesting user does not hold.
+// Validator is the validating webhook of TunnelBenchmarks, called on create only: the spec is
+// immutable but for spec.cancel (the CRD's rules), so an update asks for nothing new, and a webhook
+// on updates would hold every finalizer while the operator is down (a namespace stuck in
+// Terminating). It refuses what the policy refuses and every access the requesting user lacks.
 type Validator struct {
 	// Client creates SubjectAccessReviews (the operator's role: create subjectaccessreviews).
 	Client client.Client
@@ -29,17 +29,12 @@ var _ admission.Validator[*benchv1.TunnelBenchmark] = (*Validator)(nil)
 
 // ValidateCreate checks a new benchmark.
 func (v *Validator) ValidateCreate(ctx context.Context, tb *benchv1.TunnelBenchmark) (admission.Warnings, error) {
-	return nil, v.validate(ctx, nil, tb)
+	return nil, v.validate(ctx, tb)
 }
 
-// ValidateUpdate checks only what the new spec asks beyond the old one: removing a finalizer, the
-// operator's own update, or cancelling needs nothing new, and a benchmark admitted once is not
-// refused later because its creator's rights changed.
-func (v *Validator) ValidateUpdate(ctx context.Context, old, tb *benchv1.TunnelBenchmark) (admission.Warnings, error) {
-	if equality.Semantic.DeepEqual(old.Spec, tb.Spec) {
-		return nil, nil
-	}
-	return nil, v.validate(ctx, old, tb)
+// ValidateUpdate admits every update: the webhook is not called for them (see Validator).
+func (v *Validator) ValidateUpdate(context.Context, *benchv1.TunnelBenchmark, *benchv1.TunnelBenchmark) (admission.Warnings, error) {
+	return nil, nil
 }
 
 // ValidateDelete admits every deletion.
@@ -47,20 +42,16 @@ func (v *Validator) ValidateDelete(context.Context, *benchv1.TunnelBenchmark) (a
 	return nil, nil
 }
 
-func (v *Validator) validate(ctx context.Context, old, tb *benchv1.TunnelBenchmark) error {
+func (v *Validator) validate(ctx context.Context, tb *benchv1.TunnelBenchmark) error {
 	req, err := admission.RequestFromContext(ctx)
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("the admission request is not in the context: %w", err))
 	}
-	var errs field.ErrorList
-	if old == nil || runnerImage(old) != runnerImage(tb) {
-		errs = v.Policy.Refusals(tb)
-	}
+	errs := v.Policy.Refusals(tb)
 	required, err := Required(tb)
 	if err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec"), "", err.Error()))
 	}
-	required = newSince(old, required)
 	for _, a := range required {
 		allowed, reason, err := v.allowed(ctx, req.UserInfo, a.Attributes)
 		if err != nil {
@@ -81,28 +72,6 @@ func (v *Validator) validate(ctx context.Context, old, tb *benchv1.TunnelBenchma
 	return apierrors.NewInvalid(benchv1.GroupVersion.WithKind("TunnelBenchmark").GroupKind(), tb.Name, errs)
 }
 
-// newSince drops the accesses old already required: they were checked when old was admitted.
-func newSince(old *benchv1.TunnelBenchmark, required []Access) []Access {
-	if old == nil {
-		return required
-	}
-	before, err := Required(old)
-	if err != nil {
-		return required
-	}
-	var out []Access
-	for _, a := range required {
-		seen := false
-		for _, b := range before {
-			seen = seen || b.Attributes == a.Attributes
-		}
-		if !seen {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
 // allowed asks the API server whether user may do attrs (a SubjectAccessReview, which answers
 // with the cluster's own authorizers: RBAC, and any webhook authorizer).
 func (v *Validator) allowed(ctx context.Context, user authenticationv1.UserInfo,
@@ -117,13 +86,6 @@ func (v *Validator) allowed(ctx context.Context, user authenticationv1.UserInfo,
 		return false, "", err
 	}
 	return review.Status.Allowed && !review.Status.Denied, review.Status.Reason, nil
-}
-
-func runnerImage(tb *benchv1.TunnelBenchmark) string {
-	if tb.Spec.Runner == nil {
-		return ""
-	}
-	return tb.Spec.Runner.Image
 }
 
 // Path is where the webhook server serves the validator, as controller-runtime derives it from

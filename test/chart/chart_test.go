@@ -279,6 +279,10 @@ func TestValues(t *testing.T) {
 				hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
 				hook := hooks[0].(map[string]any)
 				svc, _, _ := unstructured.NestedStringMap(hook, "clientConfig", "service")
+				// Creates only: an update webhook would hold finalizers while the operator is down.
+				if rules := hook["rules"].([]any); !reflect.DeepEqual(rules[0].(map[string]any)["operations"], []any{"CREATE"}) {
+					t.Errorf("rules %v, want CREATE only", rules)
+				}
 				if hook["failurePolicy"] != "Fail" || svc["name"] != "tb-tunnelbench-webhook" ||
 					svc["path"] != "/validate-bench-tunnelbench-io-v1alpha1-tunnelbenchmark" || hook["namespaceSelector"] != nil {
 					t.Errorf("webhook %v", hook)
