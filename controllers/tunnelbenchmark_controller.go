@@ -198,7 +198,7 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 // (unless it runs with --enable-certificate-owner-ref), so garbage collection would leave them
 // behind; and one with a chaos-mesh link until its NetworkChaos objects are gone (needsCleanup).
 // It is set while such a benchmark runs and removed once it has ended and cleaned up.
-const CleanupFinalizer = "bench.tunnelbench.io/cleanup"
+const CleanupFinalizer = benchv1.CleanupFinalizer
 
 // needsCleanup reports whether garbage collection alone would leave something of the benchmark
 // behind: cert-manager's Secrets, or NetworkChaos objects that chaos-mesh's finalizer holds once

@@ -28,6 +28,10 @@ const (
 
 	// InitTransportLabel is the transport label value of the `pgbench -i` Job.
 	InitTransportLabel = "init"
+
+	// CleanupFinalizer holds a benchmark until the operator removed what garbage collection would
+	// leave of it (controllers.needsCleanup); the uninstall hook releases it too.
+	CleanupFinalizer = "bench.tunnelbench.io/cleanup"
 )
 
 // maxNameLength keeps derived names usable as label values and as Service names (DNS labels):

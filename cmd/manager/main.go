@@ -35,6 +35,7 @@ func main() {
 		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout    time.Duration
 		maxTimeout                                                     time.Duration
 		hook                                                           webhookFlags
+		endWait                                                        time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
@@ -70,6 +71,9 @@ func main() {
 	flag.IntVar(&jobsTTL, "ttl-seconds-after-finished", -1,
 		"seconds an ended benchmark keeps its Jobs and pods when its spec.ttlSecondsAfterFinished is unset (-1 keeps them until it is deleted)")
 	hook.bind(flag.CommandLine)
+	flag.DurationVar(&endWait, "end-benchmarks", 0,
+		"do not run: cancel every benchmark, wait this long for the operator to end and release them, "+
+			"release those it did not, and exit (the chart's pre-delete hook)")
 	opts := zap.Options{Development: false}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -90,6 +94,13 @@ func main() {
 	}
 
 	restConfig := ctrl.GetConfigOrDie()
+	if endWait > 0 {
+		if err := endBenchmarks(restConfig, scheme, splitList(watchNamespaces), endWait, setupLog); err != nil {
+			setupLog.Error(err, "Cannot end the benchmarks")
+			os.Exit(1)
+		}
+		return
+	}
 	if err := hook.prepare(restConfig, scheme, setupLog); err != nil {
 		setupLog.Error(err, "Cannot prepare the webhook's certificate")
 		os.Exit(1)

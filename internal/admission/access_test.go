@@ -24,10 +24,12 @@ func external(host string) benchv1.ServerSpec {
 }
 
 var (
-	cnpg        = benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "pg"}}
-	verifyFull  = benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeVerifyFull}}
-	tlsRequire  = benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeRequire}}
-	clientCert  = benchv1.TransportSpec{Name: "mtls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeRequire, ClientCertSecret: &benchv1.LocalObjectReference{Name: "client-tls"}}}
+	cnpg       = benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "pg"}}
+	verifyFull = benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS,
+		TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeVerifyFull}}
+	tlsRequire = benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeRequire}}
+	clientCert = benchv1.TransportSpec{Name: "mtls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{
+		SSLMode: benchv1.SSLModeRequire, ClientCertSecret: &benchv1.LocalObjectReference{Name: "client-tls"}}}
 	chaosLink   = &benchv1.NetworkSpec{Emulator: benchv1.EmulatorChaosMesh, Bandwidth: "1Mbit"}
 	userspaceIt = &benchv1.NetworkSpec{Emulator: benchv1.EmulatorUserspace, Bandwidth: "1Mbit"}
 )

@@ -6,6 +6,7 @@ package chart
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,6 +348,28 @@ func TestValues(t *testing.T) {
 			},
 		},
 		{
+			name: "helm uninstall first ends every benchmark, as the operator",
+			set:  []string{"watchNamespaces={team-a}", "uninstall.wait=30s"},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				job := find(objs, "Job", "tb-tunnelbench-end-benchmarks")
+				if job == nil || job.GetAnnotations()["helm.sh/hook"] != "pre-delete" {
+					t.Fatalf("no pre-delete hook Job: %v", job)
+				}
+				spec, _, _ := unstructured.NestedMap(job.Object, "spec", "template", "spec")
+				c := spec["containers"].([]any)[0].(map[string]any)
+				if spec["serviceAccountName"] != "tb-tunnelbench" ||
+					!reflect.DeepEqual(c["args"], []any{"--end-benchmarks=30s", "--watch-namespaces=team-a"}) {
+					t.Errorf("the hook runs as %v with %v", spec["serviceAccountName"], c["args"])
+				}
+				if sc := c["securityContext"].(map[string]any); sc["readOnlyRootFilesystem"] != true || sc["allowPrivilegeEscalation"] != false {
+					t.Errorf("the hook's securityContext %v", sc)
+				}
+				if d, _, _ := unstructured.NestedFieldNoCopy(job.Object, "spec", "activeDeadlineSeconds"); fmt.Sprint(d) != "150" {
+					t.Errorf("activeDeadlineSeconds %d, want the wait and two minutes", d)
+				}
+			},
+		},
+		{
 			name: "webhook off",
 			set:  []string{"webhook.enabled=false"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
@@ -385,6 +408,7 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		{"metrics.port=80", "port"},
 		{"unknownKey=1", "unknownKey"},
 		{"webhook.failurePolicy=Maybe", "failurePolicy"},
+		{"uninstall.wait=2m", "wait"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.set, func(t *testing.T) {

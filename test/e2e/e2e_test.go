@@ -416,6 +416,9 @@ spec:
 		faultsWithChaosMesh(t, ns, pg)
 	})
 	t.Run("the operator never restarted", operatorNeverRestarted)
+	t.Run("helm uninstall ends a running benchmark, and its namespace goes", func(t *testing.T) {
+		helmUninstallEndsBenchmarks(t, ns, pg)
+	})
 }
 
 // poolerTransportsComplete runs every transport with a new connection per transaction and a
