@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -203,4 +205,74 @@ func startIssuedClientCertificate(t *testing.T, name string) (string, *benchv1.T
 	cert := tb.ClientCertificateName("tls")
 	issue(t, waitForCertificate(t, ns, cert))
 	return ns, tb, cert
+}
+
+// TestReapplyWaitsForTheEarlierBenchmark: a benchmark deleted and applied again at once finds the
+// objects of the earlier one (same derived names) still there, as the garbage collector removes
+// them on its own time. It waits for them, saying so, instead of failing OwnershipConflict, and
+// runs once they are gone (envtest has no garbage collector: the test plays it).
+func TestReapplyWaitsForTheEarlierBenchmark(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+	first := newBenchmark(ns, "again")
+	if err := testClient.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	oldJob := waitForJob(t, ns, jobName(first.Name, "direct"))
+	if err := testClient.Delete(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the first benchmark gone", func() error {
+		if err := testClient.Get(ctx, client.ObjectKeyFromObject(first), &benchv1.TunnelBenchmark{}); !apierrors.IsNotFound(err) {
+			return errorf("still there (%v)", err)
+		}
+		return nil
+	})
+	second := newBenchmark(ns, "again")
+	if err := testClient.Create(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func() error {
+		got := getBenchmark(t, ns, second.Name)
+		c := meta.FindStatusCondition(got.Status.Conditions, benchv1.ConditionProgressing)
+		switch {
+		case got.Status.Phase == benchv1.PhaseFailed:
+			return errorf("failed: %+v", meta.FindStatusCondition(got.Status.Conditions, benchv1.ConditionFailed))
+		case c == nil || !strings.Contains(c.Message, "earlier benchmark of this name"):
+			return errorf("Progressing %+v", c)
+		}
+		return nil
+	}
+	eventually(t, 10*time.Second, "the second benchmark to wait for the first one's objects", waiting)
+	consistently(t, 2*time.Second, "the second benchmark to keep waiting", waiting)
+
+	// The garbage collector's part: everything the first benchmark owned goes.
+	for _, list := range []client.ObjectList{&batchv1.JobList{}, &corev1.ConfigMapList{}, &corev1.ServiceAccountList{},
+		&rbacv1.RoleList{}, &rbacv1.RoleBindingList{}} {
+		if err := testClient.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		items, _ := meta.ExtractList(list)
+		for _, item := range items {
+			o := item.(client.Object)
+			if ref := metav1.GetControllerOf(o); ref != nil && ref.UID == first.UID {
+				if err := testClient.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	eventually(t, 15*time.Second, "the second benchmark's own Job", func() error {
+		job := &batchv1.Job{}
+		if err := testClient.Get(ctx, client.ObjectKeyFromObject(oldJob), job); err != nil {
+			return err
+		}
+		if !metav1.IsControlledBy(job, second) {
+			return errorf("Job %s is still the first benchmark's", job.Name)
+		}
+		return nil
+	})
 }

@@ -58,6 +58,10 @@ func (r *TunnelBenchmarkReconciler) ensurePeer(ctx context.Context, tb *benchv1.
 	case err != nil:
 		return false, nil, fmt.Errorf("cannot get %s %s: %w", kind, p.Object.GetName(), err)
 	}
+	if ofEarlierBenchmark(stored, tb) {
+		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Waiting", leftoverMessage(kind, stored))
+		return false, nil, nil
+	}
 	if !metav1.IsControlledBy(stored, tb) {
 		return false, &peerProblem{notOwned: true, message: notOwnedMessage(kind, stored)}, nil
 	}
@@ -107,6 +111,22 @@ func notInstalled(p transport.Peer, kind string) string {
 		return p.NotInstalled
 	}
 	return fmt.Sprintf("the %s kind is not installed in this cluster", kind)
+}
+
+// ofEarlierBenchmark reports whether o belongs to an earlier benchmark of this one's name, deleted
+// (two benchmarks of one name cannot exist at once): delete and re-apply creates the new one
+// while the garbage collector is still removing the old one's objects, which have the same
+// derived names. They go by themselves; the new benchmark waits for them instead of failing
+// OwnershipConflict. Their owner reference names the kind, the name and the old UID.
+func ofEarlierBenchmark(o metav1.Object, tb *benchv1.TunnelBenchmark) bool {
+	ref := metav1.GetControllerOf(o)
+	return ref != nil && ref.Kind == "TunnelBenchmark" && ref.Name == tb.Name && ref.UID != tb.UID &&
+		ref.APIVersion == benchv1.GroupVersion.String()
+}
+
+// leftoverMessage says what a benchmark waits for while an earlier one's object goes.
+func leftoverMessage(kind string, o client.Object) string {
+	return fmt.Sprintf("waiting for the garbage collector to remove %s %s of the earlier benchmark of this name", kind, o.GetName())
 }
 
 // notOwnedMessage names an object the benchmark refuses to use, and its owner.

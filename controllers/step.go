@@ -99,6 +99,10 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	if err != nil {
 		return stepOutcome{}, fmt.Errorf("cannot get Job %s: %w", key.Name, err)
 	}
+	if ofEarlierBenchmark(job, tb) {
+		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Waiting", leftoverMessage("Job", job))
+		return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
+	}
 	if !metav1.IsControlledBy(job, tb) {
 		return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
 			"Job %s exists but does not belong to this benchmark: delete it or rename the benchmark", key.Name)}, nil
