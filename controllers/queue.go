@@ -85,25 +85,48 @@ func started(tb *benchv1.TunnelBenchmark) bool {
 }
 
 // aheadInCluster counts the benchmarks that hold or take a place under the cluster-wide limit before
-// tb: those started, and those older than tb that wait only for the limit (their server is free).
-// Counting the second kind keeps the order first come, first served across concurrent passes.
-func aheadInCluster(tb *benchv1.TunnelBenchmark, all []benchv1.TunnelBenchmark) int {
+// tb: those started, and those older than tb that wait only for the limit (their server free, and
+// their namespace under its own limit perNamespace). Counting the second kind keeps the order first
+// come, first served across concurrent passes; not counting those their namespace holds back lets
+// another namespace's benchmark take the place one namespace may not.
+func aheadInCluster(tb *benchv1.TunnelBenchmark, all []benchv1.TunnelBenchmark, perNamespace int) int {
 	n := 0
 	for i := range all {
 		o := &all[i]
-		if o.UID == tb.UID || o.Status.Phase.IsTerminal() || !o.DeletionTimestamp.IsZero() || o.Spec.Cancel {
+		if !inLine(o, tb) {
 			continue
 		}
-		if started(o) || (before(o, tb) && ahead(o, all) == nil) {
+		if started(o) || (before(o, tb) && ahead(o, all) == nil &&
+			(perNamespace <= 0 || aheadInNamespace(o, all) < perNamespace)) {
 			n++
 		}
 	}
 	return n
 }
 
+// aheadInNamespace counts, among the benchmarks of tb's namespace, those that hold or take a place
+// before tb, as aheadInCluster does in the cluster.
+func aheadInNamespace(tb *benchv1.TunnelBenchmark, all []benchv1.TunnelBenchmark) int {
+	n := 0
+	for i := range all {
+		o := &all[i]
+		if o.Namespace == tb.Namespace && inLine(o, tb) && (started(o) || (before(o, tb) && ahead(o, all) == nil)) {
+			n++
+		}
+	}
+	return n
+}
+
+// inLine reports whether o, another benchmark than tb, may hold a place: not ended, deleted or
+// cancelled.
+func inLine(o, tb *benchv1.TunnelBenchmark) bool {
+	return o.UID != tb.UID && !o.Status.Phase.IsTerminal() && o.DeletionTimestamp.IsZero() && !o.Spec.Cancel
+}
+
 // queue holds a benchmark that has not started while another benchmark of its server is ahead of
-// it, or while the cluster runs MaxRunning benchmarks. It reports whether the benchmark waits;
-// its clock (spec.timeout) starts when it leaves.
+// it, while its namespace runs MaxRunningPerNamespace benchmarks, or while the cluster runs
+// MaxRunning. It reports whether the benchmark waits; its clock (spec.timeout) starts when it
+// leaves.
 func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.TunnelBenchmark) (bool, error) {
 	list := &benchv1.TunnelBenchmarkList{}
 	if err := r.List(ctx, list); err != nil {
@@ -113,7 +136,11 @@ func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.Tunne
 	if first := ahead(tb, list.Items); first != nil {
 		reason, msg = "WaitingForServer", fmt.Sprintf("benchmark %s/%s (%s) measures the same server (%s); this one starts when it ends",
 			first.Namespace, first.Name, first.Status.Phase, serverKey(tb))
-	} else if n := aheadInCluster(tb, list.Items); r.MaxRunning > 0 && n >= r.MaxRunning {
+	} else if n := aheadInNamespace(tb, list.Items); r.MaxRunningPerNamespace > 0 && n >= r.MaxRunningPerNamespace {
+		reason, msg = "NamespaceLimit", fmt.Sprintf("%d benchmarks of namespace %s run or are ahead in line, and a namespace "+
+			"runs at most %d at once (the chart's maxRunningBenchmarksPerNamespace); this one starts when one of them ends",
+			n, tb.Namespace, r.MaxRunningPerNamespace)
+	} else if n := aheadInCluster(tb, list.Items, r.MaxRunningPerNamespace); r.MaxRunning > 0 && n >= r.MaxRunning {
 		reason, msg = "ClusterLimit", fmt.Sprintf("%d benchmarks run or are ahead in line, and the operator runs at most %d at once "+
 			"(the chart's maxRunningBenchmarks); this one starts when a place frees up", n, r.MaxRunning)
 	}

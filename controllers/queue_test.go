@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,7 @@ func TestAheadInCluster(t *testing.T) {
 	for name, want := range map[string]int{"waiting-c": 2, "new-d": 3, "running-a": 1, "behind-a": 2} {
 		for i := range all {
 			if all[i].Name == name {
-				if got := aheadInCluster(&all[i], all); got != want {
+				if got := aheadInCluster(&all[i], all, 0); got != want {
 					t.Errorf("%s: %d ahead, want %d", name, got, want)
 				}
 			}
@@ -140,35 +141,92 @@ func TestAheadInCluster(t *testing.T) {
 	}
 }
 
-// TestClusterLimit: with MaxRunning 1, a benchmark of another server waits in Queued (its clock
-// not started, reason ClusterLimit) until the running one ends, then runs.
+// TestClusterLimit: with MaxRunning 1, or MaxRunningPerNamespace 1, a benchmark of another server
+// waits in Queued (its clock not started, reason ClusterLimit or NamespaceLimit) until the running
+// one ends, then runs.
 func TestClusterLimit(t *testing.T) {
-	needsEnvtest(t)
-	ns := newNamespace(t)
-	createCNPGSecrets(t, ns)
-	createReadyCluster(t, ns, "pg2")
-	createClusterSecrets(t, ns, "pg2")
-	// Watching this namespace only: the other tests' benchmarks, running or left running by
-	// operators they stopped, would hold the cluster's one place.
-	startOperatorAs(t, operatorUser, []string{ns}, func(r *TunnelBenchmarkReconciler) { r.MaxRunning = 1 })
-	ctx := context.Background()
-	first := newBenchmark(ns, "first")
-	if err := testClient.Create(ctx, first); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name, reason, says string
+		limit              func(*TunnelBenchmarkReconciler)
+	}{
+		{"the cluster's", "ClusterLimit", "runs at most 1 at once", func(r *TunnelBenchmarkReconciler) { r.MaxRunning = 1 }},
+		{"the namespace's", "NamespaceLimit", "a namespace runs at most 1 at once",
+			func(r *TunnelBenchmarkReconciler) { r.MaxRunning, r.MaxRunningPerNamespace = 4, 1 }},
 	}
-	firstJob := waitForJob(t, ns, jobName("first", "direct"))
-	other := newBenchmark(ns, "other-server")
-	other.Spec.Server.CNPG.ClusterName = "pg2"
-	if err := testClient.Create(ctx, other); err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			needsEnvtest(t)
+			ns := newNamespace(t)
+			createCNPGSecrets(t, ns)
+			createReadyCluster(t, ns, "pg2")
+			createClusterSecrets(t, ns, "pg2")
+			// Watching this namespace only: the other tests' benchmarks, running or left running by
+			// operators they stopped, would hold the cluster's one place.
+			startOperatorAs(t, operatorUser, []string{ns}, tt.limit)
+			ctx := context.Background()
+			first := newBenchmark(ns, "first")
+			if err := testClient.Create(ctx, first); err != nil {
+				t.Fatal(err)
+			}
+			firstJob := waitForJob(t, ns, jobName("first", "direct"))
+			other := newBenchmark(ns, "other-server")
+			other.Spec.Server.CNPG.ClusterName = "pg2"
+			if err := testClient.Create(ctx, other); err != nil {
+				t.Fatal(err)
+			}
+			queued := waitForPhase(t, ns, other.Name, benchv1.PhaseQueued)
+			c := meta.FindStatusCondition(queued.Status.Conditions, benchv1.ConditionQueued)
+			if c == nil || c.Reason != tt.reason || !strings.Contains(c.Message, tt.says) || queued.Status.StartTime != nil {
+				t.Fatalf("Queued condition %+v, start time %v", c, queued.Status.StartTime)
+			}
+			finishJob(t, firstJob, 0, resultReport(1000, nil))
+			waitForPhase(t, ns, "first", benchv1.PhaseCompleted)
+			finishJob(t, waitForJob(t, ns, jobName(other.Name, "direct")), 0, resultReport(900, nil))
+			waitForPhase(t, ns, other.Name, benchv1.PhaseCompleted)
+		})
 	}
-	queued := waitForPhase(t, ns, other.Name, benchv1.PhaseQueued)
-	c := meta.FindStatusCondition(queued.Status.Conditions, benchv1.ConditionQueued)
-	if c == nil || c.Reason != "ClusterLimit" || !strings.Contains(c.Message, "runs at most 1 at once") || queued.Status.StartTime != nil {
-		t.Fatalf("Queued condition %+v, start time %v", c, queued.Status.StartTime)
+}
+
+// TestNamespaceFairness: with a namespace limit of 2 in a cluster of 3 places, namespace a's
+// queue (one running, three waiting) holds back its own third and fourth, and a later benchmark
+// of namespace b is not counted behind them: it takes the third place. Without the namespace
+// limit, a's queue would fill the cluster first.
+func TestNamespaceFairness(t *testing.T) {
+	t0 := time.Date(2026, 11, 25, 1, 0, 0, 0, time.UTC)
+	bench := func(ns, name string, created time.Duration, phase benchv1.Phase) benchv1.TunnelBenchmark {
+		return benchv1.TunnelBenchmark{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(ns + "/" + name),
+				CreationTimestamp: metav1.NewTime(t0.Add(created))},
+			Spec:   benchv1.TunnelBenchmarkSpec{Server: benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: name}}},
+			Status: benchv1.TunnelBenchmarkStatus{Phase: phase},
+		}
 	}
-	finishJob(t, firstJob, 0, resultReport(1000, nil))
-	waitForPhase(t, ns, "first", benchv1.PhaseCompleted)
-	finishJob(t, waitForJob(t, ns, jobName(other.Name, "direct")), 0, resultReport(900, nil))
-	waitForPhase(t, ns, other.Name, benchv1.PhaseCompleted)
+	all := []benchv1.TunnelBenchmark{
+		bench("a", "running", 0, benchv1.PhaseRunning),
+		bench("a", "q1", time.Second, benchv1.PhaseQueued),
+		bench("a", "q2", 2*time.Second, benchv1.PhaseQueued),
+		bench("a", "q3", 3*time.Second, benchv1.PhaseQueued),
+		bench("b", "late", 4*time.Second, ""),
+	}
+	tests := []struct {
+		name                      string
+		inNamespace, perNS2, noNS int
+	}{
+		{"q1", 1, 1, 1},   // a's second place: goes
+		{"q2", 2, 2, 2},   // a's limit reached: waits for its namespace
+		{"q3", 3, 2, 3},   // idem
+		{"late", 0, 2, 4}, // b: running and q1 ahead (q2 and q3 wait for their namespace); four without
+	}
+	for _, tt := range tests {
+		tb := &all[slices.IndexFunc(all, func(b benchv1.TunnelBenchmark) bool { return b.Name == tt.name })]
+		if got := aheadInNamespace(tb, all); got != tt.inNamespace {
+			t.Errorf("%s: %d ahead in its namespace, want %d", tt.name, got, tt.inNamespace)
+		}
+		if got := aheadInCluster(tb, all, 2); got != tt.perNS2 {
+			t.Errorf("%s: %d ahead in the cluster with a namespace limit of 2, want %d", tt.name, got, tt.perNS2)
+		}
+		if got := aheadInCluster(tb, all, 0); got != tt.noNS {
+			t.Errorf("%s: %d ahead in the cluster without a namespace limit, want %d", tt.name, got, tt.noNS)
+		}
+	}
 }

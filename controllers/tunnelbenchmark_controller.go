@@ -84,6 +84,9 @@ type TunnelBenchmarkReconciler struct {
 	// MaxRunning is how many benchmarks may run at once in the cluster (0: no limit); the others
 	// wait in phase Queued, their clocks not started.
 	MaxRunning int
+	// MaxRunningPerNamespace is how many of them one namespace may run at once (0: no limit of its
+	// own), so that one team cannot hold every place of the cluster.
+	MaxRunningPerNamespace int
 
 	// JobsTTL is how long an ended benchmark keeps its Jobs and pods when its spec does not say
 	// (spec.ttlSecondsAfterFinished); nil keeps them until the benchmark is deleted.

@@ -30,7 +30,7 @@ func main() {
 		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage string
 		metricsSecure, leaderElect, enableHTTP2, networkPolicies       bool
 		waitTimeout                                                    time.Duration
-		jobsTTL, maxReconciles, maxRunning                             int
+		jobsTTL, maxReconciles, maxRunning, maxPerNamespace            int
 		watchNamespaces, lockNamespace                                 string
 		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout    time.Duration
 		maxTimeout                                                     time.Duration
@@ -60,6 +60,8 @@ func main() {
 		"give the SSH gateway and shared poolers a NetworkPolicy admitting only their benchmark's runner pods")
 	flag.IntVar(&maxRunning, "max-running-benchmarks", 0,
 		"benchmarks running at once in the cluster; the others wait in phase Queued, their clocks not started (0: no limit)")
+	flag.IntVar(&maxPerNamespace, "max-running-benchmarks-per-namespace", 0,
+		"benchmarks one namespace may run at once, so that one team cannot hold every place (0: no limit of its own)")
 	flag.IntVar(&maxReconciles, "max-concurrent-reconciles", 2, "benchmarks reconciled at once")
 	flag.DurationVar(&reconcileTimeout, "reconcile-timeout", 30*time.Second,
 		"bound of one reconcile pass and of every API call in it")
@@ -131,11 +133,12 @@ func main() {
 		Defaults: specs.RunnerDefaults{
 			Image: runnerImage, PullPolicy: corev1.PullPolicy(pullPolicy), WaitTimeout: waitTimeout,
 		},
-		PostgresImage:   postgresImage,
-		MaxRunning:      maxRunning,
-		LockNamespace:   lockNamespace,
-		MaxTimeout:      maxTimeout,
-		NetworkPolicies: networkPolicies,
+		PostgresImage:          postgresImage,
+		MaxRunning:             maxRunning,
+		MaxRunningPerNamespace: maxPerNamespace,
+		LockNamespace:          lockNamespace,
+		MaxTimeout:             maxTimeout,
+		NetworkPolicies:        networkPolicies,
 	}
 	if jobsTTL >= 0 {
 		ttl := time.Duration(jobsTTL) * time.Second
