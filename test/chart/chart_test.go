@@ -419,3 +419,91 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterWideRightsAreTheDocumentedOnes: what the chart grants the operator beyond the
+// namespaces it works in (ClusterRoles bound to its ServiceAccount, other than the generated
+// rules of namespaced resources, which watchNamespaces turns into Roles) is exactly the list of
+// the README's "Cluster-wide rights" table, in both modes.
+func TestClusterWideRightsAreTheDocumentedOnes(t *testing.T) {
+	needsHelm(t)
+	documented := readmeClusterWideRights(t)
+	for _, set := range [][]string{nil, {"watchNamespaces={team-a}"}} {
+		objs := render(t, set...)
+		roles := map[string]*rbacv1.ClusterRole{}
+		for _, o := range objs {
+			if o.GetKind() == "ClusterRole" {
+				r := &rbacv1.ClusterRole{}
+				convert(t, o, r)
+				roles[r.Name] = r
+			}
+		}
+		var got []string
+		for _, o := range objs {
+			if o.GetKind() != "ClusterRoleBinding" {
+				continue
+			}
+			b := &rbacv1.ClusterRoleBinding{}
+			convert(t, o, b)
+			if len(b.Subjects) != 1 || b.Subjects[0].Name != "tb-tunnelbench" {
+				continue
+			}
+			for _, rule := range roles[b.RoleRef.Name].Rules {
+				if strings.HasSuffix(b.RoleRef.Name, "-manager") {
+					// Its namespaced resources are Roles with watchNamespaces; nodes is cluster-scoped.
+					if !slices.Contains(rule.Resources, "nodes") {
+						continue
+					}
+					rule.Resources = []string{"nodes"}
+				}
+				got = append(got, ruleString(rule))
+			}
+		}
+		slices.Sort(got)
+		got = slices.Compact(got)
+		want := documented
+		if set != nil {
+			// The manager's ClusterRole, nodes included, is not rendered in namespace-scoped mode.
+			want = slices.DeleteFunc(slices.Clone(documented), func(s string) bool { return strings.HasPrefix(s, "/nodes") })
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("values %v: cluster-wide rights\n  %s\nthe README documents\n  %s", set,
+				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+		}
+	}
+}
+
+// ruleString writes a rule as the README's table does: group/resource[name]: verbs.
+func ruleString(r rbacv1.PolicyRule) string {
+	names := ""
+	if len(r.ResourceNames) > 0 {
+		names = "[" + strings.ReplaceAll(strings.Join(r.ResourceNames, ","), "tb-tunnelbench-tunnelbench-system",
+			"<fullname>-<namespace>") + "]"
+	}
+	return fmt.Sprintf("%s/%s%s: %s", strings.Join(r.APIGroups, ","), strings.Join(r.Resources, ","), names,
+		strings.Join(r.Verbs, ", "))
+}
+
+// readmeClusterWideRights reads the first column of the README's "Cluster-wide rights" table.
+func readmeClusterWideRights(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "#### Cluster-wide rights")
+	if !ok {
+		t.Fatal(`the README has no "Cluster-wide rights" section`)
+	}
+	var out []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "#") {
+			break
+		}
+		if cell, ok := strings.CutPrefix(line, "| `"); ok {
+			rule, _, _ := strings.Cut(cell, "`")
+			out = append(out, rule)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
