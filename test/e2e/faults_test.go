@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -244,22 +245,25 @@ func containsString(list []string, s string) bool {
 }
 
 // assertNothingLeft waits until no object labelled with the benchmark remains: Jobs, pods,
-// Secrets, Deployments, Services, ConfigMaps, NetworkPolicies, NetworkChaos, Certificates,
-// CloudNativePG Poolers.
+// Secrets, Deployments, Services, ConfigMaps, NetworkPolicies, the runner's ServiceAccount, Role
+// and RoleBinding, NetworkChaos, Certificates, CloudNativePG Poolers and managed Clusters.
 func assertNothingLeft(t *testing.T, ns, name string) {
 	t.Helper()
 	sel := client.MatchingLabels{benchv1.LabelBenchmark: name}
 	lists := map[string]func() client.ObjectList{
-		"Job":           func() client.ObjectList { return &batchv1.JobList{} },
-		"Pod":           func() client.ObjectList { return &corev1.PodList{} },
-		"Secret":        func() client.ObjectList { return &corev1.SecretList{} },
-		"Service":       func() client.ObjectList { return &corev1.ServiceList{} },
-		"ConfigMap":     func() client.ObjectList { return &corev1.ConfigMapList{} },
-		"Deployment":    func() client.ObjectList { return &appsv1.DeploymentList{} },
-		"NetworkPolicy": func() client.ObjectList { return &networkingv1.NetworkPolicyList{} },
+		"Job":            func() client.ObjectList { return &batchv1.JobList{} },
+		"Pod":            func() client.ObjectList { return &corev1.PodList{} },
+		"Secret":         func() client.ObjectList { return &corev1.SecretList{} },
+		"Service":        func() client.ObjectList { return &corev1.ServiceList{} },
+		"ConfigMap":      func() client.ObjectList { return &corev1.ConfigMapList{} },
+		"Deployment":     func() client.ObjectList { return &appsv1.DeploymentList{} },
+		"NetworkPolicy":  func() client.ObjectList { return &networkingv1.NetworkPolicyList{} },
+		"ServiceAccount": func() client.ObjectList { return &corev1.ServiceAccountList{} },
+		"Role":           func() client.ObjectList { return &rbacv1.RoleList{} },
+		"RoleBinding":    func() client.ObjectList { return &rbacv1.RoleBindingList{} },
 	}
 	for kind, apiVersion := range map[string]string{"NetworkChaos": "chaos-mesh.org/v1alpha1",
-		"Certificate": "cert-manager.io/v1", "Pooler": "postgresql.cnpg.io/v1"} {
+		"Certificate": "cert-manager.io/v1", "Pooler": "postgresql.cnpg.io/v1", "Cluster": "postgresql.cnpg.io/v1"} {
 		lists[kind] = func() client.ObjectList {
 			l := &unstructured.UnstructuredList{}
 			l.SetAPIVersion(apiVersion)
