@@ -132,14 +132,20 @@ func startOperator(t *testing.T, options ...func(*TunnelBenchmarkReconciler)) *o
 	return startOperatorAs(t, operatorUser, nil, options...)
 }
 
+// configAs is the test's API access as user, a ServiceAccount of the operator's namespace.
+func configAs(user string) *rest.Config {
+	cfg := rest.CopyConfig(testCfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user,
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:tunnelbench-system", "system:authenticated"}}
+	return cfg
+}
+
 // startOperatorAs starts a manager as user, watching the namespaces (every one when none), with
 // the operator's cache options.
 func startOperatorAs(t *testing.T, user string, namespaces []string, options ...func(*TunnelBenchmarkReconciler)) *operator {
 	t.Helper()
 	needsEnvtest(t)
-	operatorCfg := rest.CopyConfig(testCfg)
-	operatorCfg.Impersonate = rest.ImpersonationConfig{UserName: user,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:tunnelbench-system", "system:authenticated"}}
+	operatorCfg := configAs(user)
 	mgr, err := ctrl.NewManager(operatorCfg, ctrl.Options{
 		Scheme:  testScheme,
 		Cache:   CacheOptions(namespaces),

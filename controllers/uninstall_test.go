@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -20,10 +19,7 @@ import (
 // operatorClient is a client with the operator's own rights, as the chart's uninstall hook runs.
 func operatorClient(t *testing.T) client.Client {
 	t.Helper()
-	cfg := rest.CopyConfig(testCfg)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: operatorUser,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:tunnelbench-system", "system:authenticated"}}
-	c, err := client.New(cfg, client.Options{Scheme: testScheme})
+	c, err := client.New(configAs(operatorUser), client.Options{Scheme: testScheme})
 	if err != nil {
 		t.Fatal(err)
 	}
