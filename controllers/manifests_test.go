@@ -72,7 +72,8 @@ func TestDefaultInstallApplies(t *testing.T) {
 			t.Errorf("%s %s rejected: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-	for _, k := range []string{"CustomResourceDefinition", "Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service"} {
+	for _, k := range []string{"CustomResourceDefinition", "Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service",
+		"ValidatingWebhookConfiguration"} {
 		if kinds[k] == 0 {
 			t.Errorf("config/default renders no %s (got %v)", k, kinds)
 		}
