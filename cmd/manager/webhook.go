@@ -63,9 +63,22 @@ func (w *webhookFlags) prepare(cfg *rest.Config, scheme *runtime.Scheme, log log
 	w.rotator = &webhookcert.Rotator{Client: c, Secret: types.NamespacedName{Namespace: w.namespace, Name: w.secret},
 		WebhookConfiguration: w.configuration, Hosts: []string{svc, svc + ".cluster.local"}, CertDir: w.certDir,
 		Validity: webhookcert.DefaultValidity, Interval: time.Hour, Log: log.WithName("webhook-cert")}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Helm creates the webhook configuration after the Deployment: a first pod may start before
+	// it exists. It waits (not ready) instead of exiting, which would count as a restart.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return w.rotator.Ensure(ctx)
+	for {
+		err := w.rotator.Ensure(ctx)
+		if err == nil {
+			return nil
+		}
+		log.Info("The webhook's certificate is not in place yet; trying again", "error", err.Error())
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 func (w *webhookFlags) server(tlsOpts []func(*tls.Config)) webhook.Server {
