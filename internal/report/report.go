@@ -42,6 +42,9 @@ type Report struct {
 	Link *Link `json:"link,omitempty"`
 	// Copy is a copy load's outcome, instead of Result.
 	Copy *Copy `json:"copy,omitempty"`
+	// CPU is what the runner's own container (pgbench and the runner) used during the measured
+	// window, from its cgroup; absent where the cgroup could not be read.
+	CPU *CPU `json:"cpu,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
 	// StartTime and EndTime bound the pgbench run.
@@ -49,6 +52,22 @@ type Report struct {
 	EndTime   time.Time `json:"endTime,omitzero"`
 	// Failure explains a failed run.
 	Failure *Failure `json:"failure,omitempty"`
+}
+
+// CPU is a container's CPU accounting over a window, from its cgroup (internal/cgroupcpu).
+type CPU struct {
+	// UserSeconds and SystemSeconds are its CPU time in user and kernel mode.
+	UserSeconds   float64 `json:"user"`
+	SystemSeconds float64 `json:"system"`
+	// WindowSeconds is the window's length, between the two samples.
+	WindowSeconds float64 `json:"window"`
+	// Periods and Throttled count the CFS periods under a CPU limit and those it ran out of its
+	// quota in; ThrottledSeconds is how long it waited for the next period. Zero without a limit.
+	Periods          uint64  `json:"periods,omitempty"`
+	Throttled        uint64  `json:"throttled,omitempty"`
+	ThrottledSeconds float64 `json:"throttledSeconds,omitempty"`
+	// CgroupVersion is the accounting read (1 or 2).
+	CgroupVersion int `json:"cgroup"`
 }
 
 // Latency is an HDR histogram of transaction latencies from pgbench's transaction logs.

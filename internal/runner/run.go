@@ -47,6 +47,9 @@ type Options struct {
 	Live func(ctx context.Context, l runspec.Live) error
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
+	// CgroupRoot is where the runner reads its container's CPU accounting; empty means
+	// cgroupcpu.Root.
+	CgroupRoot string
 	// Redactor masks the secrets the runner holds (Secrets) in its report and its output, before
 	// either leaves the process; nil masks nothing.
 	Redactor *redact.Redactor
@@ -230,11 +233,13 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	if err != nil {
 		return fail(err)
 	}
+	cpu := startCPU(opts.CgroupRoot)
 	rep.StartTime = time.Now().UTC()
 	lv, stop := followLive(ctx, opts.Live, runspec.LiveLoad, run.Load, n)
 	outcomes := runLoads(ctx, opts, stream, run.Load, n, "", logs, lv)
 	stop()
 	rep.EndTime = time.Now().UTC()
+	rep.CPU = cpu.stop(stream)
 
 	var results []*pgbench.Result
 	for i, o := range outcomes {

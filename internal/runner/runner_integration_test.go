@@ -6,14 +6,17 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
 	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -307,6 +310,43 @@ func TestClearTextPasswordOverTLS(t *testing.T) {
 	if err != nil || rep.Failure != nil {
 		t.Fatalf("run over TLS failed: %v %+v\n%s", err, rep.Failure, out)
 	}
+}
+
+// TestRunMeasuresItsContainersCPU: the runner reads its cgroup at the ends of the measured window.
+// Here the runner is this test process, in this machine's cgroup: what it reports covers at least
+// the CPU its pgbench children used (getrusage, which the kernel fills as they exit) and at most
+// every core for the window.
+func TestRunMeasuresItsContainersCPU(t *testing.T) {
+	pgtest.SkipIfShort(t)
+	s := startServer(t, pgtest.Options{})
+	setEnv(t, s.Env("disable"))
+	t.Setenv(runspec.ScriptEnv, "select 1;")
+	root, err := cgroupcpu.Self(t.TempDir())
+	if err != nil {
+		t.Skipf("no cgroup to read: %v", err)
+	}
+	var before, after syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
+	rep, out, err := runOnce(t, Options{CgroupRoot: root, Run: runspec.Run{Tunnels: 1,
+		Load: runspec.Load{Script: true, Clients: 2, Threads: 2, Duration: 3 * time.Second}}})
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
+	if err != nil || rep.CPU == nil {
+		t.Fatalf("run: %v, CPU %+v\n%s", err, rep.CPU, out)
+	}
+	children := cpuSeconds(after) - cpuSeconds(before)
+	used := rep.CPU.UserSeconds + rep.CPU.SystemSeconds
+	window := rep.EndTime.Sub(rep.StartTime).Seconds()
+	t.Logf("cgroup v%d: %.3f s of CPU in a %.3f s window; pgbench's own %.3f s", rep.CPU.CgroupVersion, used, rep.CPU.WindowSeconds, children)
+	if used < 0.9*children-0.02 || used > rep.CPU.WindowSeconds*float64(runtime.NumCPU())*1.05 {
+		t.Errorf("%.3f s of CPU reported, pgbench's children used %.3f s, window %.3f s", used, children, rep.CPU.WindowSeconds)
+	}
+	if rep.CPU.WindowSeconds < window-0.1 || rep.CPU.WindowSeconds > window+1 {
+		t.Errorf("CPU window %.3f s against the measured window %.3f s", rep.CPU.WindowSeconds, window)
+	}
+}
+
+func cpuSeconds(r syscall.Rusage) float64 {
+	return float64(r.Utime.Sec+r.Stime.Sec) + float64(r.Utime.Usec+r.Stime.Usec)/1e6
 }
 
 // TestRunAwaitsTheLink: a run whose link is set up from outside waits for it before its first
