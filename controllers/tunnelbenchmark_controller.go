@@ -385,7 +385,9 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return ctrl.Result{}, false, nil
 	}
 	prov := r.provenance(ctx, tb, out.job, out.report)
-	result := recordRun(tb, t, benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node}, out.report, pod)
+	measured := benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node}
+	measured.Cost, measured.Limiter = r.runCost(ctx, out.job, prov.Node, out.report)
+	result := recordRun(tb, t, measured, out.report, pod)
 	if out.report.Copy == nil {
 		if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {
 			log.FromContext(ctx).Error(err, "Cannot merge the latency histograms", "transport", t.Name)

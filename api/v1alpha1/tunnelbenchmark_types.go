@@ -991,6 +991,55 @@ type RunResult struct {
 	// Link is the path as this run's runner measured it before the load, when a link is emulated.
 	// +optional
 	Link *MeasuredLink `json:"link,omitempty"`
+	// Cost is what the parts of the path consumed during the measured window, each from its own
+	// cgroup accounting; a part whose accounting could not be read is absent, never guessed.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Cost []PartCost `json:"cost,omitempty"`
+	// Limiter is the part that ran out first, with the evidence, when one did by the documented
+	// thresholds; absent when none of the parts measured did.
+	// +optional
+	Limiter *Limiter `json:"limiter,omitempty"`
+}
+
+// Parts of a path whose cost is measured.
+const (
+	// PartClient is pgbench and the runner, in the runner pod's own container.
+	PartClient = "client"
+)
+
+// PartCost is what one part of the path consumed during a run's measured window.
+type PartCost struct {
+	// Part names it: client (pgbench and the runner).
+	// +kubebuilder:validation:MaxLength=63
+	Part string `json:"part"`
+	// CPUSeconds is its CPU time, user and system, over the window.
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// CPUMicrosPerTransaction is CPUSeconds per transaction the run completed, in microseconds.
+	// +optional
+	CPUMicrosPerTransaction *float64 `json:"cpuMicrosPerTransaction,omitempty"`
+	// Cores is the CPU it could use: its CPU limit, else its node's allocatable CPU.
+	// +optional
+	Cores *float64 `json:"cores,omitempty"`
+	// Utilization is CPUSeconds over the window's length times Cores: 1 is all it could use.
+	// +optional
+	Utilization *float64 `json:"utilization,omitempty"`
+	// ThrottledFraction is the share of the scheduler's periods under its CPU limit in which it
+	// ran out of its quota, and ThrottledSeconds how long it waited; both only under a limit.
+	// +optional
+	ThrottledFraction *float64 `json:"throttledFraction,omitempty"`
+	// +optional
+	ThrottledSeconds *float64 `json:"throttledSeconds,omitempty"`
+}
+
+// Limiter is the part of the path that ran out during a run.
+type Limiter struct {
+	// Part is the part's name, as in cost.
+	// +kubebuilder:validation:MaxLength=63
+	Part string `json:"part"`
+	// Evidence says which figure crossed which threshold.
+	// +kubebuilder:validation:MaxLength=1024
+	Evidence string `json:"evidence"`
 }
 
 // TransportResult is what pgbench measured through one transport.

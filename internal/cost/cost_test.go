@@ -1,0 +1,58 @@
+package cost
+
+import (
+	"strings"
+	"testing"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/report"
+)
+
+// TestPart: the arithmetic of one part's figures.
+func TestPart(t *testing.T) {
+	cpu := &report.CPU{UserSeconds: 1.5, SystemSeconds: 0.5, WindowSeconds: 10, Periods: 100, Throttled: 25, ThrottledSeconds: 1.25}
+	p := Part(benchv1.PartClient, cpu, 40_000, 0.25)
+	if p.CPUSeconds != 2 || *p.CPUMicrosPerTransaction != 50 || *p.Cores != 0.25 || *p.Utilization != 0.8 ||
+		*p.ThrottledFraction != 0.25 || *p.ThrottledSeconds != 1.25 {
+		t.Errorf("part %+v", p)
+	}
+	bare := Part(benchv1.PartClient, &report.CPU{UserSeconds: 1, WindowSeconds: 10}, 0, 0)
+	if bare.CPUMicrosPerTransaction != nil || bare.Utilization != nil || bare.Cores != nil || bare.ThrottledFraction != nil {
+		t.Errorf("figures without their inputs: %+v", bare)
+	}
+}
+
+// TestLimiter: the thresholds, each side of them, and the order of the parts.
+func TestLimiter(t *testing.T) {
+	part := func(name string, used, cores float64, periods, throttled uint64) benchv1.PartCost {
+		return Part(name, &report.CPU{UserSeconds: used, WindowSeconds: 10, Periods: periods, Throttled: throttled, ThrottledSeconds: 0.5},
+			1000, cores)
+	}
+	tests := []struct {
+		name  string
+		parts []benchv1.PartCost
+		want  string
+		says  string
+	}{
+		{"a client at 95% of a 200m limit", []benchv1.PartCost{part("client", 1.9, 0.2, 0, 0)}, "client", "used 95% of the 0.2 cores"},
+		{"a client at 85% of its limit", []benchv1.PartCost{part("client", 1.7, 0.2, 0, 0)}, "", ""},
+		{"a client throttled in 30% of its periods at 60%", []benchv1.PartCost{part("client", 1.2, 0.2, 100, 30)}, "client",
+			"30% of the scheduler's periods"},
+		{"a client throttled in 5% of its periods", []benchv1.PartCost{part("client", 1.2, 0.2, 100, 5)}, "", ""},
+		{"a roomy client on a 2-core node", []benchv1.PartCost{part("client", 9, 2, 0, 0)}, "", ""},
+		{"cores unknown: no verdict", []benchv1.PartCost{part("client", 30, 0, 0, 0)}, "", ""},
+		{"the first part that ran out", []benchv1.PartCost{part("client", 1, 2, 0, 0), part("tunnel-0", 9.5, 1, 0, 0),
+			part("server", 19, 2, 0, 0)}, "tunnel-0", "tunnel-0 used 95%"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Limiter(tt.parts)
+			switch {
+			case tt.want == "" && got != nil:
+				t.Errorf("limiter %+v, want none", got)
+			case tt.want != "" && (got == nil || got.Part != tt.want || !strings.Contains(got.Evidence, tt.says)):
+				t.Errorf("limiter %+v, want %s saying %q", got, tt.want, tt.says)
+			}
+		})
+	}
+}
