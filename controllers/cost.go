@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -49,4 +51,24 @@ func (r *TunnelBenchmarkReconciler) containerCores(ctx context.Context, job *bat
 		}
 	}
 	return 0
+}
+
+// ConditionClientBound is True once a run of the benchmark was limited by its client: pgbench and
+// the runner ran out of the CPU they could use, so the figure (and a ratio against it) says more
+// about the runner's node and CPU than about the path.
+const ConditionClientBound = "ClientBound"
+
+// warnClientBound sets ClientBound, with a Warning event the first time, when the run's limiter
+// is the client.
+func (r *TunnelBenchmarkReconciler) warnClientBound(tb *benchv1.TunnelBenchmark, transport string, run benchv1.RunResult) {
+	if run.Limiter == nil || run.Limiter.Part != benchv1.PartClient {
+		return
+	}
+	msg := fmt.Sprintf("run %d of transport %s was limited by its client: %s; its tps, and its ratio to the baseline, "+
+		"measure this runner's CPU, not the path: give the runner more CPU (spec.runner.resources), or run it on a node "+
+		"apart from the server (spec.runner.affinity)", run.Round, transport, run.Limiter.Evidence)
+	if !r.hasCondition(tb, ConditionClientBound, metav1.ConditionTrue, "ClientLimited") {
+		r.event(tb, corev1.EventTypeWarning, "ClientBound", "Measure", "%s", msg)
+	}
+	r.setCondition(tb, ConditionClientBound, metav1.ConditionTrue, "ClientLimited", msg)
 }

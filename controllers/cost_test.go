@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -70,6 +71,10 @@ func TestRunCostInStatus(t *testing.T) {
 			case tt.limiter != "" && (run.Limiter == nil || !strings.Contains(run.Limiter.Evidence, tt.limiter) ||
 				*run.Cost[0].ThrottledFraction != 0.05):
 				t.Errorf("limiter %+v, cost %+v: want %q", run.Limiter, run.Cost[0], tt.limiter)
+			}
+			bound := meta.FindStatusCondition(done.Status.Conditions, ConditionClientBound)
+			if (bound != nil) != (tt.limiter != "") || bound != nil && !strings.Contains(bound.Message, "spec.runner.resources") {
+				t.Errorf("ClientBound %+v, want it exactly when the client is the limiter", bound)
 			}
 		})
 	}

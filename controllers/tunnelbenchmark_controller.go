@@ -396,6 +396,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	result.Unguarded = !tb.IsExclusive()
 	result.Provenance = prov
 	r.warnSharedNode(tb, t.Name, prov)
+	r.warnClientBound(tb, t.Name, measured)
 	tr.Record(out.report, result)
 	recordLink(result, tc.Link, tr.Hop().What, out.report.Link)
 	r.judgeLinks(tb)

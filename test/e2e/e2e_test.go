@@ -186,6 +186,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Logf("kubectl get tb:\n%s", out)
 	})
 
+	t.Run("the client's CPU per transaction, and a starved client named the limiter", func(t *testing.T) {
+		clientLimiter(t, ns, pg)
+	})
+
 	t.Run("repetitions: A/A indistinguishable, direct vs ssh slower, percentiles and tps over time", func(t *testing.T) {
 		trustworthyAnswers(t, ns, pg)
 	})

@@ -1,0 +1,59 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/test/fixture"
+)
+
+// clientLimiter: in the real cluster the runner reads its container's cgroup; a runner held to a
+// 100m CPU limit is its run's limiter (ClientBound, with its throttling), a runner without a limit
+// on this 2-core node is not, and both report the client's CPU per transaction.
+func clientLimiter(t *testing.T, ns string, pg *fixture.Postgres) {
+	tests := []struct {
+		name    string
+		limit   string
+		limited bool
+	}{
+		{"client-starved", "100m", true},
+		{"client-roomy", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := benchmark(ns, tt.name, pg, fixture.CredentialsSecret)
+			tb.Spec.Transports = tb.Spec.Transports[:1]
+			res := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+			if tt.limit != "" {
+				res.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(tt.limit)}
+			}
+			tb.Spec.Runner.Resources = &res
+			end := complete(t, tb, 4*time.Minute)
+			run := end.Status.Result("direct").Runs[0]
+			if len(run.Cost) == 0 || run.Cost[0].Part != benchv1.PartClient || run.Cost[0].CPUMicrosPerTransaction == nil ||
+				run.Cost[0].Utilization == nil {
+				t.Fatalf("cost %+v", run.Cost)
+			}
+			c := run.Cost[0]
+			t.Logf("%s: %.0f tps, client %.1f µs/transaction, %.0f%% of %.2f cores, limiter %+v", tt.name, run.TPS,
+				*c.CPUMicrosPerTransaction, 100**c.Utilization, *c.Cores, run.Limiter)
+			bound := meta.FindStatusCondition(end.Status.Conditions, "ClientBound")
+			if tt.limited {
+				if run.Limiter == nil || run.Limiter.Part != benchv1.PartClient || bound == nil || c.ThrottledFraction == nil {
+					t.Errorf("a runner held to %s: limiter %+v, ClientBound %+v, throttled %v", tt.limit, run.Limiter, bound, c.ThrottledFraction)
+				}
+				return
+			}
+			if run.Limiter != nil || bound != nil {
+				t.Errorf("a roomy runner: limiter %+v, ClientBound %+v", run.Limiter, bound)
+			}
+		})
+	}
+}
