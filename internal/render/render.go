@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/summary"
 )
 
@@ -59,15 +60,30 @@ func header(s summary.Summary) []string {
 // columns are the table's columns and each transport's cells, shared by table and markdown.
 func columns(s summary.Summary) ([]string, [][]string) {
 	head := []string{"TRANSPORT", "TYPE", "RUNS", strings.ToUpper(s.Unit) + " (median)", "INTERVAL",
-		"VS " + s.Baseline, "VERDICT", "LATENCY ms", "P50/P90/P99 ms", "CONNECT ms"}
+		"VS " + s.Baseline, "VERDICT", "LATENCY ms", "P50/P90/P99 ms", "CONNECT ms", "CLIENT µs/tx", "LIMITER"}
 	var rows [][]string
 	for _, t := range s.Transports {
 		rows = append(rows, []string{
 			t.Name, t.Type, fmt.Sprintf("%d/%d", t.Runs, t.Repetitions), rate(t.Median, t.Runs), interval(t),
-			ratio(t), dash(t.Verdict), ms(t.LatencyAvgMs), percentiles(t), ms(t.ConnectMs),
+			ratio(t), dash(t.Verdict), ms(t.LatencyAvgMs), percentiles(t), ms(t.ConnectMs), partCost(t, benchv1.PartClient),
+			dash(t.Limiter),
 		})
 	}
 	return head, rows
+}
+
+// partCost is a part's median CPU per transaction with its interval, "-" when not measured.
+func partCost(t summary.Transport, part string) string {
+	for _, c := range t.Cost {
+		if c.Part != part {
+			continue
+		}
+		if c.IntervalConfidence > 0 {
+			return fmt.Sprintf("%.1f [%.1f–%.1f]", c.Median, c.Low, c.High)
+		}
+		return fmt.Sprintf("%.1f", c.Median)
+	}
+	return "-"
 }
 
 // details are each transport's path, link and provenance, below the table.

@@ -75,6 +75,10 @@ type Transport struct {
 	Path string `json:"path,omitempty"`
 	// Series is tps over time per run (seconds since the run's start), for plots.
 	Series []Series `json:"series,omitempty"`
+	// Cost is each measured part's CPU per transaction (µs), and Limiter what ran out in how many
+	// of the measured runs.
+	Cost    []PartCost `json:"cost,omitempty"`
+	Limiter string     `json:"limiter,omitempty"`
 	// Where it ran.
 	Node           string `json:"node,omitempty"`
 	RunnerImage    string `json:"runnerImage,omitempty"`
@@ -149,6 +153,7 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 	}
 	line.Link = linkOf(r.Link)
 	line.Path = pathOf(r)
+	line.Cost, line.Limiter = costOf(r.Runs)
 	for _, s := range r.Series {
 		line.Series = append(line.Series, Series{Round: s.Round, Seconds: s.Seconds, TPS: s.TPS})
 	}

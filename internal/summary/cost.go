@@ -1,0 +1,80 @@
+package summary
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/stats"
+)
+
+// PartCost is one part's CPU per transaction over a transport's runs: the median with the same
+// distribution-free interval as the rate's.
+type PartCost struct {
+	Part string `json:"part"`
+	// MicrosPerTransaction over the runs that measured the part.
+	Median             float64 `json:"median"`
+	Low                float64 `json:"low,omitempty"`
+	High               float64 `json:"high,omitempty"`
+	IntervalConfidence float64 `json:"intervalConfidence,omitempty"`
+	Runs               int     `json:"runs"`
+	// Limited counts the runs this part limited.
+	Limited int `json:"limited,omitempty"`
+}
+
+// costOf is each measured part's CPU per transaction, in the order the runs list the parts, and
+// the limiter over the runs: "client 3/3", "none found (client)" when no measured part ran out,
+// "" when nothing was measured.
+func costOf(runs []benchv1.RunResult) ([]PartCost, string) {
+	perPart := map[string][]float64{}
+	limited := map[string]int{}
+	var order []string
+	measured := 0
+	for _, run := range runs {
+		if len(run.Cost) > 0 {
+			measured++
+		}
+		for _, p := range run.Cost {
+			if p.CPUMicrosPerTransaction == nil {
+				continue
+			}
+			if _, seen := perPart[p.Part]; !seen {
+				order = append(order, p.Part)
+			}
+			perPart[p.Part] = append(perPart[p.Part], *p.CPUMicrosPerTransaction)
+		}
+		if run.Limiter != nil {
+			limited[run.Limiter.Part]++
+		}
+	}
+	var out []PartCost
+	for _, part := range order {
+		values := perPart[part]
+		c := PartCost{Part: part, Median: stats.Summarize(values).Median, Runs: len(values), Limited: limited[part]}
+		if ci := stats.MedianCI(values); ci.Confidence > 0 {
+			c.Low, c.High, c.IntervalConfidence = ci.Low, ci.High, ci.Confidence
+		}
+		out = append(out, c)
+	}
+	return out, limiterOf(limited, measured, order)
+}
+
+func limiterOf(limited map[string]int, measured int, parts []string) string {
+	if measured == 0 {
+		return ""
+	}
+	if len(limited) == 0 {
+		return "none found (" + strings.Join(parts, ", ") + ")"
+	}
+	names := make([]string, 0, len(limited))
+	for name := range limited {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
+		out = append(out, fmt.Sprintf("%s %d/%d", name, limited[name], measured))
+	}
+	return strings.Join(out, ", ")
+}
