@@ -1,8 +1,10 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,27 +17,48 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
-// runCost is what the run's parts consumed, from the runner's report, and the part that ran out
-// first: today the client (pgbench and the runner, in the runner container).
+// runCost is what the run's parts consumed, from the runner's report — the client (pgbench and
+// the runner, in the runner container) first, then each sidecar of the runner pod in the pod's
+// order — and the part that ran out first. A part could use its CPU limit, else its node's
+// allocatable CPU.
 func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, job *batchv1.Job, node string,
 	rep *report.Report) ([]benchv1.PartCost, *benchv1.Limiter) {
-	if rep.CPU == nil || rep.Result == nil {
+	if rep.Result == nil {
 		return nil, nil
 	}
-	parts := []benchv1.PartCost{cost.Part(benchv1.PartClient, rep.CPU, rep.Result.Transactions,
-		r.containerCores(ctx, job, runspec.RunnerContainerName, node))}
+	nodeCores := r.nodeCores(ctx, node)
+	cores := func(container string) float64 { return cmp.Or(containerLimit(job, container), nodeCores) }
+	var parts []benchv1.PartCost
+	if rep.CPU != nil {
+		parts = append(parts, cost.Part(benchv1.PartClient, rep.CPU, rep.Result.Transactions, cores(runspec.RunnerContainerName)))
+	}
+	for _, s := range rep.Sidecars {
+		if len(parts) == maxParts {
+			break
+		}
+		parts = append(parts, cost.Part(s.Part, &s.CPU, rep.Result.Transactions, cores(s.Part)))
+	}
 	return parts, cost.Limiter(parts)
 }
 
-// containerCores is the CPU a container of the Job's pod could use: its CPU limit, else the
-// allocatable CPU of the node it ran on; 0 when neither is known (namespace-scoped mode cannot
-// list nodes).
-func (r *TunnelBenchmarkReconciler) containerCores(ctx context.Context, job *batchv1.Job, container, node string) float64 {
-	for _, c := range job.Spec.Template.Spec.Containers {
+// maxParts is the API's bound on a run's cost parts.
+const maxParts = 16
+
+// containerLimit is the CPU limit of a container of the Job's pod (a sidecar is an init
+// container), 0 without one.
+func containerLimit(job *batchv1.Job, container string) float64 {
+	pod := job.Spec.Template.Spec
+	for _, c := range append(slices.Clone(pod.Containers), pod.InitContainers...) {
 		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; c.Name == container && ok {
 			return q.AsApproximateFloat64()
 		}
 	}
+	return 0
+}
+
+// nodeCores is the node's allocatable CPU; 0 when not known (namespace-scoped mode cannot list
+// nodes).
+func (r *TunnelBenchmarkReconciler) nodeCores(ctx context.Context, node string) float64 {
 	if node == "" {
 		return 0
 	}

@@ -16,11 +16,13 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/report"
 )
 
-// cpuReport is a result whose runner container used cpu over a 10 s window of 20,000 transactions.
+// cpuReport is a result whose runner container used cpu, and a tunnel sidecar 0.5 s, over a 10 s
+// window of 20,000 transactions.
 func cpuReport(cpu report.CPU) string {
 	b, _ := json.Marshal(report.Report{
 		Result:    &pgbench.Result{TPS: 2000, LatencyAvgMs: 2, Transactions: 20_000, Clients: 4, Threads: 2},
 		CPU:       &cpu,
+		Sidecars:  []report.SidecarCPU{{Part: "tunnel-0", CPU: report.CPU{UserSeconds: 0.4, SystemSeconds: 0.1, WindowSeconds: 10}}},
 		Command:   "pgbench -S -T 10",
 		StartTime: time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second),
 		EndTime:   time.Now().UTC().Truncate(time.Second),
@@ -28,7 +30,7 @@ func cpuReport(cpu report.CPU) string {
 	return string(b)
 }
 
-// TestRunCostInStatus: a run's client cost reaches status with its figures; under a 200m CPU limit
+// TestRunCostInStatus: a run's client cost, and its sidecars', reach status with their figures; under a 200m CPU limit
 // a client at 95 % of it is the run's limiter, with the evidence; without a limit and with no node
 // to read (envtest has none) the utilization is unknown and no limiter is named.
 func TestRunCostInStatus(t *testing.T) {
@@ -61,8 +63,9 @@ func TestRunCostInStatus(t *testing.T) {
 			finishJob(t, waitForJob(t, ns, jobName(tb.Name, "direct")), 0, cpuReport(tt.cpu))
 			done := waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
 			run := done.Status.Result("direct").Runs[0]
-			if len(run.Cost) != 1 || run.Cost[0].Part != benchv1.PartClient || run.Cost[0].CPUSeconds != 1.9 ||
-				run.Cost[0].CPUMicrosPerTransaction == nil || *run.Cost[0].CPUMicrosPerTransaction != 95 {
+			if len(run.Cost) != 2 || run.Cost[0].Part != benchv1.PartClient || run.Cost[0].CPUSeconds != 1.9 ||
+				run.Cost[0].CPUMicrosPerTransaction == nil || *run.Cost[0].CPUMicrosPerTransaction != 95 ||
+				run.Cost[1].Part != "tunnel-0" || *run.Cost[1].CPUMicrosPerTransaction != 25 {
 				t.Fatalf("cost %+v", run.Cost)
 			}
 			switch {

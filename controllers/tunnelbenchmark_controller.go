@@ -346,6 +346,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return ctrl.Result{}, false, nil
 	}
 	transport.WithLink(tc, tr, &pod, &run)
+	transport.MeasureSidecars(&pod, &run)
 	if res, done, err := r.ensureRunnerAccess(ctx, tb, deadline); !done || err != nil {
 		return res, false, err
 	}

@@ -13,6 +13,8 @@
 //	    becomes PgBouncer (the pooler transport's Deployment or sidecar)
 //	tunnelbench-runner link --listen ADDR:PORT --upstream HOST:PORT [--rtt D --jitter D --bandwidth BITS]
 //	    forwards every connection to HOST:PORT across an emulated link (the link sidecar)
+//	tunnelbench-runner sidecar --cpu-port PORT -- COMMAND [ARGS...]
+//	    runs COMMAND and serves its container's CPU accounting on 127.0.0.1:PORT (every sidecar)
 package main
 
 import (
@@ -41,7 +43,7 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe|pgbouncer|link [flags]")
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe|pgbouncer|link|sidecar [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -55,8 +57,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return execPgBouncer(args[1:], stderr)
 	case "link":
 		return runLink(args[1:], stdout, stderr)
+	case "sidecar":
+		return runSidecar(args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe, pgbouncer or link\n", args[0])
+		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe, pgbouncer, link or sidecar\n", args[0])
 		return 2
 	}
 }

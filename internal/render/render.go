@@ -101,6 +101,13 @@ func details(t summary.Transport) []string {
 	if t.StormPerSecond != nil {
 		out = append(out, fmt.Sprintf("connection storm: %.1f connections/s", *t.StormPerSecond))
 	}
+	if len(t.Cost) > 1 {
+		var parts []string
+		for _, c := range t.Cost {
+			parts = append(parts, fmt.Sprintf("%s %s", c.Part, partCost(t, c.Part)))
+		}
+		out = append(out, "CPU µs per transaction: "+strings.Join(parts, ", "))
+	}
 	if t.FailedTransactions > 0 {
 		out = append(out, fmt.Sprintf("failed transactions: %d", t.FailedTransactions))
 	}

@@ -45,6 +45,9 @@ type Report struct {
 	// CPU is what the runner's own container (pgbench and the runner) used during the measured
 	// window, from its cgroup; absent where the cgroup could not be read.
 	CPU *CPU `json:"cpu,omitempty"`
+	// Sidecars is what each sampled sidecar's container used over the same window, in the pod's
+	// order; a sidecar that did not answer is absent.
+	Sidecars []SidecarCPU `json:"sidecars,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
 	// StartTime and EndTime bound the pgbench run.
@@ -68,6 +71,13 @@ type CPU struct {
 	ThrottledSeconds float64 `json:"throttledSeconds,omitempty"`
 	// CgroupVersion is the accounting read (1 or 2).
 	CgroupVersion int `json:"cgroup"`
+}
+
+// SidecarCPU is one sidecar container's CPU accounting over the window.
+type SidecarCPU struct {
+	// Part is the container's name: tunnel-0, link, pgbouncer.
+	Part string `json:"part"`
+	CPU
 }
 
 // Latency is an HDR histogram of transaction latencies from pgbench's transaction logs.

@@ -233,13 +233,13 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	if err != nil {
 		return fail(err)
 	}
-	cpu := startCPU(opts.CgroupRoot)
+	cpu := startCPU(ctx, opts.CgroupRoot, run.CPUParts)
 	rep.StartTime = time.Now().UTC()
 	lv, stop := followLive(ctx, opts.Live, runspec.LiveLoad, run.Load, n)
 	outcomes := runLoads(ctx, opts, stream, run.Load, n, "", logs, lv)
 	stop()
 	rep.EndTime = time.Now().UTC()
-	rep.CPU = cpu.stop(stream)
+	rep.CPU, rep.Sidecars = cpu.stop(ctx, stream)
 
 	var results []*pgbench.Result
 	for i, o := range outcomes {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -325,9 +327,15 @@ func TestRunMeasuresItsContainersCPU(t *testing.T) {
 	if err != nil {
 		t.Skipf("no cgroup to read: %v", err)
 	}
+	// A sidecar that answers (this machine's cgroup again, served as a sidecar serves its own) and
+	// one that does not: the first is reported, the second said unknown.
+	served := httptest.NewServer(cgroupcpu.Handler(root))
+	defer served.Close()
+	port := served.Listener.Addr().(*net.TCPAddr).Port
+	parts := []runspec.CPUPart{{Name: "tunnel-0", Port: port}, {Name: "link", Port: freeTCPPort(t)}}
 	var before, after syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
-	rep, out, err := runOnce(t, Options{CgroupRoot: root, Run: runspec.Run{Tunnels: 1,
+	rep, out, err := runOnce(t, Options{CgroupRoot: root, Run: runspec.Run{Tunnels: 1, CPUParts: parts,
 		Load: runspec.Load{Script: true, Clients: 2, Threads: 2, Duration: 3 * time.Second}}})
 	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
 	if err != nil || rep.CPU == nil {
@@ -343,6 +351,23 @@ func TestRunMeasuresItsContainersCPU(t *testing.T) {
 	if rep.CPU.WindowSeconds < window-0.1 || rep.CPU.WindowSeconds > window+1 {
 		t.Errorf("CPU window %.3f s against the measured window %.3f s", rep.CPU.WindowSeconds, window)
 	}
+	if len(rep.Sidecars) != 1 || rep.Sidecars[0].Part != "tunnel-0" ||
+		rep.Sidecars[0].UserSeconds+rep.Sidecars[0].SystemSeconds < 0.9*children-0.02 {
+		t.Errorf("sidecars %+v", rep.Sidecars)
+	}
+	if !strings.Contains(out, "the CPU time of sidecar link is not known") {
+		t.Errorf("the silent sidecar is not said:\n%s", out)
+	}
+}
+
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
 }
 
 func cpuSeconds(r syscall.Rusage) float64 {

@@ -99,6 +99,10 @@ type Run struct {
 	// outside (chaos-mesh) can only be set up once the pod runs, and a run that started before it
 	// would measure the LAN.
 	AwaitLink bool
+	// CPUParts are the sidecars (tunnels, the link proxy, a sidecar pooler) whose containers'
+	// CPU the runner samples at the ends of the measured window, each from the sidecar's loopback
+	// port; the runner's own container is always sampled.
+	CPUParts []CPUPart
 }
 
 // Args renders the run as the flags of `tunnelbench-runner run` (the subcommand itself not
@@ -130,6 +134,7 @@ func (r Run) Args() []string {
 	r.Link.addArgs(&a, "link-")
 	a.addBool("await-link", r.AwaitLink)
 	r.Copy.addArgs(&a)
+	a.addString("cpu-parts", cpuPartsValue(r.CPUParts))
 	return a
 }
 
@@ -198,6 +203,10 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&r.AwaitLink, "await-link", false, "wait until the operator marks the emulated link as in place in --result-configmap")
 	r.Copy.bindFlags(fs)
 	fs.StringVar(&r.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
+	fs.Func("cpu-parts", "sidecars whose CPU to sample, as container=port,...", func(s string) (err error) {
+		r.CPUParts, err = parseCPUParts(s)
+		return err
+	})
 	return f
 }
 
@@ -258,6 +267,7 @@ func (r Run) Validate() error {
 	if r.Storm < 0 || r.Storm > MaxStorm {
 		add("%s", stormRange(int(r.Storm)))
 	}
+	errs = append(errs, cpuPartProblems(r.CPUParts)...)
 	if r.Init {
 		if r.Load != (Load{}) {
 			add("--init runs no load: the load flags do not apply")

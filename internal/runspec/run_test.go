@@ -40,6 +40,8 @@ func TestArgsRoundTrip(t *testing.T) {
 			Transactions: 500, ProgressInterval: time.Second}, Tunnels: 1}},
 		{"ssh with 4 tunnels", Run{WaitTimeout: time.Minute, Load: load(), Tunnels: 4, TunnelPort: TunnelBasePort,
 			SSHLogDir: SSHLogDir}},
+		{"sidecars' CPU", Run{Load: load(), Tunnels: 2, TunnelPort: TunnelBasePort,
+			CPUParts: []CPUPart{{"link", CPUStatsBasePort}, {"tunnel-0", CPUStatsBasePort + 1}, {"tunnel-1", CPUStatsBasePort + 2}}}},
 		{"opaque pooler with metrics", Run{Load: load(), Tunnels: 1, Pooler: PoolerOpaque,
 			PoolerMetrics: "pool-metrics.db.svc:9127"}},
 		{"pgbouncer and a storm", Run{Load: load(), Storm: 150, Tunnels: 1, Pooler: PoolerPgBouncer}},

@@ -57,3 +57,22 @@ func clientLimiter(t *testing.T, ns string, pg *fixture.Postgres) {
 		})
 	}
 }
+
+// assertSidecarCost: every run of the transport reports the sidecar's CPU per transaction, from
+// its own container's cgroup, next to the client's.
+func assertSidecarCost(t *testing.T, r benchv1.TransportResult, part string) {
+	t.Helper()
+	for _, run := range r.Runs {
+		var found *benchv1.PartCost
+		for i := range run.Cost {
+			if run.Cost[i].Part == part {
+				found = &run.Cost[i]
+			}
+		}
+		if found == nil || found.CPUMicrosPerTransaction == nil || *found.CPUMicrosPerTransaction <= 0 {
+			t.Errorf("%s run %d: no CPU per transaction of %s in %+v", r.Transport, run.Round, part, run.Cost)
+			continue
+		}
+		t.Logf("%s run %d: %s %.1f µs/transaction", r.Transport, run.Round, part, *found.CPUMicrosPerTransaction)
+	}
+}

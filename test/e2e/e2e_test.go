@@ -231,6 +231,9 @@ func TestEndToEnd(t *testing.T) {
 			}
 			t.Logf("%s: %.0f tps, %.3f ms, %+v, ssh %+v, %d tunnels", r.Transport, r.TPS, r.LatencyAvgMs,
 				*r.Comparison, r.SSH, len(r.Tunnels))
+			if isSSH {
+				assertSidecarCost(t, r, "tunnel-0")
+			}
 		}
 		if r := end.Status.Result("ssh-4-tunnels"); r == nil || len(r.Tunnels) != 4 {
 			t.Errorf("per-tunnel figures: %+v", r)

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
+)
+
+// runSidecar runs a sidecar's command as its child and serves, on a loopback port, the CPU
+// accounting of the container they share (internal/cgroupcpu), for the runner to sample at the
+// ends of its measured window. Signals go to the child; its exit status is this process's.
+func runSidecar(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	port := fs.Int("cpu-port", 0, "loopback port to serve the container's CPU accounting on")
+	root := fs.String("cgroup", cgroupcpu.Root, "where the container's cgroup is mounted")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 || *port < 1 || *port > 65535 {
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner sidecar --cpu-port PORT -- COMMAND [ARGS...]")
+		return 2
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
+	if err != nil {
+		fmt.Fprintf(stderr, "tunnelbench-runner sidecar: %v\n", err)
+		return 1
+	}
+	mux := http.NewServeMux()
+	mux.Handle(runspec.CPUStatsPath, cgroupcpu.Handler(*root))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Shutdown(context.Background()) }()
+
+	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...) //nolint:gosec // the operator's own sidecar command
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, stdout, stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "tunnelbench-runner sidecar: %v\n", err)
+		return 1
+	}
+	signals := make(chan os.Signal, 4)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for s := range signals {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	err = cmd.Wait()
+	signal.Stop(signals)
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		if status, ok := exit.Sys().(syscall.WaitStatus); ok && status.Signaled() {
+			return 128 + int(status.Signal())
+		}
+		return exit.ExitCode()
+	case err != nil:
+		fmt.Fprintf(stderr, "tunnelbench-runner sidecar: %v\n", err)
+		return 1
+	}
+	return 0
+}

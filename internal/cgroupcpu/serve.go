@@ -1,0 +1,47 @@
+package cgroupcpu
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Handler serves the accounting of the cgroup at root, read at each request: a sidecar's
+// container answers the runner, which samples it at the ends of its measured window.
+func Handler(root string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		s, err := Read(root)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s)
+	})
+}
+
+// Fetch asks a sidecar's Handler for its sample, within a second: the runner's window must not
+// wait on a sidecar that does not answer.
+func Fetch(ctx context.Context, url string) (Sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return Sample{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return Sample{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return Sample{}, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	var s Sample
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 4096)).Decode(&s); err != nil {
+		return Sample{}, fmt.Errorf("%s: %w", url, err)
+	}
+	return s, nil
+}
