@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"testing"
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
@@ -19,12 +19,10 @@ func TestSidecarServesItsContainersCPU(t *testing.T) {
 	if err != nil {
 		t.Skipf("no cgroup here: %v", err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := loopback.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
 	done := make(chan int, 1)
 	go func() {
 		done <- runSidecar([]string{"--cpu-port", fmt.Sprint(port), "--cgroup", root, "--", "sh", "-c", "sleep 2; exit 3"},

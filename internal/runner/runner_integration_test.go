@@ -20,6 +20,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
 	"github.com/tunnelbench/tunnelbench/internal/latency"
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -332,7 +333,11 @@ func TestRunMeasuresItsContainersCPU(t *testing.T) {
 	served := httptest.NewServer(cgroupcpu.Handler(root))
 	defer served.Close()
 	port := served.Listener.Addr().(*net.TCPAddr).Port
-	parts := []runspec.CPUPart{{Name: "tunnel-0", Port: port}, {Name: "link", Port: freeTCPPort(t)}}
+	silent, err := loopback.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := []runspec.CPUPart{{Name: "tunnel-0", Port: port}, {Name: "link", Port: silent}}
 	var before, after syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
 	rep, out, err := runOnce(t, Options{CgroupRoot: root, Run: runspec.Run{Tunnels: 1, CPUParts: parts,
@@ -358,16 +363,6 @@ func TestRunMeasuresItsContainersCPU(t *testing.T) {
 	if !strings.Contains(out, "the CPU time of sidecar link is not known") {
 		t.Errorf("the silent sidecar is not said:\n%s", out)
 	}
-}
-
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func cpuSeconds(r syscall.Rusage) float64 {
