@@ -28,6 +28,7 @@ func HTML(w io.Writer, s summary.Summary) error {
 	data := map[string]any{
 		"S": s, "Header": header(s), "Head": head, "Rows": rows, "Details": ds,
 		"Rates": rateChart(s), "Latency": latencyChart(s), "Series": seriesChart(s), "Connect": connectChart(s),
+		"Cost": costChart(s),
 	}
 	return page.Execute(w, data)
 }
@@ -53,6 +54,7 @@ th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 th{background:#f0f2f6;font-weight:600}
 ul{margin:0;padding-left:18px}
 .note{color:#5b6476;font-size:13px}
+#results{overflow-x:auto}
 </style></head><body>
 <header><h1>{{index .Header 0}}{{if .S.Partial}}<span class="partial">partial</span>{{end}}</h1>
 {{range $i, $l := .Header}}{{if $i}}<p>{{$l}}</p>{{end}}{{end}}
@@ -63,6 +65,7 @@ ul{margin:0;padding-left:18px}
 {{if .Latency}}<section id="latency"><h2>Latency percentiles (ms)</h2>{{.Latency}}</section>{{end}}
 {{if .Series}}<section id="series"><h2>tps over time (every run)</h2>{{.Series}}</section>{{end}}
 {{if .Connect}}<section id="connect"><h2>Connection cost: time to connect (ms)</h2>{{.Connect}}</section>{{end}}
+{{if .Cost}}<section id="cost"><h2>CPU per transaction by part (µs, median of the runs), and limiters</h2>{{.Cost}}</section>{{end}}
 </div>
 <section id="results"><h2>Results</h2><table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></section>
