@@ -7,11 +7,13 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
@@ -20,7 +22,8 @@ import (
 const ConditionSharedNode = "SharedNode"
 
 // provenance records where and with what a transport was measured, as observed: the runner pod's
-// node, image and resources, pgbench's version, and, for a CloudNativePG server, its primary's node.
+// node, image and resources, pgbench's version, and the server's node: a CloudNativePG server's
+// primary's, or, for an external server that is a Service of the cluster, its pod's.
 func (r *TunnelBenchmarkReconciler) provenance(ctx context.Context, tb *benchv1.TunnelBenchmark, job *batchv1.Job,
 	rep *report.Report) *benchv1.Provenance {
 	p := &benchv1.Provenance{PgbenchVersion: rep.PgbenchVersion}
@@ -47,6 +50,8 @@ func (r *TunnelBenchmarkReconciler) provenance(ctx context.Context, tb *benchv1.
 	}
 	if cluster := tb.Spec.Server.CNPGClusterName(tb); cluster != "" {
 		p.ServerNode = r.primaryNode(ctx, tb.Namespace, cluster)
+	} else if e := tb.Spec.Server.External; e != nil {
+		p.ServerNode = r.serviceNode(ctx, tb.Namespace, e.Host)
 	}
 	if p.Node != "" && p.ServerNode != "" {
 		p.SharedNode = ptr.To(p.Node == p.ServerNode)
@@ -64,6 +69,31 @@ func (r *TunnelBenchmarkReconciler) primaryNode(ctx context.Context, namespace, 
 	}
 	for _, p := range pods.Items {
 		if p.Spec.NodeName != "" && p.DeletionTimestamp.IsZero() {
+			return p.Spec.NodeName
+		}
+	}
+	return ""
+}
+
+// serviceNode is the node of the running pod behind host when host is a Service of the cluster
+// with a selector (an external server the operator can see as pods), or "": outside the cluster,
+// or a Service it may not read (namespace-scoped mode outside its namespaces).
+func (r *TunnelBenchmarkReconciler) serviceNode(ctx context.Context, namespace, host string) string {
+	name, ns, ok := chaosmesh.ServiceOf(host, namespace)
+	if !ok {
+		return ""
+	}
+	svc := &corev1.Service{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc); err != nil || len(svc.Spec.Selector) == 0 {
+		return ""
+	}
+	pods := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(svc.Spec.Selector)); err != nil {
+		log.FromContext(ctx).V(1).Info("Cannot find the server's pods", "service", ns+"/"+name, "err", err)
+		return ""
+	}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" && p.DeletionTimestamp.IsZero() && p.Status.Phase == corev1.PodRunning {
 			return p.Spec.NodeName
 		}
 	}

@@ -799,3 +799,40 @@ func TestTimeoutAboveTheOperatorsMaximum(t *testing.T) {
 		t.Errorf("%d Jobs created for a benchmark refused", len(jobs))
 	}
 }
+
+// TestProvenanceOfAServiceServer: an external server that is a Service of the cluster is seen as
+// its running pod: its node is the server's node, and a runner on it shares it.
+func TestProvenanceOfAServiceServer(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createExternalSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+	selector := map[string]string{"app": "db"}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"},
+		Spec: corev1.ServiceSpec{Selector: selector, Ports: []corev1.ServicePort{{Port: 5432}}}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-0", Labels: selector},
+		Spec: corev1.PodSpec{NodeName: testNode, Containers: []corev1.Container{{Name: "postgres", Image: "postgres"}}}}
+	if err := testClient.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	if err := testClient.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	if err := testClient.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	tb := newBenchmark(ns, "beside")
+	useExternalServer(tb)
+	tb.Spec.Server.External.Host = "db." + ns + ".svc"
+	if err := testClient.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	finishJob(t, waitForJob(t, ns, jobName(tb.Name, "direct")), 0, resultReport(1000, nil))
+	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
+	if p := done.Status.Result("direct").Provenance; p == nil || p.ServerNode != testNode || p.SharedNode == nil || !*p.SharedNode {
+		t.Errorf("provenance %+v", p)
+	}
+	assertCondition(t, done, ConditionSharedNode, metav1.ConditionTrue, "SameNode")
+}
