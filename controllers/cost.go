@@ -19,8 +19,8 @@ import (
 
 // runCost is what the run's parts consumed, from the runner's report — the client (pgbench and
 // the runner, in the runner container) first, then each sidecar of the runner pod in the pod's
-// order — and the part that ran out first. A part could use its CPU limit, else its node's
-// allocatable CPU.
+// order — and the part that ran out first: a part short of CPU, else the link when the run
+// reached its round trip's bound. A part could use its CPU limit, else its node's allocatable CPU.
 func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, job *batchv1.Job, node string,
 	rep *report.Report) ([]benchv1.PartCost, *benchv1.Limiter) {
 	if rep.Result == nil {
@@ -38,7 +38,11 @@ func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, job *batchv1.Jo
 		}
 		parts = append(parts, cost.Part(s.Part, &s.CPU, rep.Result.Transactions, cores(s.Part)))
 	}
-	return parts, cost.Limiter(parts)
+	limiter := cost.Limiter(parts)
+	if limiter == nil && rep.Link != nil {
+		limiter = cost.Network(rep.Result.TPS, rep.Link.RTTMs, int(rep.Result.Clients))
+	}
+	return parts, limiter
 }
 
 // maxParts is the API's bound on a run's cost parts.

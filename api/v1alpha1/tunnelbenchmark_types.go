@@ -1006,6 +1006,8 @@ type RunResult struct {
 const (
 	// PartClient is pgbench and the runner, in the runner pod's own container.
 	PartClient = "client"
+	// PartNetwork is the link, as a limiter: the run was paced by its round trip.
+	PartNetwork = "network"
 )
 
 // PartCost is what one part of the path consumed during a run's measured window.

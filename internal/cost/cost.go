@@ -24,6 +24,9 @@ const (
 	// ThrottledShare: a part under a CPU limit that ran out of its quota in this share of the
 	// scheduler's periods waited for CPU often enough to set the pace, whatever its average.
 	ThrottledShare = 0.1
+	// RTTBoundShare: in a closed loop each client waits at least one round trip per transaction,
+	// so tps × RTT ≤ clients; a run at this share of that bound or above is paced by the link.
+	RTTBoundShare = 0.8
 )
 
 // Part is one part's cost from its accounting over the window: cores is the CPU it could use
@@ -60,6 +63,22 @@ func Limiter(parts []benchv1.PartCost) *benchv1.Limiter {
 				"%s used %.0f%% of the %.2g cores it could use (threshold %.0f%%)",
 				p.Part, 100**p.Utilization, *p.Cores, 100*SaturatedUtilization)}
 		}
+	}
+	return nil
+}
+
+// Network is the link as the limiter when the run reached RTTBoundShare of the closed loop's
+// bound, clients / RTT (the link measured before the load); nil otherwise, or without a link. A
+// transaction of several round trips reaches a fraction of it and is not recognized here.
+func Network(tps, rttMs float64, clients int) *benchv1.Limiter {
+	if rttMs <= 0 || clients <= 0 || tps <= 0 {
+		return nil
+	}
+	bound := float64(clients) / (rttMs / 1000)
+	if share := tps / bound; share >= RTTBoundShare {
+		return &benchv1.Limiter{Part: benchv1.PartNetwork, Evidence: fmt.Sprintf(
+			"%.0f tps is %.0f%% of %d clients / %.3g ms measured RTT = %.0f tps, the most a closed loop of one round trip "+
+				"per transaction can reach (threshold %.0f%%)", tps, 100*share, clients, rttMs, bound, 100*RTTBoundShare)}
 	}
 	return nil
 }

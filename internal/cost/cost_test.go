@@ -56,3 +56,27 @@ func TestLimiter(t *testing.T) {
 		})
 	}
 }
+
+// TestNetwork: a run at 80 % or more of clients / RTT is paced by the link; one below, or one
+// without a link, is not.
+func TestNetwork(t *testing.T) {
+	tests := []struct {
+		name    string
+		tps     float64
+		rttMs   float64
+		clients int
+		limited bool
+	}{
+		{"4 clients over 10 ms at 360 tps (90 % of 400)", 360, 10, 4, true},
+		{"at 80 % exactly", 320, 10, 4, true},
+		{"at 50 %: something else adds latency", 200, 10, 4, false},
+		{"a LAN run: no link measured", 20000, 0, 4, false},
+		{"a transaction of four round trips", 95, 10, 4, false},
+	}
+	for _, tt := range tests {
+		got := Network(tt.tps, tt.rttMs, tt.clients)
+		if (got != nil) != tt.limited || got != nil && (got.Part != benchv1.PartNetwork || !strings.Contains(got.Evidence, "measured RTT")) {
+			t.Errorf("%s: %+v", tt.name, got)
+		}
+	}
+}

@@ -95,6 +95,20 @@ func emulatedWAN(t *testing.T, ns string, pg *fixture.Postgres) {
 			t.Errorf("%s: connecting took %.3f ms across a 10 ms link", name, l.Measured.ConnectMs)
 		}
 	}
+	// Direct across the link runs one round trip per transaction at close to clients / RTT: the
+	// network is named the limiter of every run, with the figure.
+	for _, run := range long.Status.Result("wan").Runs {
+		if run.Limiter == nil || run.Limiter.Part != benchv1.PartNetwork {
+			t.Errorf("wan run %d at %.0f tps: limiter %+v, want network", run.Round, run.TPS, run.Limiter)
+		}
+	}
+	if lan != nil {
+		for _, run := range lan.Runs {
+			if run.Limiter != nil && run.Limiter.Part == benchv1.PartNetwork {
+				t.Errorf("the LAN transport's run %d is called network-limited: %+v", run.Round, run.Limiter)
+			}
+		}
+	}
 	if r := long.Status.Result("wan-tls"); r.TLS == nil {
 		t.Errorf("verify-full through the link negotiated no TLS: %+v", r)
 	}
