@@ -12,6 +12,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/stats"
 )
 
 const namespace = "tunnelbench"
@@ -39,6 +40,8 @@ type Recorder struct {
 	failedBench    *prometheus.GaugeVec
 	benchPhase     *prometheus.GaugeVec
 	benchmarks     *prometheus.GaugeVec
+	cpuPerTx       *prometheus.GaugeVec
+	limitedRuns    *prometheus.GaugeVec
 
 	mu     sync.Mutex
 	phases map[string]benchv1.Phase // namespace/name → phase
@@ -83,6 +86,12 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 		linkBandwidth: gauge("transport_link_bits_per_second",
 			"An emulated link's bandwidth, as asked and as the runner measured it (median over the runs).",
 			append(transportLabels[:3:3], "figure")),
+		cpuPerTx: gauge("transport_cpu_seconds_per_transaction",
+			"CPU time per transaction of each part of a transport's path (client, a sidecar), from its cgroup, median over the runs.",
+			append(transportLabels[:3:3], "part")),
+		limitedRuns: gauge("transport_limited_runs",
+			"Runs of a transport that a part (client, a sidecar, network) limited, by the documented thresholds.",
+			append(transportLabels[:3:3], "part")),
 		failedBench: gauge("benchmark_failed", "1 for a benchmark that failed, with the Failed condition's reason.",
 			[]string{"namespace", "benchmark", "reason"}),
 		benchPhase: gauge("benchmark_phase", "1 for each benchmark, labelled with its phase.",
@@ -138,6 +147,7 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 				r.linkBandwidth.With(with(labels, "figure", "measured")).Set(float64(m.BitsPerSecond))
 			}
 		}
+		r.observeCost(labels, res.Runs)
 		if c := res.Comparison; c != nil && c.Ratio > 0 {
 			r.ratio.With(with(labels, "bound", "estimate")).Set(c.Ratio)
 			if c.Lower != nil && c.Upper != nil {
@@ -175,7 +185,30 @@ func (r *Recorder) Forget(namespace, name string) {
 func (r *Recorder) series() []prometheus.Collector {
 	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
 		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate, r.liveTPS, r.linkRTT,
-		r.linkBandwidth, r.failedBench, r.benchPhase}
+		r.linkBandwidth, r.failedBench, r.benchPhase, r.cpuPerTx, r.limitedRuns}
+}
+
+// observeCost publishes each measured part's CPU per transaction (the median over the runs) and
+// how many runs each limiter limited.
+func (r *Recorder) observeCost(labels prometheus.Labels, runs []benchv1.RunResult) {
+	perPart := map[string][]float64{}
+	limited := map[string]float64{}
+	for _, run := range runs {
+		for _, c := range run.Cost {
+			if c.CPUMicrosPerTransaction != nil {
+				perPart[c.Part] = append(perPart[c.Part], *c.CPUMicrosPerTransaction/1e6)
+			}
+		}
+		if run.Limiter != nil {
+			limited[run.Limiter.Part]++
+		}
+	}
+	for part, values := range perPart {
+		r.cpuPerTx.With(with(labels, "part", part)).Set(stats.Median(values))
+	}
+	for part, n := range limited {
+		r.limitedRuns.With(with(labels, "part", part)).Set(n)
+	}
 }
 
 // with is labels plus one more.

@@ -128,3 +128,38 @@ func TestLinkAndFailureSeries(t *testing.T) {
 		t.Errorf("%d series left after Forget", n)
 	}
 }
+
+// TestCostSeries: each part's CPU per transaction is the median of its runs', in seconds, and the
+// runs each limiter limited are counted; both go once the benchmark is forgotten.
+func TestCostSeries(t *testing.T) {
+	r := NewRecorder(prometheus.NewRegistry())
+	us := func(v float64) *float64 { return &v }
+	run := func(client, tunnel float64, limiter string) benchv1.RunResult {
+		out := benchv1.RunResult{Cost: []benchv1.PartCost{{Part: "client", CPUMicrosPerTransaction: us(client)},
+			{Part: "tunnel-0", CPUMicrosPerTransaction: us(tunnel)}}}
+		if limiter != "" {
+			out.Limiter = &benchv1.Limiter{Part: limiter}
+		}
+		return out
+	}
+	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
+	tb.Status.Results = []benchv1.TransportResult{{Transport: "ssh",
+		Runs: []benchv1.RunResult{run(20, 50, "tunnel-0"), run(22, 40, ""), run(30, 45, "tunnel-0")}}}
+	r.Observe(tb)
+	for _, c := range []struct {
+		g    prometheus.Gauge
+		want float64
+	}{
+		{r.cpuPerTx.WithLabelValues("ns", "b", "ssh", "client"), 22e-6},
+		{r.cpuPerTx.WithLabelValues("ns", "b", "ssh", "tunnel-0"), 45e-6},
+		{r.limitedRuns.WithLabelValues("ns", "b", "ssh", "tunnel-0"), 2},
+	} {
+		if got := testutil.ToFloat64(c.g); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%v, want %v", got, c.want)
+		}
+	}
+	r.Forget("ns", "b")
+	if n := testutil.CollectAndCount(r.cpuPerTx) + testutil.CollectAndCount(r.limitedRuns); n != 0 {
+		t.Errorf("%d series left after Forget", n)
+	}
+}
