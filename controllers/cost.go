@@ -36,7 +36,11 @@ func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, job *batchv1.Jo
 		if len(parts) == maxParts {
 			break
 		}
-		parts = append(parts, cost.Part(s.Part, &s.CPU, rep.Result.Transactions, cores(s.Part)))
+		c := 0.0 // a peer pod's (the gateway's) node and limit are not the runner's: unknown
+		if !s.Remote {
+			c = cores(s.Part)
+		}
+		parts = append(parts, cost.Part(s.Part, &s.CPU, rep.Result.Transactions, c))
 	}
 	limiter := cost.Limiter(parts)
 	if limiter == nil && rep.Link != nil {

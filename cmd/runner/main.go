@@ -13,8 +13,9 @@
 //	    becomes PgBouncer (the pooler transport's Deployment or sidecar)
 //	tunnelbench-runner link --listen ADDR:PORT --upstream HOST:PORT [--rtt D --jitter D --bandwidth BITS]
 //	    forwards every connection to HOST:PORT across an emulated link (the link sidecar)
-//	tunnelbench-runner sidecar --cpu-port PORT -- COMMAND [ARGS...]
+//	tunnelbench-runner sidecar --cpu-port PORT|--cpu-listen HOST:PORT -- COMMAND [ARGS...]
 //	    runs COMMAND and serves its container's CPU accounting on 127.0.0.1:PORT (every sidecar)
+//	    or HOST:PORT (the SSH gateway's sshd, for the runner pods)
 package main
 
 import (

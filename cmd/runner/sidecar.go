@@ -19,22 +19,28 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
-// runSidecar runs a sidecar's command as its child and serves, on a loopback port, the CPU
-// accounting of the container they share (internal/cgroupcpu), for the runner to sample at the
-// ends of its measured window. Signals go to the child; its exit status is this process's.
+// runSidecar runs a sidecar's command as its child and serves, on a loopback port (or, for a peer
+// pod such as the SSH gateway, on the pod's address), the CPU accounting of the container they
+// share (internal/cgroupcpu), for the runner to sample at the ends of its measured window. Signals
+// go to the child; its exit status is this process's.
 func runSidecar(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	port := fs.Int("cpu-port", 0, "loopback port to serve the container's CPU accounting on")
+	listen := fs.String("cpu-listen", "", "address to serve it on instead, for other pods (host:port, :port for every address)")
 	root := fs.String("cgroup", cgroupcpu.Root, "where the container's cgroup is mounted")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() == 0 || *port < 1 || *port > 65535 {
-		fmt.Fprintln(stderr, "usage: tunnelbench-runner sidecar --cpu-port PORT -- COMMAND [ARGS...]")
+	addr := *listen
+	if addr == "" && *port >= 1 && *port <= 65535 {
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(*port))
+	}
+	if fs.NArg() == 0 || addr == "" {
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner sidecar --cpu-port PORT|--cpu-listen HOST:PORT -- COMMAND [ARGS...]")
 		return 2
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "tunnelbench-runner sidecar: %v\n", err)
 		return 1

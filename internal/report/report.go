@@ -75,8 +75,10 @@ type CPU struct {
 
 // SidecarCPU is one sidecar container's CPU accounting over the window.
 type SidecarCPU struct {
-	// Part is the container's name: tunnel-0, link, pgbouncer.
+	// Part is the container's name: tunnel-0, link, pgbouncer; or a peer pod's part: gateway.
 	Part string `json:"part"`
+	// Remote marks a part in another pod than the runner's (the SSH gateway).
+	Remote bool `json:"remote,omitempty"`
 	CPU
 }
 

@@ -39,7 +39,7 @@ func startCPU(ctx context.Context, root string, parts []runspec.CPUPart) *cpuWin
 func (w *cpuWindow) sampleParts(ctx context.Context) []sampled {
 	out := make([]sampled, len(w.parts))
 	for i, p := range w.parts {
-		out[i].s, out[i].err = cgroupcpu.Fetch(ctx, fmt.Sprintf("http://127.0.0.1:%d%s", p.Port, runspec.CPUStatsPath))
+		out[i].s, out[i].err = cgroupcpu.Fetch(ctx, p.URL())
 	}
 	return out
 }
@@ -62,7 +62,8 @@ func (w *cpuWindow) stop(ctx context.Context, out io.Writer) (*report.CPU, []rep
 			fmt.Fprintf(out, "tunnelbench-runner: the CPU time of sidecar %s is not known: %v\n", p.Name, err)
 			continue
 		}
-		sidecars = append(sidecars, report.SidecarCPU{Part: p.Name, CPU: *cpuOf(ends[i].s.Sub(w.starts[i].s), window)})
+		sidecars = append(sidecars, report.SidecarCPU{Part: p.Name, Remote: p.Host != "",
+			CPU: *cpuOf(ends[i].s.Sub(w.starts[i].s), window)})
 	}
 	return client, sidecars
 }

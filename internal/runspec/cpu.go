@@ -2,6 +2,7 @@ package runspec
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,20 +15,39 @@ const CPUStatsBasePort = 14500
 // CPUStatsPath is where a sidecar serves it.
 const CPUStatsPath = "/cpu"
 
-// CPUPart is a sidecar of the runner pod whose container's CPU the runner samples at the ends of
-// the measured window: the part of the path it is (its container's name) and its port.
+// GatewayCPUPort is where a peer pod next to the server (the SSH gateway) serves its container's
+// CPU accounting to the benchmark's runner pods (its NetworkPolicy admits them on it).
+const GatewayCPUPort = 14600
+
+// CPUPart is a part of the path whose container's CPU the runner samples at the ends of the
+// measured window: a sidecar of the runner pod on a loopback port, or a peer pod (Host set) such as
+// the SSH gateway. Name is the part's name (a sidecar's container name).
 type CPUPart struct {
 	Name string
+	Host string
 	Port int
+}
+
+// URL is where the runner asks for the part's accounting.
+func (p CPUPart) URL() string {
+	host := p.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(p.Port)) + CPUStatsPath
 }
 
 var partName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
-// cpuPartsValue renders parts as --cpu-parts reads them: name=port,name=port.
+// cpuPartsValue renders parts as --cpu-parts reads them: name=port or name=host:port, by commas.
 func cpuPartsValue(parts []CPUPart) string {
 	var out []string
 	for _, p := range parts {
-		out = append(out, p.Name+"="+strconv.Itoa(p.Port))
+		where := strconv.Itoa(p.Port)
+		if p.Host != "" {
+			where = net.JoinHostPort(p.Host, where)
+		}
+		out = append(out, p.Name+"="+where)
 	}
 	return strings.Join(out, ",")
 }
@@ -36,12 +56,19 @@ func cpuPartsValue(parts []CPUPart) string {
 func parseCPUParts(s string) ([]CPUPart, error) {
 	var out []CPUPart
 	for _, item := range strings.Split(s, ",") {
-		name, port, ok := strings.Cut(item, "=")
+		name, where, ok := strings.Cut(item, "=")
+		host, port := "", where
+		if strings.Contains(where, ":") {
+			var err error
+			if host, port, err = net.SplitHostPort(where); err != nil {
+				return nil, fmt.Errorf("--cpu-parts: %q: %w", item, err)
+			}
+		}
 		n, err := strconv.Atoi(port)
 		if !ok || err != nil {
-			return nil, fmt.Errorf("--cpu-parts: %q is not name=port", item)
+			return nil, fmt.Errorf("--cpu-parts: %q is not name=port or name=host:port", item)
 		}
-		out = append(out, CPUPart{Name: name, Port: n})
+		out = append(out, CPUPart{Name: name, Host: host, Port: n})
 	}
 	return out, nil
 }

@@ -16,7 +16,7 @@ import (
 func MeasureSidecars(pod *specs.Pod, run *runspec.Run) {
 	for i := range pod.Sidecars {
 		c := &pod.Sidecars[i]
-		port := runspec.CPUStatsBasePort + len(run.CPUParts)
+		port := runspec.CPUStatsBasePort + i
 		args := slices.Concat([]string{"sidecar", "--cpu-port=" + strconv.Itoa(port), "--"}, c.Command, c.Args)
 		c.Command, c.Args = []string{"tunnelbench-runner"}, args
 		run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: c.Name, Port: port})

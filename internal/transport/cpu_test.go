@@ -21,7 +21,9 @@ func TestMeasureSidecars(t *testing.T) {
 	}
 	before := slices.Clone(pod.Sidecars)
 	MeasureSidecars(&pod, &run)
-	if len(pod.Sidecars) != 2 || len(run.CPUParts) != 2 {
+	// The gateway's part first (the ssh transport's own, on its Service), then the sidecars'.
+	if len(pod.Sidecars) != 2 || len(run.CPUParts) != 3 || run.CPUParts[0].Name != GatewayPart ||
+		run.CPUParts[0].URL() != "http://bench-ssh-gateway-fe1bde.db.svc:14600/cpu" {
 		t.Fatalf("%d sidecars, parts %+v", len(pod.Sidecars), run.CPUParts)
 	}
 	for i, c := range pod.Sidecars {
@@ -30,7 +32,7 @@ func TestMeasureSidecars(t *testing.T) {
 		if !slices.Equal(c.Command, []string{"tunnelbench-runner"}) || !slices.Equal(c.Args, want) {
 			t.Errorf("sidecar %s runs %v %v, want tunnelbench-runner %v", c.Name, c.Command, c.Args, want)
 		}
-		if p := run.CPUParts[i]; p.Name != c.Name || p.Port != runspec.CPUStatsBasePort+i {
+		if p := run.CPUParts[1+i]; p.Name != c.Name || p.Host != "" || p.Port != runspec.CPUStatsBasePort+i {
 			t.Errorf("part %+v for sidecar %s", p, c.Name)
 		}
 	}

@@ -21,7 +21,8 @@ func TestPeersAdmitOnlyTheirRunners(t *testing.T) {
 		spec  benchv1.TransportSpec
 		ports []int32
 	}{
-		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, []int32{2222}},
+		// sshd, and the gateway's CPU accounting for the runner.
+		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, []int32{2222, 14600}},
 		{benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler}, []int32{PoolerListenPort}},
 	} {
 		t.Run(tt.spec.Name, func(t *testing.T) {

@@ -107,6 +107,8 @@ func (s sshTransport) Pod(run *runspec.Run) (specs.Pod, error) {
 		p.Sidecars = append(p.Sidecars, tunnelSidecar(i, s.tunnel(i, spec), image, pullPolicy))
 	}
 	run.Tunnels, run.TunnelPort, run.SSHLogDir = int(spec.Tunnels), runspec.TunnelBasePort, runspec.SSHLogDir
+	run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: GatewayPart,
+		Host: tb.GatewayName() + "." + tb.Namespace + ".svc", Port: runspec.GatewayCPUPort})
 	return p, nil
 }
 
@@ -151,6 +153,9 @@ func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
 	}
 }
 
+// GatewayPart is the SSH gateway's part of the path in a run's cost.
+const GatewayPart = "gateway"
+
 // tunnelSidecar is one `ssh -N -L` as a native sidecar (an init container that keeps running).
 // Its startup probe holds pgbench back until the forward accepts connections; the kubelet stops
 // it once pgbench has ended, so the Job still completes.
@@ -173,7 +178,9 @@ func gatewayService(tb *benchv1.TunnelBenchmark) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{{Name: "ssh", Port: sshtunnel.GatewayPort,
-				TargetPort: intstr.FromInt32(sshtunnel.GatewayPort), Protocol: corev1.ProtocolTCP}},
+				TargetPort: intstr.FromInt32(sshtunnel.GatewayPort), Protocol: corev1.ProtocolTCP},
+				{Name: "cpu", Port: runspec.GatewayCPUPort, TargetPort: intstr.FromInt32(runspec.GatewayCPUPort),
+					Protocol: corev1.ProtocolTCP}},
 		},
 	}
 }
@@ -187,8 +194,13 @@ func gatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults spec
 		PermitOpen: target, Port: sshtunnel.GatewayPort,
 	}
 	sshd := specs.HelperContainer("sshd", image, pullPolicy, "250m", "32Mi", "128Mi")
-	sshd.Command, sshd.Args = []string{"/usr/sbin/sshd"}, gw.SSHDArgs()
-	sshd.Ports = []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}}
+	// Under the sidecar wrapper, which serves the container's CPU accounting to the runner pods:
+	// sshd and the session processes it forks for each tunnel are the gateway's part of the path.
+	sshd.Command = []string{"tunnelbench-runner"}
+	sshd.Args = append([]string{"sidecar", "--cpu-listen=:" + strconv.Itoa(runspec.GatewayCPUPort), "--", "/usr/sbin/sshd"},
+		gw.SSHDArgs()...)
+	sshd.Ports = []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort},
+		{Name: "cpu", ContainerPort: runspec.GatewayCPUPort}}
 	sshd.ReadinessProbe = specs.TCPReadiness(sshtunnel.GatewayPort)
 	sshd.VolumeMounts = append(sshd.VolumeMounts, corev1.VolumeMount{Name: "keys", MountPath: gatewayKeyDir, ReadOnly: true})
 	keys := specs.SecretVolume("keys", tb.GatewayName(),

@@ -233,6 +233,7 @@ func TestEndToEnd(t *testing.T) {
 				*r.Comparison, r.SSH, len(r.Tunnels))
 			if isSSH {
 				assertSidecarCost(t, r, "tunnel-0")
+				assertSidecarCost(t, r, "gateway")
 			}
 		}
 		if r := end.Status.Result("ssh-4-tunnels"); r == nil || len(r.Tunnels) != 4 {
