@@ -15,9 +15,9 @@ const CPUStatsBasePort = 14500
 // CPUStatsPath is where a sidecar serves it.
 const CPUStatsPath = "/cpu"
 
-// GatewayCPUPort is where a peer pod next to the server (the SSH gateway) serves its container's
+// PeerCPUPort is where a peer pod next to the server (the SSH gateway) serves its container's
 // CPU accounting to the benchmark's runner pods (its NetworkPolicy admits them on it).
-const GatewayCPUPort = 14600
+const PeerCPUPort = 14600
 
 // CPUPart is a part of the path whose container's CPU the runner samples at the ends of the
 // measured window: a sidecar of the runner pod on a loopback port, or a peer pod (Host set) such as

@@ -41,7 +41,7 @@ func TestArgsRoundTrip(t *testing.T) {
 		{"ssh with 4 tunnels", Run{WaitTimeout: time.Minute, Load: load(), Tunnels: 4, TunnelPort: TunnelBasePort,
 			SSHLogDir: SSHLogDir}},
 		{"sidecars' CPU", Run{Load: load(), Tunnels: 2, TunnelPort: TunnelBasePort,
-			CPUParts: []CPUPart{{"gateway", "b-ssh-gateway-0a1b2c.db.svc", GatewayCPUPort}, {"link", "", CPUStatsBasePort},
+			CPUParts: []CPUPart{{"gateway", "b-ssh-gateway-0a1b2c.db.svc", PeerCPUPort}, {"link", "", CPUStatsBasePort},
 				{"tunnel-0", "", CPUStatsBasePort + 1}, {"tunnel-1", "", CPUStatsBasePort + 2}}}},
 		{"opaque pooler with metrics", Run{Load: load(), Tunnels: 1, Pooler: PoolerOpaque,
 			PoolerMetrics: "pool-metrics.db.svc:9127"}},

@@ -4,6 +4,9 @@ import (
 	"slices"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
@@ -21,4 +24,19 @@ func MeasureSidecars(pod *specs.Pod, run *runspec.Run) {
 		c.Command, c.Args = []string{"tunnelbench-runner"}, args
 		run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: c.Name, Port: port})
 	}
+}
+
+// servePeerCPU has a peer's container (sshd, a shared PgBouncer) run under the same wrapper,
+// serving its container's accounting on runspec.PeerCPUPort of the pod's address: a container
+// port, so that the peer's NetworkPolicy admits the runner pods on it.
+func servePeerCPU(c *corev1.Container) {
+	c.Args = slices.Concat([]string{"sidecar", "--cpu-listen=:" + strconv.Itoa(runspec.PeerCPUPort), "--"}, c.Command, c.Args)
+	c.Command = []string{"tunnelbench-runner"}
+	c.Ports = append(c.Ports, corev1.ContainerPort{Name: "cpu", ContainerPort: runspec.PeerCPUPort})
+}
+
+// peerCPUServicePort is a peer Service's port for it.
+func peerCPUServicePort() corev1.ServicePort {
+	return corev1.ServicePort{Name: "cpu", Port: runspec.PeerCPUPort, TargetPort: intstr.FromInt32(runspec.PeerCPUPort),
+		Protocol: corev1.ProtocolTCP}
 }

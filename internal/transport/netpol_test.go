@@ -7,6 +7,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
@@ -21,9 +22,9 @@ func TestPeersAdmitOnlyTheirRunners(t *testing.T) {
 		spec  benchv1.TransportSpec
 		ports []int32
 	}{
-		// sshd, and the gateway's CPU accounting for the runner.
-		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, []int32{2222, 14600}},
-		{benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler}, []int32{PoolerListenPort}},
+		// The service, and the peer's CPU accounting for the runner.
+		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, []int32{2222, runspec.PeerCPUPort}},
+		{benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler}, []int32{PoolerListenPort, runspec.PeerCPUPort}},
 	} {
 		t.Run(tt.spec.Name, func(t *testing.T) {
 			for _, enabled := range []bool{true, false} {

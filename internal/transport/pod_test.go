@@ -238,7 +238,7 @@ func TestRunFor(t *testing.T) {
 			transport: benchv1.TransportSpec{Name: "ssh", Type: "ssh", SSH: &benchv1.SSHTransport{Tunnels: 3}},
 			want: runspec.Run{WaitTimeout: time.Minute, Warmup: benchv1.DefaultWarmup, Tunnels: 3,
 				TunnelPort: runspec.TunnelBasePort, SSHLogDir: runspec.SSHLogDir,
-				CPUParts: []runspec.CPUPart{{Name: GatewayPart, Host: "bench-ssh-gateway-fe1bde.db.svc", Port: runspec.GatewayCPUPort}},
+				CPUParts: []runspec.CPUPart{{Name: GatewayPart, Host: "bench-ssh-gateway-fe1bde.db.svc", Port: runspec.PeerCPUPort}},
 				Load: runspec.Load{Builtin: "select-only", Protocol: "simple", Clients: 4, Threads: 2, Duration: time.Minute,
 					ProgressInterval: 5 * time.Second, StallTimeout: benchv1.DefaultStallTimeout}},
 		},

@@ -156,6 +156,9 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 		run.Pooler = runspec.PoolerOpaque
 		run.PoolerMetrics = net.JoinHostPort(fmt.Sprintf("%s.%s.svc", p.cnpgMetricsServiceName(), p.c.Benchmark.Namespace),
 			strconv.Itoa(pgbouncer.CNPGExporterPort))
+	default:
+		// The operator's shared PgBouncer serves its container's CPU accounting (deployment).
+		run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: PoolerPart, Host: p.host(), Port: runspec.PeerCPUPort})
 	}
 	pod := libpq(p.c.Server, p.host(), PoolerServicePort, string(s.ClientTLS))
 	p.c.libpqVia(&pod)
@@ -247,6 +250,10 @@ func (pb ownPgBouncer) container(image string, pullPolicy corev1.PullPolicy) cor
 	return c
 }
 
+// PoolerPart is a shared PgBouncer's part of the path in a run's cost (a sidecar one's is its
+// container's name, pgbouncer).
+const PoolerPart = "pooler"
+
 // service exposes the operator's PgBouncer on PostgreSQL's port.
 func (p pooler) service() *corev1.Service {
 	meta := p.meta(p.name())
@@ -255,7 +262,7 @@ func (p pooler) service() *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{{Name: "pgbouncer", Port: PoolerServicePort,
-				TargetPort: intstr.FromInt32(PoolerListenPort), Protocol: corev1.ProtocolTCP}},
+				TargetPort: intstr.FromInt32(PoolerListenPort), Protocol: corev1.ProtocolTCP}, peerCPUServicePort()},
 		},
 	}
 }
@@ -276,6 +283,7 @@ func (p pooler) deployment() *appsv1.Deployment {
 	c := pb.container(image, pullPolicy)
 	c.Ports = []corev1.ContainerPort{{Name: "pgbouncer", ContainerPort: PoolerListenPort}}
 	c.ReadinessProbe = specs.TCPReadiness(PoolerListenPort)
+	servePeerCPU(&c)
 	return specs.ServerSideDeployment(p.c.Benchmark, p.meta(p.name()), c, pb.volumes...)
 }
 

@@ -108,7 +108,7 @@ func (s sshTransport) Pod(run *runspec.Run) (specs.Pod, error) {
 	}
 	run.Tunnels, run.TunnelPort, run.SSHLogDir = int(spec.Tunnels), runspec.TunnelBasePort, runspec.SSHLogDir
 	run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: GatewayPart,
-		Host: tb.GatewayName() + "." + tb.Namespace + ".svc", Port: runspec.GatewayCPUPort})
+		Host: tb.GatewayName() + "." + tb.Namespace + ".svc", Port: runspec.PeerCPUPort})
 	return p, nil
 }
 
@@ -178,9 +178,7 @@ func gatewayService(tb *benchv1.TunnelBenchmark) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{{Name: "ssh", Port: sshtunnel.GatewayPort,
-				TargetPort: intstr.FromInt32(sshtunnel.GatewayPort), Protocol: corev1.ProtocolTCP},
-				{Name: "cpu", Port: runspec.GatewayCPUPort, TargetPort: intstr.FromInt32(runspec.GatewayCPUPort),
-					Protocol: corev1.ProtocolTCP}},
+				TargetPort: intstr.FromInt32(sshtunnel.GatewayPort), Protocol: corev1.ProtocolTCP}, peerCPUServicePort()},
 		},
 	}
 }
@@ -194,13 +192,10 @@ func gatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults spec
 		PermitOpen: target, Port: sshtunnel.GatewayPort,
 	}
 	sshd := specs.HelperContainer("sshd", image, pullPolicy, "250m", "32Mi", "128Mi")
-	// Under the sidecar wrapper, which serves the container's CPU accounting to the runner pods:
+	sshd.Command, sshd.Args = []string{"/usr/sbin/sshd"}, gw.SSHDArgs()
+	sshd.Ports = []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}}
 	// sshd and the session processes it forks for each tunnel are the gateway's part of the path.
-	sshd.Command = []string{"tunnelbench-runner"}
-	sshd.Args = append([]string{"sidecar", "--cpu-listen=:" + strconv.Itoa(runspec.GatewayCPUPort), "--", "/usr/sbin/sshd"},
-		gw.SSHDArgs()...)
-	sshd.Ports = []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort},
-		{Name: "cpu", ContainerPort: runspec.GatewayCPUPort}}
+	servePeerCPU(&sshd)
 	sshd.ReadinessProbe = specs.TCPReadiness(sshtunnel.GatewayPort)
 	sshd.VolumeMounts = append(sshd.VolumeMounts, corev1.VolumeMount{Name: "keys", MountPath: gatewayKeyDir, ReadOnly: true})
 	keys := specs.SecretVolume("keys", tb.GatewayName(),

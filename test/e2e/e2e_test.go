@@ -497,6 +497,9 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 		if p.ServerConnections == nil || *p.ServerConnections < 1 || *p.ServerConnections > want.maxServers {
 			t.Errorf("%s: %v server connections, want 1..%d", name, ptrVal(p.ServerConnections), want.maxServers)
 		}
+		// The pooler's own CPU per transaction: the shared one's from its pod, the sidecar's from
+		// its container.
+		assertSidecarCost(t, *r, map[string]string{"pgbouncer": "pooler", "pgbouncer-sidecar": "pgbouncer"}[name])
 	}
 	poll.Until(t, time.Minute, time.Second, "the pooler removed", func() error {
 		pods := &corev1.PodList{}
