@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/cost"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -19,12 +20,14 @@ import (
 
 // runCost is what the run's parts consumed, from the runner's report — the client (pgbench and
 // the runner, in the runner container) first, then each sidecar of the runner pod in the pod's
-// order — and the part that ran out first: a part short of CPU, else the link when the run
-// reached its round trip's bound. A part could use its CPU limit, else its node's allocatable CPU.
-func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, job *batchv1.Job, node string,
-	rep *report.Report) ([]benchv1.PartCost, *benchv1.Limiter) {
+// order, a peer's (the gateway's, a shared pooler's) and the server's — the parts whose CPU is not
+// known, with why, and the part that ran out first: a part short of CPU, else the link when the
+// run reached its round trip's bound. A part could use its CPU limit, else its node's allocatable
+// CPU; a peer's node is not looked up (no utilization), the server's is.
+func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, tb *benchv1.TunnelBenchmark, job *batchv1.Job, node string,
+	rep *report.Report) ([]benchv1.PartCost, []benchv1.UnmeasuredPart, *benchv1.Limiter) {
 	if rep.Result == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	nodeCores := r.nodeCores(ctx, node)
 	cores := func(container string) float64 { return cmp.Or(containerLimit(job, container), nodeCores) }
@@ -32,21 +35,51 @@ func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, job *batchv1.Jo
 	if rep.CPU != nil {
 		parts = append(parts, cost.Part(benchv1.PartClient, rep.CPU, rep.Result.Transactions, cores(runspec.RunnerContainerName)))
 	}
+	server := r.observeServer(ctx, tb)
 	for _, s := range rep.Sidecars {
 		if len(parts) == maxParts {
 			break
 		}
-		c := 0.0 // a peer pod's (the gateway's) node and limit are not the runner's: unknown
-		if !s.Remote {
+		c := 0.0
+		switch {
+		case s.Part == benchv1.PartServer:
+			c = r.serverCores(ctx, server.pod)
+		case !s.Remote:
 			c = cores(s.Part)
 		}
 		parts = append(parts, cost.Part(s.Part, &s.CPU, rep.Result.Transactions, c))
 	}
+	unmeasured := unmeasuredParts(rep, parts, server, r.serverPart)
 	limiter := cost.Limiter(parts)
 	if limiter == nil && rep.Link != nil {
 		limiter = cost.Network(rep.Result.TPS, rep.Link.RTTMs, int(rep.Result.Clients))
 	}
-	return parts, limiter
+	return parts, unmeasured, limiter
+}
+
+// unmeasuredParts are the parts the runner could not measure, and the server when it was not
+// asked to: why is what the operator sees of the server now (it was not measured when the Job
+// was made; what changed since is said as such).
+func unmeasuredParts(rep *report.Report, parts []benchv1.PartCost, server serverView,
+	serverPart func(serverView) (runspec.CPUPart, string)) []benchv1.UnmeasuredPart {
+	var out []benchv1.UnmeasuredPart
+	said := false
+	for _, u := range rep.Unmeasured {
+		said = said || u.Part == benchv1.PartServer
+		out = append(out, benchv1.UnmeasuredPart{Part: u.Part, Reason: bounded.Text(u.Reason, 256)})
+	}
+	measured := slices.ContainsFunc(parts, func(p benchv1.PartCost) bool { return p.Part == benchv1.PartServer })
+	if !said && !measured {
+		_, why := serverPart(server)
+		if why == "" {
+			why = "its node reader was not ready when the run's Job was made"
+		}
+		out = append(out, benchv1.UnmeasuredPart{Part: benchv1.PartServer, Reason: bounded.Text(why, 256)})
+	}
+	if len(out) > maxParts {
+		out = out[:maxParts]
+	}
+	return out
 }
 
 // maxParts is the API's bound on a run's cost parts.

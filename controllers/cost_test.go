@@ -10,10 +10,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
 // cpuReport is a result whose runner container used cpu, and a tunnel sidecar 0.5 s, over a 10 s
@@ -75,9 +77,52 @@ func TestRunCostInStatus(t *testing.T) {
 				*run.Cost[0].ThrottledFraction != 0.05):
 				t.Errorf("limiter %+v, cost %+v: want %q", run.Limiter, run.Cost[0], tt.limiter)
 			}
+			// envtest runs no pods: the CloudNativePG primary is not seen, and the run says so.
+			if len(run.Unmeasured) != 1 || run.Unmeasured[0].Part != benchv1.PartServer ||
+				!strings.Contains(run.Unmeasured[0].Reason, "primary is not running") {
+				t.Errorf("unmeasured %+v", run.Unmeasured)
+			}
 			bound := meta.FindStatusCondition(done.Status.Conditions, ConditionClientBound)
 			if (bound != nil) != (tt.limiter != "") || bound != nil && !strings.Contains(bound.Message, "spec.runner.resources") {
 				t.Errorf("ClientBound %+v, want it exactly when the client is the limiter", bound)
+			}
+		})
+	}
+}
+
+// TestServerPart: where the runner asks for the server's CPU, decided from the server's pod and
+// the node readers as observed, and why it cannot when it cannot.
+func TestServerPart(t *testing.T) {
+	const uid = "0f3c2a9e-5b7d-4c1e-9a2b-3d4e5f6a7b8c"
+	server := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pg-1", UID: uid}, Spec: corev1.PodSpec{NodeName: "n2"}}
+	reader := func(node, ip string, ready corev1.ConditionStatus) corev1.Pod {
+		return corev1.Pod{Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{PodIP: ip,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}}}
+	}
+	tests := []struct {
+		name      string
+		namespace string
+		view      serverView
+		want      runspec.CPUPart
+		why       string
+	}{
+		{"no pod seen", "tb-system", serverView{noPod: "the server db.example.com is not a Service"}, runspec.CPUPart{},
+			"is not a Service"},
+		{"no readers run", "", serverView{pod: server}, runspec.CPUPart{}, "nodeReader.enabled"},
+		{"a reader on another node only", "tb-system", serverView{pod: server,
+			readers: []corev1.Pod{reader("n1", "10.0.0.5", corev1.ConditionTrue)}}, runspec.CPUPart{}, "no ready node reader runs on node n2"},
+		{"the node's reader not ready", "tb-system", serverView{pod: server,
+			readers: []corev1.Pod{reader("n2", "10.0.1.5", corev1.ConditionFalse)}}, runspec.CPUPart{}, "no ready node reader"},
+		{"the node's reader", "tb-system", serverView{pod: server, readers: []corev1.Pod{reader("n1", "10.0.0.5", corev1.ConditionTrue),
+			reader("n2", "10.0.1.5", corev1.ConditionTrue)}},
+			runspec.CPUPart{Name: benchv1.PartServer, Host: "10.0.1.5", Port: runspec.NodeReaderPort, Pod: uid}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &TunnelBenchmarkReconciler{NodeReaderNamespace: tt.namespace}
+			got, why := r.serverPart(tt.view)
+			if got != tt.want || (tt.why == "") != (why == "") || !strings.Contains(why, tt.why) {
+				t.Errorf("serverPart = %+v, %q; want %+v, %q", got, why, tt.want, tt.why)
 			}
 		})
 	}

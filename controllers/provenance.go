@@ -48,10 +48,8 @@ func (r *TunnelBenchmarkReconciler) provenance(ctx context.Context, tb *benchv1.
 			}
 		}
 	}
-	if cluster := tb.Spec.Server.CNPGClusterName(tb); cluster != "" {
-		p.ServerNode = r.primaryNode(ctx, tb.Namespace, cluster)
-	} else if e := tb.Spec.Server.External; e != nil {
-		p.ServerNode = r.serviceNode(ctx, tb.Namespace, e.Host)
+	if pod, _ := r.serverPod(ctx, tb); pod != nil {
+		p.ServerNode = pod.Spec.NodeName
 	}
 	if p.Node != "" && p.ServerNode != "" {
 		p.SharedNode = ptr.To(p.Node == p.ServerNode)
@@ -59,45 +57,50 @@ func (r *TunnelBenchmarkReconciler) provenance(ctx context.Context, tb *benchv1.
 	return p
 }
 
-// primaryNode is the node of a CloudNativePG cluster's primary pod, or "".
-func (r *TunnelBenchmarkReconciler) primaryNode(ctx context.Context, namespace, cluster string) string {
-	pods := &corev1.PodList{}
-	if err := r.APIReader.List(ctx, pods, client.InNamespace(namespace),
-		client.MatchingLabels{"cnpg.io/cluster": cluster, "cnpg.io/instanceRole": "primary"}); err != nil {
-		log.FromContext(ctx).Info("Cannot find the server's primary pod", "cluster", cluster, "err", err)
-		return ""
+// serverPod is the server's running pod when the operator can see it as one — a CloudNativePG
+// server's primary, or the pod behind an external server that is a Service of the cluster with a
+// selector — else nil and why not: outside the cluster, or a Service it may not read
+// (namespace-scoped mode outside its namespaces).
+func (r *TunnelBenchmarkReconciler) serverPod(ctx context.Context, tb *benchv1.TunnelBenchmark) (*corev1.Pod, string) {
+	if cluster := tb.Spec.Server.CNPGClusterName(tb); cluster != "" {
+		return r.runningPod(ctx, tb.Namespace, client.MatchingLabels{"cnpg.io/cluster": cluster, "cnpg.io/instanceRole": "primary"},
+			"CloudNativePG cluster "+cluster+"'s primary")
 	}
-	for _, p := range pods.Items {
-		if p.Spec.NodeName != "" && p.DeletionTimestamp.IsZero() {
-			return p.Spec.NodeName
-		}
+	e := tb.Spec.Server.External
+	if e == nil {
+		return nil, "the server is not known yet"
 	}
-	return ""
-}
-
-// serviceNode is the node of the running pod behind host when host is a Service of the cluster
-// with a selector (an external server the operator can see as pods), or "": outside the cluster,
-// or a Service it may not read (namespace-scoped mode outside its namespaces).
-func (r *TunnelBenchmarkReconciler) serviceNode(ctx context.Context, namespace, host string) string {
-	name, ns, ok := chaosmesh.ServiceOf(host, namespace)
+	name, ns, ok := chaosmesh.ServiceOf(e.Host, tb.Namespace)
 	if !ok {
-		return ""
+		return nil, fmt.Sprintf("the server %s is not a Service of the cluster: its pods cannot be seen", e.Host)
 	}
 	svc := &corev1.Service{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc); err != nil || len(svc.Spec.Selector) == 0 {
-		return ""
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, svc); err != nil {
+		return nil, fmt.Sprintf("the server's Service %s/%s cannot be read: %v", ns, name, err)
 	}
+	if len(svc.Spec.Selector) == 0 {
+		return nil, fmt.Sprintf("the server's Service %s/%s selects no pods", ns, name)
+	}
+	return r.runningPod(ctx, ns, client.MatchingLabels(svc.Spec.Selector), "the pod behind Service "+ns+"/"+name)
+}
+
+// runningPod is the first pod of namespace with the labels that is placed and has not ended, or
+// nil and why not.
+func (r *TunnelBenchmarkReconciler) runningPod(ctx context.Context, namespace string, match client.MatchingLabels,
+	what string) (*corev1.Pod, string) {
 	pods := &corev1.PodList{}
-	if err := r.APIReader.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(svc.Spec.Selector)); err != nil {
-		log.FromContext(ctx).V(1).Info("Cannot find the server's pods", "service", ns+"/"+name, "err", err)
-		return ""
+	if err := r.APIReader.List(ctx, pods, client.InNamespace(namespace), match); err != nil {
+		log.FromContext(ctx).V(1).Info("Cannot find the server's pod", "what", what, "err", err)
+		return nil, fmt.Sprintf("%s cannot be listed: %v", what, err)
 	}
-	for _, p := range pods.Items {
-		if p.Spec.NodeName != "" && p.DeletionTimestamp.IsZero() && p.Status.Phase == corev1.PodRunning {
-			return p.Spec.NodeName
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Spec.NodeName != "" && p.DeletionTimestamp.IsZero() && p.Status.Phase != corev1.PodSucceeded &&
+			p.Status.Phase != corev1.PodFailed {
+			return p, ""
 		}
 	}
-	return ""
+	return nil, what + " is not running"
 }
 
 // warnSharedNode sets the SharedNode condition (and a warning once) when a transport's runner ran

@@ -77,6 +77,11 @@ type TunnelBenchmarkReconciler struct {
 	// one holds its server and its place (the chart's maxTimeout).
 	MaxTimeout time.Duration
 
+	// NodeReaderNamespace and NodeReaderSelector find the chart's node readers, which serve the
+	// server pod's CPU accounting to the runner (servercpu.go); an empty namespace runs without
+	// them, the server's CPU then unknown.
+	NodeReaderNamespace, NodeReaderSelector string
+
 	// LockNamespace is where the servers' Leases are (the operator's namespace; serverlock.go);
 	// empty runs without them, ordering benchmarks of one server by their creation alone.
 	LockNamespace string
@@ -323,7 +328,8 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return ctrl.Result{}, false, err
 	}
 	path := peers
-	if !r.now().Before(deadline) || r.jobExists(ctx, tb, t.Name, p.round) {
+	started := r.jobExists(ctx, tb, t.Name, p.round)
+	if !r.now().Before(deadline) || started {
 		// Peers are needed to start a run, not to read it: past the deadline, or once the
 		// round's Job exists (a pass that lost its status write after the transport's last
 		// round removed them), the Job is only read (runStep).
@@ -347,6 +353,12 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	}
 	transport.WithLink(tc, tr, &pod, &run)
 	transport.MeasureSidecars(&pod, &run)
+	if !started {
+		// Where the server's pod is, is looked up for the Job about to be made, not at every pass.
+		if part, why := r.serverPart(r.observeServer(ctx, tb)); why == "" {
+			run.CPUParts = append(run.CPUParts, part)
+		}
+	}
 	if res, done, err := r.ensureRunnerAccess(ctx, tb, deadline); !done || err != nil {
 		return res, false, err
 	}
@@ -387,7 +399,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	}
 	prov := r.provenance(ctx, tb, out.job, out.report)
 	measured := benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node}
-	measured.Cost, measured.Limiter = r.runCost(ctx, out.job, prov.Node, out.report)
+	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, tb, out.job, prov.Node, out.report)
 	result := recordRun(tb, t, measured, out.report, pod)
 	if out.report.Copy == nil {
 		if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {

@@ -996,6 +996,12 @@ type RunResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	Cost []PartCost `json:"cost,omitempty"`
+	// Unmeasured are the parts whose CPU is not known, with why (the server's when the operator
+	// cannot see its pod or no node reader runs on its node; a part sampled too far from the
+	// window's ends).
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Unmeasured []UnmeasuredPart `json:"unmeasured,omitempty"`
 	// Limiter is the part that ran out first, with the evidence, when one did by the documented
 	// thresholds; absent when none of the parts measured did.
 	// +optional
@@ -1008,7 +1014,18 @@ const (
 	PartClient = "client"
 	// PartNetwork is the link, as a limiter: the run was paced by its round trip.
 	PartNetwork = "network"
+	// PartServer is the server's pod: a CloudNativePG primary, or the pod behind an external
+	// server's Service, read through the node reader of its node.
+	PartServer = "server"
 )
+
+// UnmeasuredPart is a part of the path whose CPU over a run's window is not known, and why.
+type UnmeasuredPart struct {
+	// +kubebuilder:validation:MaxLength=63
+	Part string `json:"part"`
+	// +kubebuilder:validation:MaxLength=256
+	Reason string `json:"reason"`
+}
 
 // PartCost is what one part of the path consumed during a run's measured window.
 type PartCost struct {

@@ -27,15 +27,15 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage string
-		metricsSecure, leaderElect, enableHTTP2, networkPolicies       bool
-		waitTimeout                                                    time.Duration
-		jobsTTL, maxReconciles, maxRunning, maxPerNamespace            int
-		watchNamespaces, lockNamespace                                 string
-		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout    time.Duration
-		maxTimeout                                                     time.Duration
-		hook                                                           webhookFlags
-		endWait                                                        time.Duration
+		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage  string
+		metricsSecure, leaderElect, enableHTTP2, networkPolicies        bool
+		waitTimeout                                                     time.Duration
+		jobsTTL, maxReconciles, maxRunning, maxPerNamespace             int
+		watchNamespaces, lockNamespace, readerNamespace, readerSelector string
+		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout     time.Duration
+		maxTimeout                                                      time.Duration
+		hook                                                            webhookFlags
+		endWait                                                         time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
@@ -56,6 +56,10 @@ func main() {
 		"the longest spec.timeout a benchmark may ask for; a longer one fails at once (0: no bound)")
 	flag.StringVar(&lockNamespace, "server-lock-namespace", "",
 		"namespace of the Leases that let one benchmark at a time measure a server (the operator's own; empty: no Leases)")
+	flag.StringVar(&readerNamespace, "node-reader-namespace", "",
+		"namespace of the node readers that serve the server pod's CPU accounting (empty: none; the server's CPU is unknown)")
+	flag.StringVar(&readerSelector, "node-reader-selector", "app.kubernetes.io/component=node-reader",
+		"label selector of the node readers' pods")
 	flag.BoolVar(&networkPolicies, "network-policies", true,
 		"give the SSH gateway and shared poolers a NetworkPolicy admitting only their benchmark's runner pods")
 	flag.IntVar(&maxRunning, "max-running-benchmarks", 0,
@@ -137,6 +141,8 @@ func main() {
 		MaxRunning:             maxRunning,
 		MaxRunningPerNamespace: maxPerNamespace,
 		LockNamespace:          lockNamespace,
+		NodeReaderNamespace:    readerNamespace,
+		NodeReaderSelector:     readerSelector,
 		MaxTimeout:             maxTimeout,
 		NetworkPolicies:        networkPolicies,
 	}

@@ -44,7 +44,7 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe|pgbouncer|link|sidecar [flags]")
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe|pgbouncer|link|sidecar|node-reader [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -60,8 +60,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runLink(args[1:], stdout, stderr)
 	case "sidecar":
 		return runSidecar(args[1:], stdout, stderr)
+	case "node-reader":
+		return runNodeReader(args[1:], stderr)
 	default:
-		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe, pgbouncer, link or sidecar\n", args[0])
+		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe, pgbouncer, link, sidecar or node-reader\n", args[0])
 		return 2
 	}
 }

@@ -74,6 +74,12 @@ func readV1(root string) (Sample, error) {
 	if acct == "" {
 		return Sample{}, fmt.Errorf("no cgroup v2 cpu.stat nor v1 cpuacct controller under %s", root)
 	}
+	return readV1Dirs(acct, firstDir(root, "cpu", "cpu,cpuacct", "cpuacct,cpu"))
+}
+
+// readV1Dirs reads a v1 cgroup from its directories in the cpuacct controller and, when not "",
+// the cpu controller.
+func readV1Dirs(acct, cpu string) (Sample, error) {
 	usage, err := number(filepath.Join(acct, "cpuacct.usage"))
 	if err != nil {
 		return Sample{}, err
@@ -87,7 +93,7 @@ func readV1(root string) (Sample, error) {
 		// USER_HZ is 100 on every architecture Kubernetes runs on.
 		s.User, s.System = time.Duration(ticks["user"])*10*time.Millisecond, time.Duration(ticks["system"])*10*time.Millisecond
 	}
-	if cpu := firstDir(root, "cpu", "cpu,cpuacct", "cpuacct,cpu"); cpu != "" {
+	if cpu != "" {
 		if stat, err := keyValues(filepath.Join(cpu, "cpu.stat")); err == nil {
 			s.Periods, s.Throttled, s.ThrottledTime = stat["nr_periods"], stat["nr_throttled"], time.Duration(stat["throttled_time"])
 		}

@@ -60,13 +60,14 @@ func header(s summary.Summary) []string {
 // columns are the table's columns and each transport's cells, shared by table and markdown.
 func columns(s summary.Summary) ([]string, [][]string) {
 	head := []string{"TRANSPORT", "TYPE", "RUNS", strings.ToUpper(s.Unit) + " (median)", "INTERVAL",
-		"VS " + s.Baseline, "VERDICT", "LATENCY ms", "P50/P90/P99 ms", "CONNECT ms", "CLIENT µs/tx", "LIMITER"}
+		"VS " + s.Baseline, "VERDICT", "LATENCY ms", "P50/P90/P99 ms", "CONNECT ms", "CLIENT µs/tx", "SERVER µs/tx",
+		"LIMITER"}
 	var rows [][]string
 	for _, t := range s.Transports {
 		rows = append(rows, []string{
 			t.Name, t.Type, fmt.Sprintf("%d/%d", t.Runs, t.Repetitions), rate(t.Median, t.Runs), interval(t),
 			ratio(t), dash(t.Verdict), ms(t.LatencyAvgMs), percentiles(t), ms(t.ConnectMs), partCost(t, benchv1.PartClient),
-			dash(t.Limiter),
+			partCost(t, benchv1.PartServer), dash(t.Limiter),
 		})
 	}
 	return head, rows
@@ -107,6 +108,9 @@ func details(t summary.Transport) []string {
 			parts = append(parts, fmt.Sprintf("%s %s", c.Part, partCost(t, c.Part)))
 		}
 		out = append(out, "CPU µs per transaction: "+strings.Join(parts, ", "))
+	}
+	for _, u := range t.Unmeasured {
+		out = append(out, fmt.Sprintf("CPU of %s not known in %d/%d runs: %s", u.Part, u.Runs, t.Runs, u.Reason))
 	}
 	if t.FailedTransactions > 0 {
 		out = append(out, fmt.Sprintf("failed transactions: %d", t.FailedTransactions))

@@ -48,6 +48,8 @@ type Report struct {
 	// Sidecars is what each sampled sidecar's container used over the same window, in the pod's
 	// order; a sidecar that did not answer is absent.
 	Sidecars []SidecarCPU `json:"sidecars,omitempty"`
+	// Unmeasured are the parts asked for whose CPU is not known, with why: never a guess.
+	Unmeasured []Unmeasured `json:"unmeasured,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
 	// StartTime and EndTime bound the pgbench run.
@@ -80,6 +82,12 @@ type SidecarCPU struct {
 	// Remote marks a part in another pod than the runner's (the SSH gateway).
 	Remote bool `json:"remote,omitempty"`
 	CPU
+}
+
+// Unmeasured is a part whose CPU over the window is not known.
+type Unmeasured struct {
+	Part   string `json:"part"`
+	Reason string `json:"reason"`
 }
 
 // Latency is an HDR histogram of transaction latencies from pgbench's transaction logs.

@@ -5,16 +5,24 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
+	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
+// maxMisalignment is the share of the window by which a part's samples may miss its ends: beyond
+// it, what the part used outside the window (or missed inside it) could exceed a tenth of the
+// figure, and the part is reported unmeasured rather than as a number.
+const maxMisalignment = 0.10
+
 // cpuWindow samples the CPU accounting of the runner's own container (pgbench and the runner:
-// the client) and of each sidecar (its loopback endpoint) at the start of the measured window;
-// stop samples them again at the end.
+// the client) and of each sidecar (its loopback endpoint) or peer (the SSH gateway, the server's
+// pod through its node's reader) at the start of the measured window; stop samples them again at
+// the end.
 type cpuWindow struct {
 	root   string
 	parts  []runspec.CPUPart
@@ -23,9 +31,12 @@ type cpuWindow struct {
 	starts []sampled
 }
 
+// sampled is one sample, with when its request left (sent) and its answer came back (got): the
+// counter was read somewhere between.
 type sampled struct {
-	s   cgroupcpu.Sample
-	err error
+	s         cgroupcpu.Sample
+	err       error
+	sent, got time.Time
 }
 
 func startCPU(ctx context.Context, root string, parts []runspec.CPUPart) *cpuWindow {
@@ -36,36 +47,57 @@ func startCPU(ctx context.Context, root string, parts []runspec.CPUPart) *cpuWin
 	return w
 }
 
+// sampleParts asks every part at once: a slow one must not move the others' samples away from
+// the window's ends.
 func (w *cpuWindow) sampleParts(ctx context.Context) []sampled {
 	out := make([]sampled, len(w.parts))
+	var wg sync.WaitGroup
 	for i, p := range w.parts {
-		out[i].s, out[i].err = cgroupcpu.Fetch(ctx, p.URL())
+		wg.Go(func() {
+			out[i].sent = time.Now()
+			out[i].s, out[i].err = cgroupcpu.Fetch(ctx, p.URL())
+			out[i].got = time.Now()
+		})
 	}
+	wg.Wait()
 	return out
 }
 
 // stop is the window's accounting of the client (nil when its cgroup could not be read) and of
-// each sidecar that answered both times; what is not known is said on out, never guessed.
-func (w *cpuWindow) stop(ctx context.Context, out io.Writer) (*report.CPU, []report.SidecarCPU) {
+// each part that answered both times close enough to the window's ends; what is not known is
+// said on out and in unmeasured, never guessed.
+func (w *cpuWindow) stop(ctx context.Context, out io.Writer) (client *report.CPU, parts []report.SidecarCPU,
+	unmeasured []report.Unmeasured) {
 	end, err := cgroupcpu.Read(w.root)
-	window := time.Since(w.at).Seconds()
+	ended := time.Now()
+	window := ended.Sub(w.at).Seconds()
 	ends := w.sampleParts(ctx)
-	var client *report.CPU
+	unknown := func(part, why string) {
+		fmt.Fprintf(out, "tunnelbench-runner: the CPU time of %s is not known: %s\n", part, why)
+		unmeasured = append(unmeasured, report.Unmeasured{Part: part, Reason: bounded.Text(why, 200)})
+	}
 	if err = cmp.Or(w.client.err, err); err != nil {
-		fmt.Fprintf(out, "tunnelbench-runner: the container's CPU time is not known: %v\n", err)
+		unknown(runspec.RunnerContainerName, err.Error())
 	} else {
 		client = cpuOf(end.Sub(w.client.s), window)
 	}
-	var sidecars []report.SidecarCPU
 	for i, p := range w.parts {
 		if err := cmp.Or(w.starts[i].err, ends[i].err); err != nil {
-			fmt.Fprintf(out, "tunnelbench-runner: the CPU time of sidecar %s is not known: %v\n", p.Name, err)
+			unknown(p.Name, err.Error())
 			continue
 		}
-		sidecars = append(sidecars, report.SidecarCPU{Part: p.Name, Remote: p.Host != "",
+		// The counter was read between sent and got: the window's ends may be missed by up to
+		// this much in all.
+		off := w.at.Sub(w.starts[i].sent) + ends[i].got.Sub(ended)
+		if window <= 0 || off.Seconds() > maxMisalignment*window {
+			unknown(p.Name, fmt.Sprintf("its samples were taken up to %v from the window's ends, more than %.0f %% of its %.1f s",
+				off.Round(time.Millisecond), 100*maxMisalignment, window))
+			continue
+		}
+		parts = append(parts, report.SidecarCPU{Part: p.Name, Remote: p.Host != "",
 			CPU: *cpuOf(ends[i].s.Sub(w.starts[i].s), window)})
 	}
-	return client, sidecars
+	return client, parts, unmeasured
 }
 
 func cpuOf(d cgroupcpu.Sample, window float64) *report.CPU {

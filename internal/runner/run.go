@@ -239,7 +239,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	outcomes := runLoads(ctx, opts, stream, run.Load, n, "", logs, lv)
 	stop()
 	rep.EndTime = time.Now().UTC()
-	rep.CPU, rep.Sidecars = cpu.stop(ctx, stream)
+	rep.CPU, rep.Sidecars, rep.Unmeasured = cpu.stop(ctx, stream)
 
 	var results []*pgbench.Result
 	for i, o := range outcomes {

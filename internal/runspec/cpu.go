@@ -3,6 +3,7 @@ package runspec
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,13 +20,19 @@ const CPUStatsPath = "/cpu"
 // CPU accounting to the benchmark's runner pods (its NetworkPolicy admits them on it).
 const PeerCPUPort = 14600
 
+// NodeReaderPort is where the chart's node reader (`tunnelbench-runner node-reader`, a DaemonSet)
+// serves the accounting of the pods of its node, by UID: the server's pod, for the runner.
+const NodeReaderPort = 14700
+
 // CPUPart is a part of the path whose container's CPU the runner samples at the ends of the
 // measured window: a sidecar of the runner pod on a loopback port, or a peer pod (Host set) such as
-// the SSH gateway. Name is the part's name (a sidecar's container name).
+// the SSH gateway, or the node reader of the server's node (Host set, Pod the server pod's UID).
+// Name is the part's name (a sidecar's container name).
 type CPUPart struct {
 	Name string
 	Host string
 	Port int
+	Pod  string
 }
 
 // URL is where the runner asks for the part's accounting.
@@ -34,18 +41,28 @@ func (p CPUPart) URL() string {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	return "http://" + net.JoinHostPort(host, strconv.Itoa(p.Port)) + CPUStatsPath
+	u := "http://" + net.JoinHostPort(host, strconv.Itoa(p.Port)) + CPUStatsPath
+	if p.Pod != "" {
+		u += "?pod=" + url.QueryEscape(p.Pod)
+	}
+	return u
 }
+
+var podUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 var partName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 
-// cpuPartsValue renders parts as --cpu-parts reads them: name=port or name=host:port, by commas.
+// cpuPartsValue renders parts as --cpu-parts reads them: name=port, name=host:port or
+// name=host:port/pod-uid, by commas.
 func cpuPartsValue(parts []CPUPart) string {
 	var out []string
 	for _, p := range parts {
 		where := strconv.Itoa(p.Port)
 		if p.Host != "" {
 			where = net.JoinHostPort(p.Host, where)
+		}
+		if p.Pod != "" {
+			where += "/" + p.Pod
 		}
 		out = append(out, p.Name+"="+where)
 	}
@@ -57,6 +74,7 @@ func parseCPUParts(s string) ([]CPUPart, error) {
 	var out []CPUPart
 	for _, item := range strings.Split(s, ",") {
 		name, where, ok := strings.Cut(item, "=")
+		where, pod, _ := strings.Cut(where, "/")
 		host, port := "", where
 		if strings.Contains(where, ":") {
 			var err error
@@ -68,7 +86,7 @@ func parseCPUParts(s string) ([]CPUPart, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("--cpu-parts: %q is not name=port or name=host:port", item)
 		}
-		out = append(out, CPUPart{Name: name, Host: host, Port: n})
+		out = append(out, CPUPart{Name: name, Host: host, Port: n, Pod: pod})
 	}
 	return out, nil
 }
@@ -81,6 +99,9 @@ func cpuPartProblems(parts []CPUPart) []string {
 			errs = append(errs, fmt.Sprintf("--cpu-parts: part %q is not a unique container name", p.Name))
 		}
 		seen[p.Name] = true
+		if p.Pod != "" && (p.Host == "" || !podUID.MatchString(p.Pod)) {
+			errs = append(errs, fmt.Sprintf("--cpu-parts: part %s: %q is not a pod UID on a node reader's host", p.Name, p.Pod))
+		}
 		if p.Port < 1 || p.Port > 65535 {
 			errs = append(errs, fmt.Sprintf("--cpu-parts: port %d of %s is out of range", p.Port, p.Name))
 		}

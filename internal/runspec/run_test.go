@@ -41,8 +41,9 @@ func TestArgsRoundTrip(t *testing.T) {
 		{"ssh with 4 tunnels", Run{WaitTimeout: time.Minute, Load: load(), Tunnels: 4, TunnelPort: TunnelBasePort,
 			SSHLogDir: SSHLogDir}},
 		{"sidecars' CPU", Run{Load: load(), Tunnels: 2, TunnelPort: TunnelBasePort,
-			CPUParts: []CPUPart{{"gateway", "b-ssh-gateway-0a1b2c.db.svc", PeerCPUPort}, {"link", "", CPUStatsBasePort},
-				{"tunnel-0", "", CPUStatsBasePort + 1}, {"tunnel-1", "", CPUStatsBasePort + 2}}}},
+			CPUParts: []CPUPart{{"gateway", "b-ssh-gateway-0a1b2c.db.svc", PeerCPUPort, ""}, {"link", "", CPUStatsBasePort, ""},
+				{"tunnel-0", "", CPUStatsBasePort + 1, ""}, {"tunnel-1", "", CPUStatsBasePort + 2, ""},
+				{"server", "10.244.0.17", NodeReaderPort, "0f3c2a9e-5b7d-4c1e-9a2b-3d4e5f6a7b8c"}}}},
 		{"opaque pooler with metrics", Run{Load: load(), Tunnels: 1, Pooler: PoolerOpaque,
 			PoolerMetrics: "pool-metrics.db.svc:9127"}},
 		{"pgbouncer and a storm", Run{Load: load(), Storm: 150, Tunnels: 1, Pooler: PoolerPgBouncer}},
@@ -116,6 +117,9 @@ func TestFlagsRejectBadRuns(t *testing.T) {
 		{"copy of what", []string{"--init", "--copy-bytes=1048576", "--copy-data=zeros"}, "--copy-data must be text or random"},
 		{"link with init", []string{"--init", "--link-rtt=5ms"}, "do not apply to --init"},
 		{"awaiting no link", []string{"--await-link", "--result-configmap=r"}, "--await-link needs an emulated link"},
+		{"a pod on loopback", []string{"--cpu-parts=server=14700/0f3c2a9e-5b7d-4c1e-9a2b-3d4e5f6a7b8c"}, "is not a pod UID on a node reader"},
+		{"a path for a pod", []string{"--cpu-parts=server=10.0.0.1:14700/../etc"}, "is not a pod UID"},
+		{"a part twice", []string{"--cpu-parts=link=14500,link=14501"}, "not a unique container name"},
 		{"awaiting with nowhere to look", []string{"--await-link", "--link-rtt=5ms"}, "--await-link needs an emulated link"},
 	}
 	for _, tt := range tests {

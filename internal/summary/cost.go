@@ -78,3 +78,28 @@ func limiterOf(limited map[string]int, measured int, parts []string) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// Unmeasured is a part whose CPU Runs of the transport's runs could not measure, and why.
+type Unmeasured struct {
+	Part   string `json:"part"`
+	Runs   int    `json:"runs"`
+	Reason string `json:"reason"`
+}
+
+// unmeasuredOf gathers the runs' unmeasured parts, in the order first seen, with the first reason.
+func unmeasuredOf(runs []benchv1.RunResult) []Unmeasured {
+	var out []Unmeasured
+	index := map[string]int{}
+	for _, run := range runs {
+		for _, u := range run.Unmeasured {
+			i, seen := index[u.Part]
+			if !seen {
+				i = len(out)
+				index[u.Part] = i
+				out = append(out, Unmeasured{Part: u.Part, Reason: u.Reason})
+			}
+			out[i].Runs++
+		}
+	}
+	return out
+}

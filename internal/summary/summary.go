@@ -79,6 +79,9 @@ type Transport struct {
 	// of the measured runs.
 	Cost    []PartCost `json:"cost,omitempty"`
 	Limiter string     `json:"limiter,omitempty"`
+	// Unmeasured are the parts whose CPU some runs could not measure: how many, and the first
+	// run's reason.
+	Unmeasured []Unmeasured `json:"unmeasured,omitempty"`
 	// Where it ran.
 	Node           string `json:"node,omitempty"`
 	RunnerImage    string `json:"runnerImage,omitempty"`
@@ -154,6 +157,7 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 	line.Link = linkOf(r.Link)
 	line.Path = pathOf(r)
 	line.Cost, line.Limiter = costOf(r.Runs)
+	line.Unmeasured = unmeasuredOf(r.Runs)
 	for _, s := range r.Series {
 		line.Series = append(line.Series, Series{Round: s.Round, Seconds: s.Seconds, TPS: s.TPS})
 	}

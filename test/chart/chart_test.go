@@ -16,8 +16,11 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
@@ -506,4 +509,56 @@ func readmeClusterWideRights(t *testing.T) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestNodeReader: the node reader reads the node's cgroups read-only, with no token and no
+// privilege beyond that mount, only runner pods may reach it, the operator is told where it is,
+// and the operator's Deployment does not select its pods. Off, none of it renders.
+func TestNodeReader(t *testing.T) {
+	needsHelm(t)
+	objs := render(t)
+	ds := &appsv1.DaemonSet{}
+	convert(t, find(objs, "DaemonSet", "tb-tunnelbench-node-reader"), ds)
+	pod := ds.Spec.Template.Spec
+	c := pod.Containers[0]
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken || !*pod.SecurityContext.RunAsNonRoot ||
+		*c.SecurityContext.AllowPrivilegeEscalation || !*c.SecurityContext.ReadOnlyRootFilesystem ||
+		c.SecurityContext.Capabilities.Drop[0] != "ALL" || c.SecurityContext.Privileged != nil {
+		t.Errorf("the node reader's pod holds more than its mount: %+v %+v", pod.SecurityContext, c.SecurityContext)
+	}
+	if len(pod.Volumes) != 1 || pod.Volumes[0].HostPath == nil || pod.Volumes[0].HostPath.Path != "/sys/fs/cgroup" ||
+		len(c.VolumeMounts) != 1 || !c.VolumeMounts[0].ReadOnly {
+		t.Errorf("volumes %+v, mounts %+v: want /sys/fs/cgroup read-only only", pod.Volumes, c.VolumeMounts)
+	}
+	dep := &appsv1.Deployment{}
+	convert(t, find(objs, "Deployment", "tb-tunnelbench"), dep)
+	if sel, _ := metav1.LabelSelectorAsSelector(dep.Spec.Selector); sel.Matches(labels.Set(ds.Spec.Template.Labels)) {
+		t.Error("the operator's Deployment selects the node reader's pods")
+	}
+	args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " ")
+	readerSel := "app.kubernetes.io/name=tunnelbench,app.kubernetes.io/instance=tb,app.kubernetes.io/component=node-reader"
+	if !strings.Contains(args, "--node-reader-namespace=tunnelbench-system") || !strings.Contains(args, "--node-reader-selector="+readerSel) {
+		t.Errorf("the operator is not told where the readers are: %s", args)
+	}
+	if sel, _ := labels.Parse(readerSel); !sel.Matches(labels.Set(ds.Spec.Template.Labels)) {
+		t.Errorf("the operator's selector %s does not select the readers %v", readerSel, ds.Spec.Template.Labels)
+	}
+	np := &networkingv1.NetworkPolicy{}
+	convert(t, find(objs, "NetworkPolicy", "tb-tunnelbench-node-reader"), np)
+	from := np.Spec.Ingress[0].From[0]
+	if len(np.Spec.Ingress) != 1 || from.PodSelector.MatchLabels["app.kubernetes.io/component"] != "runner" ||
+		np.Spec.Ingress[0].Ports[0].Port.IntValue() != 14700 {
+		t.Errorf("the reader's NetworkPolicy admits %+v", np.Spec.Ingress)
+	}
+	off := render(t, "nodeReader.enabled=false")
+	if find(off, "DaemonSet", "") != nil || strings.Contains(strings.Join(deploymentArgs(t, off), " "), "node-reader") {
+		t.Error("a node reader renders with nodeReader.enabled=false")
+	}
+}
+
+func deploymentArgs(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	dep := &appsv1.Deployment{}
+	convert(t, find(objs, "Deployment", "tb-tunnelbench"), dep)
+	return dep.Spec.Template.Spec.Containers[0].Args
 }

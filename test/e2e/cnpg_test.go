@@ -120,6 +120,10 @@ func cloudNativePG(t *testing.T) {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "existing"}, cluster()); err != nil {
 			t.Errorf("the existing Cluster must stay: %v", err)
 		}
+		// The primary's pod, read through its node's reader, in every run of every transport.
+		for _, r := range end.Status.Results {
+			assertSidecarCost(t, r, benchv1.PartServer)
+		}
 	})
 	t.Run("its primary killed by chaos-mesh mid-run", func(t *testing.T) {
 		tb := cnpgBenchmark(ns, "primary-killed", benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "existing"}})

@@ -44,6 +44,12 @@ func clientLimiter(t *testing.T, ns string, pg *fixture.Postgres) {
 			c := run.Cost[0]
 			t.Logf("%s: %.0f tps, client %.1f µs/transaction, %.0f%% of %.2f cores, limiter %+v", tt.name, run.TPS,
 				*c.CPUMicrosPerTransaction, 100**c.Utilization, *c.Cores, run.Limiter)
+			// The server is the fixture's pod behind its Service: read through its node's reader,
+			// with the node's cores.
+			assertSidecarCost(t, *end.Status.Result("direct"), benchv1.PartServer)
+			if server := partOf(run, benchv1.PartServer); server == nil || server.Utilization == nil {
+				t.Errorf("the server's cost has no utilization: %+v", server)
+			}
 			bound := meta.FindStatusCondition(end.Status.Conditions, "ClientBound")
 			if tt.limited {
 				if run.Limiter == nil || run.Limiter.Part != benchv1.PartClient || bound == nil || c.ThrottledFraction == nil {
@@ -51,7 +57,7 @@ func clientLimiter(t *testing.T, ns string, pg *fixture.Postgres) {
 				}
 				return
 			}
-			if run.Limiter != nil || bound != nil {
+			if run.Limiter != nil && run.Limiter.Part == benchv1.PartClient || bound != nil {
 				t.Errorf("a roomy runner: limiter %+v, ClientBound %+v", run.Limiter, bound)
 			}
 		})
@@ -63,16 +69,22 @@ func clientLimiter(t *testing.T, ns string, pg *fixture.Postgres) {
 func assertSidecarCost(t *testing.T, r benchv1.TransportResult, part string) {
 	t.Helper()
 	for _, run := range r.Runs {
-		var found *benchv1.PartCost
-		for i := range run.Cost {
-			if run.Cost[i].Part == part {
-				found = &run.Cost[i]
-			}
-		}
+		found := partOf(run, part)
 		if found == nil || found.CPUMicrosPerTransaction == nil || *found.CPUMicrosPerTransaction <= 0 {
-			t.Errorf("%s run %d: no CPU per transaction of %s in %+v", r.Transport, run.Round, part, run.Cost)
+			t.Errorf("%s run %d: no CPU per transaction of %s in %+v (unmeasured: %+v)", r.Transport, run.Round, part, run.Cost,
+				run.Unmeasured)
 			continue
 		}
 		t.Logf("%s run %d: %s %.1f µs/transaction", r.Transport, run.Round, part, *found.CPUMicrosPerTransaction)
 	}
+}
+
+// partOf is a run's cost of part, nil when not measured.
+func partOf(run benchv1.RunResult, part string) *benchv1.PartCost {
+	for i := range run.Cost {
+		if run.Cost[i].Part == part {
+			return &run.Cost[i]
+		}
+	}
+	return nil
 }

@@ -41,3 +41,11 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "tunnelbench.webhookConfiguration" -}}
 {{- printf "%s-%s" (include "tunnelbench.fullname" .) .Release.Namespace | trunc 63 | trimSuffix "-" }}
 {{- end }}
+
+{{/* The node reader's labels: not the operator's selector labels (control-plane), which would make
+the Deployment select its pods. */}}
+{{- define "tunnelbench.nodeReaderLabels" -}}
+app.kubernetes.io/name: {{ include "tunnelbench.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: node-reader
+{{- end }}
