@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // ConditionSharedNode is True when a runner pod ran on the node of the server's pod.
@@ -115,4 +117,20 @@ func (r *TunnelBenchmarkReconciler) warnSharedNode(tb *benchv1.TunnelBenchmark, 
 		r.event(tb, corev1.EventTypeWarning, "SharedNode", "Measure", "%s", msg)
 	}
 	r.setCondition(tb, ConditionSharedNode, metav1.ConditionTrue, "SameNode", msg)
+}
+
+// peerNode is the node of the transport's peer Deployment's running pod (the SSH gateway, a shared
+// PgBouncer), "" without one or when it is not found.
+func (r *TunnelBenchmarkReconciler) peerNode(ctx context.Context, peers []transport.Peer) string {
+	for _, p := range peers {
+		dep, ok := p.Object.(*appsv1.Deployment)
+		if !ok || dep.Spec.Selector == nil {
+			continue
+		}
+		pod, _ := r.runningPod(ctx, dep.Namespace, dep.Spec.Selector.MatchLabels, "Deployment "+dep.Name+"'s pod")
+		if pod != nil {
+			return pod.Spec.NodeName
+		}
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package controllers
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/bounded"
+	"github.com/tunnelbench/tunnelbench/internal/cost"
 	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -42,6 +45,7 @@ func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1
 	}
 	if c := rep.Copy; c != nil {
 		run.MBPerSecond, run.RowsPerSecond = ptr.To(c.MBPerSecond), ptr.To(c.RowsPerSecond)
+		run.Wire = cost.Wire(rep.Wire, 0, c.Rows)
 		out.Runs = append(out.Runs, run)
 		out.Repetitions = run.Round
 		aggregateCopies(out, c)
@@ -51,6 +55,11 @@ func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1
 	run.TPS, run.LatencyAvgMs, run.ConnectionTimeMs = res.TPS, res.LatencyAvgMs, res.ConnectionTimeMs
 	run.Transactions, run.FailedTransactions = res.Transactions, res.FailedTransactions
 	run.P99Ms = runP99(rep.Latency)
+	run.Wire = cost.Wire(rep.Wire, res.Transactions, 0)
+	if su := rep.Setup; su != nil {
+		run.Setup = &benchv1.ConnectionSetup{Probes: int32(min(su.Probes, 1000)), ResolveMs: su.ResolveMs, TCPMs: su.TCPMs,
+			TLSMs: su.TLSMs, StartupMs: su.StartupMs, TotalMs: su.TotalMs}
+	}
 	out.Runs = append(out.Runs, run)
 	out.Repetitions = run.Round
 
@@ -229,7 +238,25 @@ func compare(baseline, candidate *benchv1.TransportResult) *benchv1.Comparison {
 	if ratio.HasInterval {
 		out.Lower, out.Upper = ptr.To(ratio.Low), ptr.To(ratio.High)
 	}
+	if b, c := placements(baseline), placements(candidate); len(b) > 0 && len(c) > 0 && !slices.Equal(b, c) {
+		out.MixedPlacement = true
+		out.Reason = bounded.Text(fmt.Sprintf("%s; its runs ran on %s, the baseline's on %s: the ratio mixes placements",
+			out.Reason, strings.Join(c, ", "), strings.Join(b, ", ")), 1024)
+	}
 	return out
+}
+
+// placements are the distinct nodes a result's runs ran on, as "runner node→server node" (the
+// peer's too, when there is one, which the baseline may not have: only runner and server count),
+// sorted; runs whose nodes are not known are left out, and nothing known says nothing.
+func placements(r *benchv1.TransportResult) []string {
+	seen := map[string]bool{}
+	for _, run := range r.Runs {
+		if run.Node != "" && run.ServerNode != "" {
+			seen[run.Node+"→"+run.ServerNode] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // pairedFigures returns the figures of the rounds both results have run, in round order.

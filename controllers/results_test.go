@@ -266,3 +266,40 @@ func TestLargestStatusFits(t *testing.T) {
 		}
 	}
 }
+
+// TestComparePlacements: a transport whose runs ran on other nodes (runner→server) than the
+// baseline's is flagged, its reason saying where; the same placements, or nodes not known, are not.
+func TestComparePlacements(t *testing.T) {
+	result := func(name string, nodes ...string) *benchv1.TransportResult {
+		r := &benchv1.TransportResult{Transport: name}
+		for i := range 3 {
+			run := benchv1.RunResult{Round: int32(i + 1), TPS: 1000 + float64(10*i)}
+			if len(nodes) > 0 {
+				run.Node, run.ServerNode = nodes[2*(i%(len(nodes)/2))], nodes[2*(i%(len(nodes)/2))+1]
+			}
+			r.Runs = append(r.Runs, run)
+		}
+		return r
+	}
+	tests := []struct {
+		name      string
+		baseline  *benchv1.TransportResult
+		candidate *benchv1.TransportResult
+		mixed     bool
+		says      string
+	}{
+		{"the same nodes", result("direct", "a", "db"), result("tls", "a", "db"), false, ""},
+		{"runner on another node", result("direct", "a", "db"), result("tls", "b", "db"), true,
+			"its runs ran on b→db, the baseline's on a→db: the ratio mixes placements"},
+		{"runs spread over two nodes", result("direct", "a", "db"), result("tls", "a", "db", "b", "db"), true, "a→db, b→db"},
+		{"nodes not known", result("direct"), result("tls", "b", "db"), false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := compare(tt.baseline, tt.candidate)
+			if c.MixedPlacement != tt.mixed || !strings.Contains(c.Reason, tt.says) {
+				t.Errorf("mixed %v, reason %q; want %v, %q", c.MixedPlacement, c.Reason, tt.mixed, tt.says)
+			}
+		})
+	}
+}

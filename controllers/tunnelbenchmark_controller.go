@@ -398,7 +398,8 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return ctrl.Result{}, false, nil
 	}
 	prov := r.provenance(ctx, tb, out.job, out.report)
-	measured := benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node}
+	measured := benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node, ServerNode: prov.ServerNode,
+		PeerNode: r.peerNode(ctx, path)}
 	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, tb, out.job, prov.Node, out.report)
 	result := recordRun(tb, t, measured, out.report, pod)
 	if out.report.Copy == nil {

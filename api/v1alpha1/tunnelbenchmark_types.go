@@ -926,6 +926,10 @@ type Comparison struct {
 	Verdict Verdict `json:"verdict"`
 	// Reason says why, e.g. "95% interval [0.712, 0.803] over 3 repetitions lies below 1".
 	Reason string `json:"reason"`
+	// MixedPlacement is true when this transport's runs and the baseline's did not run on the same
+	// nodes (runner, server): the ratio then mixes a difference of placement with the path's.
+	// +optional
+	MixedPlacement bool `json:"mixedPlacement,omitempty"`
 }
 
 // LatencyDistribution is where a transport's transaction latencies lie, in milliseconds. Each
@@ -975,6 +979,16 @@ type RunResult struct {
 	// Node is the node the runner pod ran on.
 	// +optional
 	Node string `json:"node,omitempty"`
+	// ServerNode is the node of the server's pod when the operator can see it (a CloudNativePG
+	// primary, the pod behind an external server's Service), at the run's end.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ServerNode string `json:"serverNode,omitempty"`
+	// PeerNode is the node of the transport's peer next to the server (the SSH gateway, a shared
+	// PgBouncer), when it has one.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PeerNode string `json:"peerNode,omitempty"`
 	// P99Ms is this run's 99th percentile latency in milliseconds.
 	// +optional
 	P99Ms *float64 `json:"p99Ms,omitempty"`
@@ -996,6 +1010,14 @@ type RunResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	Cost []PartCost `json:"cost,omitempty"`
+	// Wire is what crossed the runner pod's network interfaces during the window: the path's bytes
+	// after its tunnels' encryption and compression.
+	// +optional
+	Wire *WireCost `json:"wire,omitempty"`
+	// Setup is a connection's setup through the path, phase by phase, probed by the runner after
+	// the window.
+	// +optional
+	Setup *ConnectionSetup `json:"setup,omitempty"`
 	// Unmeasured are the parts whose CPU is not known, with why (the server's when the operator
 	// cannot see its pod or no node reader runs on its node; a part sampled too far from the
 	// window's ends).
@@ -1018,6 +1040,39 @@ const (
 	// server's Service, read through the node reader of its node.
 	PartServer = "server"
 )
+
+// WireCost is the bytes a run put on the network from the runner's pod (loopback aside), read from
+// the pod's interface counters at the ends of the measured window.
+type WireCost struct {
+	ReceivedBytes int64 `json:"receivedBytes"`
+	SentBytes     int64 `json:"sentBytes"`
+	// BytesPerTransaction is both directions' bytes per transaction the run completed.
+	// +optional
+	BytesPerTransaction *float64 `json:"bytesPerTransaction,omitempty"`
+	// BytesPerRow is both directions' bytes per row of a copy run.
+	// +optional
+	BytesPerRow *float64 `json:"bytesPerRow,omitempty"`
+}
+
+// ConnectionSetup is the median time of each phase of a new connection through the path, over
+// Probes connections the runner opened after the measured window (the path as the load left it:
+// a pooler's server connections open).
+type ConnectionSetup struct {
+	Probes int32 `json:"probes"`
+	// ResolveMs is the host name's resolution (a Service's DNS name; nothing for an address).
+	ResolveMs float64 `json:"resolveMs"`
+	// TCPMs is the TCP connection to the path's first hop: the server, or a tunnel's or a sidecar
+	// pooler's loopback end (whose own connection onward comes later, in the startup).
+	TCPMs float64 `json:"tcpMs"`
+	// TLSMs is PostgreSQL's SSLRequest and the TLS handshake; about 0 without TLS.
+	TLSMs float64 `json:"tlsMs"`
+	// StartupMs is the rest: the startup message, authentication (SCRAM, md5, trust, a
+	// certificate), the backend's start; through a pooler, its login; through a tunnel, the
+	// tunnel's connection onward.
+	StartupMs float64 `json:"startupMs"`
+	// TotalMs is the whole connection's median.
+	TotalMs float64 `json:"totalMs"`
+}
 
 // UnmeasuredPart is a part of the path whose CPU over a run's window is not known, and why.
 type UnmeasuredPart struct {

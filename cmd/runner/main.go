@@ -32,6 +32,8 @@ import (
 	"time"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
+	"github.com/tunnelbench/tunnelbench/internal/netdev"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runner"
@@ -79,6 +81,8 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 	opts := runner.Options{Stdout: stdout, Stderr: stderr, Redactor: runner.Secrets()}
 	fs.StringVar(&opts.Pgbench, "pgbench", "pgbench", "pgbench executable")
 	fs.StringVar(&opts.TerminationLog, "termination-log", "/dev/termination-log", "where to write the report")
+	fs.StringVar(&opts.CgroupRoot, "cgroup", "", "where the container's cgroup is mounted (empty: "+cgroupcpu.Root+")")
+	fs.StringVar(&opts.NetDev, "netdev", "", "the pod's interface counters (empty: "+netdev.Path+")")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

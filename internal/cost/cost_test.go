@@ -80,3 +80,18 @@ func TestNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestWire: bytes per transaction and per row, both directions together.
+func TestWire(t *testing.T) {
+	w := &report.Wire{ReceivedBytes: 3_000_000, SentBytes: 1_000_000, WindowSeconds: 10}
+	if got := Wire(w, 20_000, 0); got.ReceivedBytes != 3_000_000 || got.SentBytes != 1_000_000 || *got.BytesPerTransaction != 200 ||
+		got.BytesPerRow != nil {
+		t.Errorf("pgbench run: %+v", got)
+	}
+	if got := Wire(w, 0, 16_384); got.BytesPerTransaction != nil || *got.BytesPerRow != 244.1 {
+		t.Errorf("copy run: %+v", got)
+	}
+	if Wire(nil, 100, 0) != nil {
+		t.Error("figures without counters")
+	}
+}

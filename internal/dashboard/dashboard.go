@@ -91,13 +91,18 @@ func panels() []panel {
 			description: "The link as asked and as the runner measured it with a COPY of random data (median).",
 			queries:     []query{{sel("tunnelbench_transport_link_bits_per_second"), "{{transport}} {{figure}}"}}},
 		{title: "CPU per transaction by part", unit: "s", kind: "bars", width: 12, height: 8,
-			description: "CPU time per transaction of each part of the path (the client, each sidecar), from its own " +
+			description: "CPU time per transaction of each part of the path (the client, each sidecar, the gateway, a pooler, " +
+				"the server), from its own " +
 				"cgroup over the measured window (median of the runs).",
 			queries: []query{{sel("tunnelbench_transport_cpu_seconds_per_transaction"), "{{transport}} {{part}}"}}},
 		{title: "What limited the runs", unit: "short", kind: "bars", width: 12, height: 8,
 			description: "Runs of each transport that a part (client, a sidecar, network) limited by the documented " +
 				"thresholds: a client-limited figure measures the runner's CPU, not the path.",
 			queries: []query{{sel("tunnelbench_transport_limited_runs"), "{{transport}} {{part}}"}}},
+		{title: "Bytes on the wire", unit: "decbytes", kind: "bars", width: 24, height: 8,
+			description: "Bytes the path put on the network from the runner's pod, both directions, per transaction or " +
+				"per row of a copy, after the tunnels' encryption and compression (median of the runs).",
+			queries: []query{{sel("tunnelbench_transport_wire_bytes"), "{{transport}} per {{per}}"}}},
 		{title: "Benchmarks by phase", unit: "short", kind: "stat", width: 24, height: 4,
 			queries: []query{{"sum by (phase) (tunnelbench_benchmarks)", "{{phase}}"}}},
 	}

@@ -41,6 +41,7 @@ type Recorder struct {
 	benchPhase     *prometheus.GaugeVec
 	benchmarks     *prometheus.GaugeVec
 	cpuPerTx       *prometheus.GaugeVec
+	wireBytes      *prometheus.GaugeVec
 	limitedRuns    *prometheus.GaugeVec
 
 	mu     sync.Mutex
@@ -89,6 +90,10 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 		cpuPerTx: gauge("transport_cpu_seconds_per_transaction",
 			"CPU time per transaction of each part of a transport's path (client, a sidecar), from its cgroup, median over the runs.",
 			append(transportLabels[:3:3], "part")),
+		wireBytes: gauge("transport_wire_bytes",
+			"Bytes a transport's path put on the network from the runner's pod, both directions, per transaction or per row "+
+				"of a copy (label per), median over the runs.",
+			append(transportLabels[:3:3], "per")),
 		limitedRuns: gauge("transport_limited_runs",
 			"Runs of a transport that a part (client, a sidecar, network) limited, by the documented thresholds.",
 			append(transportLabels[:3:3], "part")),
@@ -114,6 +119,7 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 		if res.Copy != nil {
 			// A copy load has no transactions: its figure has its own series.
 			r.copyRate.With(labels).Set(res.Copy.MBPerSecond * 1e6)
+			r.observeWire(labels, res.Runs)
 			continue
 		}
 		r.tps.With(labels).Set(res.TPS)
@@ -185,7 +191,7 @@ func (r *Recorder) Forget(namespace, name string) {
 func (r *Recorder) series() []prometheus.Collector {
 	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
 		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate, r.liveTPS, r.linkRTT,
-		r.linkBandwidth, r.failedBench, r.benchPhase, r.cpuPerTx, r.limitedRuns}
+		r.linkBandwidth, r.failedBench, r.benchPhase, r.cpuPerTx, r.wireBytes, r.limitedRuns}
 }
 
 // observeCost publishes each measured part's CPU per transaction (the median over the runs) and
@@ -208,6 +214,25 @@ func (r *Recorder) observeCost(labels prometheus.Labels, runs []benchv1.RunResul
 	}
 	for part, n := range limited {
 		r.limitedRuns.With(with(labels, "part", part)).Set(n)
+	}
+	r.observeWire(labels, runs)
+}
+
+// observeWire publishes the runs' median bytes on the wire per transaction, or per row of a copy.
+func (r *Recorder) observeWire(labels prometheus.Labels, runs []benchv1.RunResult) {
+	perTx, perRow := []float64{}, []float64{}
+	for _, run := range runs {
+		if w := run.Wire; w != nil && w.BytesPerTransaction != nil {
+			perTx = append(perTx, *w.BytesPerTransaction)
+		} else if w != nil && w.BytesPerRow != nil {
+			perRow = append(perRow, *w.BytesPerRow)
+		}
+	}
+	if len(perTx) > 0 {
+		r.wireBytes.With(with(labels, "per", "transaction")).Set(stats.Median(perTx))
+	}
+	if len(perRow) > 0 {
+		r.wireBytes.With(with(labels, "per", "row")).Set(stats.Median(perRow))
 	}
 }
 

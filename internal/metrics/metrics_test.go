@@ -140,6 +140,7 @@ func TestCostSeries(t *testing.T) {
 		if limiter != "" {
 			out.Limiter = &benchv1.Limiter{Part: limiter}
 		}
+		out.Wire = &benchv1.WireCost{BytesPerTransaction: us(10 * client)}
 		return out
 	}
 	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
@@ -153,13 +154,15 @@ func TestCostSeries(t *testing.T) {
 		{r.cpuPerTx.WithLabelValues("ns", "b", "ssh", "client"), 22e-6},
 		{r.cpuPerTx.WithLabelValues("ns", "b", "ssh", "tunnel-0"), 45e-6},
 		{r.limitedRuns.WithLabelValues("ns", "b", "ssh", "tunnel-0"), 2},
+		{r.wireBytes.WithLabelValues("ns", "b", "ssh", "transaction"), 220},
 	} {
 		if got := testutil.ToFloat64(c.g); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%v, want %v", got, c.want)
 		}
 	}
 	r.Forget("ns", "b")
-	if n := testutil.CollectAndCount(r.cpuPerTx) + testutil.CollectAndCount(r.limitedRuns); n != 0 {
+	if n := testutil.CollectAndCount(r.cpuPerTx) + testutil.CollectAndCount(r.limitedRuns) +
+		testutil.CollectAndCount(r.wireBytes); n != 0 {
 		t.Errorf("%d series left after Forget", n)
 	}
 }

@@ -66,11 +66,20 @@ func columns(s summary.Summary) ([]string, [][]string) {
 	for _, t := range s.Transports {
 		rows = append(rows, []string{
 			t.Name, t.Type, fmt.Sprintf("%d/%d", t.Runs, t.Repetitions), rate(t.Median, t.Runs), interval(t),
-			ratio(t), dash(t.Verdict), ms(t.LatencyAvgMs), percentiles(t), ms(t.ConnectMs), partCost(t, benchv1.PartClient),
+			ratio(t), verdict(t), ms(t.LatencyAvgMs), percentiles(t), ms(t.ConnectMs), partCost(t, benchv1.PartClient),
 			partCost(t, benchv1.PartServer), dash(t.Limiter),
 		})
 	}
 	return head, rows
+}
+
+// verdict is the transport's verdict, marked when it compares runs placed apart from the
+// baseline's (the details say where).
+func verdict(t summary.Transport) string {
+	if t.MixedPlacement != "" {
+		return dash(t.Verdict) + " (placements differ)"
+	}
+	return dash(t.Verdict)
 }
 
 // partCost is a part's median CPU per transaction with its interval, "-" when not measured.
@@ -108,6 +117,20 @@ func details(t summary.Transport) []string {
 			parts = append(parts, fmt.Sprintf("%s %s", c.Part, partCost(t, c.Part)))
 		}
 		out = append(out, "CPU µs per transaction: "+strings.Join(parts, ", "))
+	}
+	if w := t.Wire; w != nil {
+		line := fmt.Sprintf("on the wire: %.0f bytes per %s", w.Median, w.Per)
+		if w.IntervalConfidence > 0 {
+			line += fmt.Sprintf(" [%.0f–%.0f]", w.Low, w.High)
+		}
+		out = append(out, line)
+	}
+	if t.MixedPlacement != "" {
+		out = append(out, "verdict mixes placements: "+t.MixedPlacement)
+	}
+	if su := t.Setup; su != nil {
+		out = append(out, fmt.Sprintf("connection setup (median of %d runs): resolve %.2f ms, TCP %.2f ms, TLS %.2f ms, "+
+			"startup and authentication %.2f ms; in all %.2f ms", su.Runs, su.ResolveMs, su.TCPMs, su.TLSMs, su.StartupMs, su.TotalMs))
 	}
 	for _, u := range t.Unmeasured {
 		out = append(out, fmt.Sprintf("CPU of %s not known in %d/%d runs: %s", u.Part, u.Runs, t.Runs, u.Reason))

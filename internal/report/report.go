@@ -48,6 +48,11 @@ type Report struct {
 	// Sidecars is what each sampled sidecar's container used over the same window, in the pod's
 	// order; a sidecar that did not answer is absent.
 	Sidecars []SidecarCPU `json:"sidecars,omitempty"`
+	// Wire is what crossed the runner pod's network interfaces (loopback aside) during the window;
+	// absent where the counters could not be read.
+	Wire *Wire `json:"wire,omitempty"`
+	// Setup is a connection's setup through the path, phase by phase, probed after the window.
+	Setup *Setup `json:"setup,omitempty"`
 	// Unmeasured are the parts asked for whose CPU is not known, with why: never a guess.
 	Unmeasured []Unmeasured `json:"unmeasured,omitempty"`
 	// Command is the pgbench command line that ran.
@@ -82,6 +87,28 @@ type SidecarCPU struct {
 	// Remote marks a part in another pod than the runner's (the SSH gateway).
 	Remote bool `json:"remote,omitempty"`
 	CPU
+}
+
+// Wire is the bytes and packets a pod's interfaces received and sent over a window.
+type Wire struct {
+	ReceivedBytes   uint64  `json:"receivedBytes"`
+	SentBytes       uint64  `json:"sentBytes"`
+	ReceivedPackets uint64  `json:"receivedPackets"`
+	SentPackets     uint64  `json:"sentPackets"`
+	WindowSeconds   float64 `json:"window"`
+}
+
+// Setup is the median time of each phase of a connection's setup over Probes connections: the
+// name's resolution, the TCP connection to the path's first hop, the TLS handshake (with
+// PostgreSQL's SSLRequest; 0 without TLS), and the startup (authentication and the backend's
+// start, or a pooler's login), and all of it.
+type Setup struct {
+	Probes    int     `json:"probes"`
+	ResolveMs float64 `json:"resolveMs"`
+	TCPMs     float64 `json:"tcpMs"`
+	TLSMs     float64 `json:"tlsMs"`
+	StartupMs float64 `json:"startupMs"`
+	TotalMs   float64 `json:"totalMs"`
 }
 
 // Unmeasured is a part whose CPU over the window is not known.

@@ -39,6 +39,34 @@ type sampled struct {
 	sent, got time.Time
 }
 
+// partsWait bounds awaitParts: beyond it a part is left to the window's samples, which say it is
+// not known.
+const partsWait = 15 * time.Second
+
+// awaitParts asks every part until it answers, each at most until wait, all at once.
+func awaitParts(ctx context.Context, out io.Writer, parts []runspec.CPUPart, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		wg.Go(func() {
+			for {
+				_, err := cgroupcpu.Fetch(ctx, p.URL())
+				if err == nil {
+					return
+				}
+				select {
+				case <-ctx.Done():
+					fmt.Fprintf(out, "tunnelbench-runner: part %s does not answer at %s: %v\n", p.Name, p.URL(), err)
+					return
+				case <-time.After(250 * time.Millisecond):
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func startCPU(ctx context.Context, root string, parts []runspec.CPUPart) *cpuWindow {
 	w := &cpuWindow{root: cmp.Or(root, cgroupcpu.Root), parts: parts}
 	w.starts = w.sampleParts(ctx)

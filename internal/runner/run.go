@@ -47,6 +47,10 @@ type Options struct {
 	Live func(ctx context.Context, l runspec.Live) error
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
+	// PartsWait bounds the wait for the parts to sample before the run (0: 15 s).
+	PartsWait time.Duration
+	// NetDev is where the runner reads its pod's interface counters; empty means netdev.Path.
+	NetDev string
 	// CgroupRoot is where the runner reads its container's CPU accounting; empty means
 	// cgroupcpu.Root.
 	CgroupRoot string
@@ -147,6 +151,9 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 		fmt.Fprintln(stream, "tunnelbench-runner: the emulated link is in place")
 	}
+	// Before anything is measured: a part that is not reachable yet (a NetworkPolicy that does not
+	// admit this new pod for a second or so, a sidecar still starting) is waited for, not lost.
+	awaitParts(ctx, stream, run.CPUParts, cmp.Or(opts.PartsWait, partsWait))
 	sess, err := preflight(ctx, wait, retry)
 	if err != nil {
 		var fe *FailureError
@@ -195,9 +202,11 @@ func execute(ctx context.Context, opts Options) *report.Report {
 
 	if run.Copy.Set() {
 		rep.Command = fmt.Sprintf("COPY %s TO STDOUT (FORMAT binary)", run.Copy.Table())
+		wire := startWire(opts.NetDev)
 		rep.StartTime = time.Now().UTC()
 		rep.Copy, err = copyOnce(ctx, sess.config, run.Copy)
 		rep.EndTime = time.Now().UTC()
+		rep.Wire = wire.stop(stream)
 		if err != nil {
 			return fail(err)
 		}
@@ -234,11 +243,13 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return fail(err)
 	}
 	cpu := startCPU(ctx, opts.CgroupRoot, run.CPUParts)
+	wire := startWire(opts.NetDev)
 	rep.StartTime = time.Now().UTC()
 	lv, stop := followLive(ctx, opts.Live, runspec.LiveLoad, run.Load, n)
 	outcomes := runLoads(ctx, opts, stream, run.Load, n, "", logs, lv)
 	stop()
 	rep.EndTime = time.Now().UTC()
+	rep.Wire = wire.stop(stream)
 	rep.CPU, rep.Sidecars, rep.Unmeasured = cpu.stop(ctx, stream)
 
 	var results []*pgbench.Result
@@ -259,6 +270,10 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	rep.SSH = r.negotiated()
 	if rep.Pooler, err = counter.stop(ctx); err != nil {
 		return fail(err)
+	}
+	// The run's figures are in: a probe that fails costs only its own figure.
+	if rep.Setup, err = measureSetup(ctx, sess.config); err != nil {
+		fmt.Fprintf(stream, "tunnelbench-runner: the connection setup's phases are not known: %v\n", err)
 	}
 	if run.Storm > 0 {
 		if rep.Storm, err = storm(ctx, opts, stream); err != nil {

@@ -103,3 +103,64 @@ func unmeasuredOf(runs []benchv1.RunResult) []Unmeasured {
 	}
 	return out
 }
+
+// Wire is a transport's bytes on the network (both directions) per transaction, or per row of a
+// copy, over the runs that counted them: the median with the rate's interval method.
+type Wire struct {
+	// Per is what the bytes are counted per: transaction or row.
+	Per                string  `json:"per"`
+	Median             float64 `json:"median"`
+	Low                float64 `json:"low,omitempty"`
+	High               float64 `json:"high,omitempty"`
+	IntervalConfidence float64 `json:"intervalConfidence,omitempty"`
+	Runs               int     `json:"runs"`
+}
+
+// wireOf is the runs' bytes per transaction (per row for a copy), nil when none counted them.
+func wireOf(runs []benchv1.RunResult) *Wire {
+	var values []float64
+	per := ""
+	for _, run := range runs {
+		switch w := run.Wire; {
+		case w == nil:
+		case w.BytesPerTransaction != nil:
+			values, per = append(values, *w.BytesPerTransaction), "transaction"
+		case w.BytesPerRow != nil:
+			values, per = append(values, *w.BytesPerRow), "row"
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	out := &Wire{Per: per, Median: stats.Summarize(values).Median, Runs: len(values)}
+	if ci := stats.MedianCI(values); ci.Confidence > 0 {
+		out.Low, out.High, out.IntervalConfidence = ci.Low, ci.High, ci.Confidence
+	}
+	return out
+}
+
+// Setup is a transport's connection setup, phase by phase: the median of its runs' medians.
+type Setup struct {
+	Runs      int     `json:"runs"`
+	ResolveMs float64 `json:"resolveMs"`
+	TCPMs     float64 `json:"tcpMs"`
+	TLSMs     float64 `json:"tlsMs"`
+	StartupMs float64 `json:"startupMs"`
+	TotalMs   float64 `json:"totalMs"`
+}
+
+// setupOf is the runs' connection setup, nil when none probed it.
+func setupOf(runs []benchv1.RunResult) *Setup {
+	var resolve, tcp, handshake, startup, total []float64
+	for _, run := range runs {
+		if s := run.Setup; s != nil {
+			resolve, tcp = append(resolve, s.ResolveMs), append(tcp, s.TCPMs)
+			handshake, startup, total = append(handshake, s.TLSMs), append(startup, s.StartupMs), append(total, s.TotalMs)
+		}
+	}
+	if len(total) == 0 {
+		return nil
+	}
+	return &Setup{Runs: len(total), ResolveMs: stats.Median(resolve), TCPMs: stats.Median(tcp), TLSMs: stats.Median(handshake),
+		StartupMs: stats.Median(startup), TotalMs: stats.Median(total)}
+}

@@ -52,10 +52,12 @@ type Transport struct {
 	PerRun             []float64 `json:"perRun"`
 	CV                 float64   `json:"cv,omitempty"`
 	// Verdict against the baseline (the first transport), from the paired ratio's 95 % interval.
-	Verdict   string  `json:"verdict,omitempty"`
-	Ratio     float64 `json:"ratio,omitempty"`
-	RatioLow  float64 `json:"ratioLow,omitempty"`
-	RatioHigh float64 `json:"ratioHigh,omitempty"`
+	Verdict string `json:"verdict,omitempty"`
+	// MixedPlacement says the verdict compares runs on other nodes than the baseline's, and where.
+	MixedPlacement string  `json:"mixedPlacement,omitempty"`
+	Ratio          float64 `json:"ratio,omitempty"`
+	RatioLow       float64 `json:"ratioLow,omitempty"`
+	RatioHigh      float64 `json:"ratioHigh,omitempty"`
 	// Latency in milliseconds: pgbench's average and the sampled percentiles (zero when the
 	// load is a copy or was not sampled).
 	LatencyAvgMs float64 `json:"latencyAvgMs,omitempty"`
@@ -82,6 +84,10 @@ type Transport struct {
 	// Unmeasured are the parts whose CPU some runs could not measure: how many, and the first
 	// run's reason.
 	Unmeasured []Unmeasured `json:"unmeasured,omitempty"`
+	// Wire is the bytes on the network per transaction (or row).
+	Wire *Wire `json:"wire,omitempty"`
+	// Setup is a new connection's setup, phase by phase.
+	Setup *Setup `json:"setup,omitempty"`
 	// Where it ran.
 	Node           string `json:"node,omitempty"`
 	RunnerImage    string `json:"runnerImage,omitempty"`
@@ -142,6 +148,9 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 	}
 	if c := r.Comparison; c != nil {
 		line.Verdict, line.Ratio = string(c.Verdict), c.Ratio
+		if c.MixedPlacement {
+			line.MixedPlacement = c.Reason
+		}
 		if c.Lower != nil && c.Upper != nil {
 			line.RatioLow, line.RatioHigh = *c.Lower, *c.Upper
 		}
@@ -158,6 +167,8 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 	line.Path = pathOf(r)
 	line.Cost, line.Limiter = costOf(r.Runs)
 	line.Unmeasured = unmeasuredOf(r.Runs)
+	line.Wire = wireOf(r.Runs)
+	line.Setup = setupOf(r.Runs)
 	for _, s := range r.Series {
 		line.Series = append(line.Series, Series{Round: s.Round, Seconds: s.Seconds, TPS: s.TPS})
 	}

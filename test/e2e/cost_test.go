@@ -50,6 +50,12 @@ func clientLimiter(t *testing.T, ns string, pg *fixture.Postgres) {
 			if server := partOf(run, benchv1.PartServer); server == nil || server.Utilization == nil {
 				t.Errorf("the server's cost has no utilization: %+v", server)
 			}
+			// select-only over the extended protocol: a Bind/Execute and its row, a few hundred bytes.
+			if w := run.Wire; w == nil || w.BytesPerTransaction == nil || *w.BytesPerTransaction < 50 || *w.BytesPerTransaction > 2000 {
+				t.Errorf("bytes on the wire per transaction: %+v", w)
+			} else {
+				t.Logf("%s: %.0f bytes on the wire per transaction", tt.name, *w.BytesPerTransaction)
+			}
 			bound := meta.FindStatusCondition(end.Status.Conditions, "ClientBound")
 			if tt.limited {
 				if run.Limiter == nil || run.Limiter.Part != benchv1.PartClient || bound == nil || c.ThrottledFraction == nil {

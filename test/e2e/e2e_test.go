@@ -171,6 +171,14 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("result %s: negotiated TLS %+v", r.Transport, r.TLS)
 			}
 			t.Logf("%s: %.0f tps, %.3f ms, %+v, tls %+v", r.Transport, r.TPS, r.LatencyAvgMs, *r.Comparison, r.TLS)
+			// A new connection, phase by phase: the TLS handshake is a phase of its own only where
+			// TLS was negotiated; the startup (SCRAM, the backend) is everywhere.
+			su := r.Runs[0].Setup
+			if su == nil || su.StartupMs <= 0 || su.TCPMs <= 0 || wantTLS != (su.TLSMs >= 0.1) || su.TotalMs < su.StartupMs {
+				t.Errorf("%s: connection setup %+v (TLS %v)", r.Transport, su, wantTLS)
+			} else {
+				t.Logf("%s: setup %+v", r.Transport, *su)
+			}
 		}
 		for _, r := range done.Status.Results {
 			// Every transaction's latency, from pgbench's transaction log through the results ConfigMap.

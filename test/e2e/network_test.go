@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
@@ -173,6 +174,19 @@ func compressionAcrossTheWAN(t *testing.T, ns string, pg *fixture.Postgres) {
 				c.RowsPerSecond, c.Bytes, ptrVal(linkMeasured(r.Link)))
 		}
 		plain, compressed := end.Status.Result("ssh").Copy, end.Status.Result("ssh-compressed").Copy
+		// What crossed the runner pod's interfaces per row: uncompressed, the row's kilobyte and
+		// the protocol's framing; compressed, a fraction of it on text and as much on random data.
+		plainWire, compressedWire := wirePerRow(t, end, "ssh"), wirePerRow(t, end, "ssh-compressed")
+		t.Logf("%s on the wire: %.0f bytes per row uncompressed, %.0f compressed", data, plainWire, compressedWire)
+		if plainWire < runspec.CopyRowBytes || plainWire > 1.3*runspec.CopyRowBytes {
+			t.Errorf("%s: %.0f bytes per row of %d through an uncompressed tunnel", data, plainWire, runspec.CopyRowBytes)
+		}
+		switch share := compressedWire / plainWire; {
+		case data == benchv1.CopyText && share > 0.5:
+			t.Errorf("compressed text crossed as %.0f%% of the uncompressed bytes per row, want at most half", 100*share)
+		case data == benchv1.CopyRandom && share < 0.9:
+			t.Errorf("compressed random data crossed as %.0f%% of the uncompressed bytes per row", 100*share)
+		}
 		// Uncompressed, the copy is bound by the link: 50 Mbit/s is 6.25 MB/s.
 		if plain.MBPerSecond > 6.25*1.15 {
 			t.Errorf("%s: %.2f MB/s through an uncompressed tunnel on a 50 Mbit/s link", data, plain.MBPerSecond)
@@ -240,4 +254,14 @@ func chaosMeshLink(t *testing.T, ns string, pg *fixture.Postgres) {
 	if r := failed.Status.Result("direct"); r != nil && len(r.Runs) > 0 {
 		t.Errorf("a run was recorded without its delay: %+v", r.Runs)
 	}
+}
+
+// wirePerRow is a copy transport's bytes on the wire per row in its only run.
+func wirePerRow(t *testing.T, tb *benchv1.TunnelBenchmark, transport string) float64 {
+	t.Helper()
+	r := tb.Status.Result(transport)
+	if r == nil || len(r.Runs) == 0 || r.Runs[0].Wire == nil || r.Runs[0].Wire.BytesPerRow == nil {
+		t.Fatalf("%s: no bytes per row on the wire in %+v", transport, r)
+	}
+	return *r.Runs[0].Wire.BytesPerRow
 }

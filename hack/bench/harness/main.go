@@ -17,7 +17,6 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/hack/bench/runnerbin"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
 )
@@ -58,33 +57,17 @@ func run(rounds int, duration time.Duration, clients, threads int, builtin, prot
 	runnerRun := runspec.Run{Load: load, Tunnels: 1, WaitTimeout: time.Minute}
 	fmt.Printf("pgbench %s, sslmode=%s, %d rounds, PostgreSQL %s on 127.0.0.1\n\n",
 		strings.Join(bareArgs, " "), sslmode, rounds, filepath.Base(filepath.Dir(srv.BinDir)))
-	fmt.Println("| round | order | bare pgbench tps | through runner tps | ratio |")
-	fmt.Println("|---|---|---|---|---|")
-
-	var bare, viaRunner []float64
-	for i := 0; i < rounds; i++ {
-		order := []string{"bare", "runner"}
-		if i%2 == 1 {
-			order = []string{"runner", "bare"}
-		}
-		got := map[string]float64{}
-		for _, kind := range order {
-			var tps float64
-			if kind == "bare" {
-				tps, err = bareRun(env, bareArgs)
-			} else {
-				var rep *report.Report
-				if rep, err = b.Run(libpq, runnerRun); err == nil {
-					tps = rep.Result.TPS
-				}
-			}
+	bare, viaRunner, err := runnerbin.Interleave(rounds,
+		runnerbin.Kind{Name: "bare", Run: func() (float64, error) { return bareRun(env, bareArgs) }},
+		runnerbin.Kind{Name: "runner", Run: func() (float64, error) {
+			rep, err := b.Run(libpq, runnerRun)
 			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", i+1, kind, err)
+				return 0, err
 			}
-			got[kind] = tps
-		}
-		bare, viaRunner = append(bare, got["bare"]), append(viaRunner, got["runner"])
-		fmt.Printf("| %d | %s | %.0f | %.0f | %.3f |\n", i+1, strings.Join(order, "→"), got["bare"], got["runner"], got["runner"]/got["bare"])
+			return rep.Result.TPS, nil
+		}})
+	if err != nil {
+		return err
 	}
 	ratio := stats.Median(viaRunner) / stats.Median(bare)
 	verdict := "meets"

@@ -31,8 +31,15 @@ func Build(work string) (*Runner, error) {
 // Run runs one run with the environment env (KEY=value, added to this process's) and returns its
 // report, which must hold a result.
 func (r *Runner) Run(env []string, run runspec.Run) (*report.Report, error) {
+	return r.RunWith(env, run)
+}
+
+// RunWith is Run with the runner's own flags (where things are in its container: --cgroup,
+// --netdev) before the run's.
+func (r *Runner) RunWith(env []string, run runspec.Run, own ...string) (*report.Report, error) {
 	termLog := filepath.Join(r.Work, "termination-log")
-	cmd := exec.Command(r.Bin, append([]string{"run", "--termination-log", termLog}, run.Args()...)...)
+	args := append(append([]string{"run", "--termination-log", termLog}, own...), run.Args()...)
+	cmd := exec.Command(r.Bin, args...)
 	cmd.Env = append(append(os.Environ(), "HOME="+r.Work), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("%w: %s", err, out)
