@@ -18,39 +18,64 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
+// placement is where a run's parts ran, observed at its end: the runner's node, the server's pod
+// (and why it is not seen) and the transport's peer's pod (the SSH gateway, a shared PgBouncer).
+type placement struct {
+	node   string
+	server serverView
+	peer   *corev1.Pod
+}
+
+func (p placement) serverNode() string { return nodeOf(p.server.pod) }
+func (p placement) peerNode() string   { return nodeOf(p.peer) }
+
+func nodeOf(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	return pod.Spec.NodeName
+}
+
 // runCost is what the run's parts consumed, from the runner's report — the client (pgbench and
 // the runner, in the runner container) first, then each sidecar of the runner pod in the pod's
 // order, a peer's (the gateway's, a shared pooler's) and the server's — the parts whose CPU is not
-// known, with why, and the part that ran out first: a part short of CPU, else the link when the
-// run reached its round trip's bound. A part could use its CPU limit, else its node's allocatable
-// CPU; a peer's node is not looked up (no utilization), the server's is.
-func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, tb *benchv1.TunnelBenchmark, job *batchv1.Job, node string,
+// known, with why, and what ran out first: a part short of CPU, else the runner's node when the
+// parts on it used its cores together, else the link when the run reached its round trip's bound.
+// A part could use its pod's CPU limit, else its node's allocatable CPU.
+func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, job *batchv1.Job, at placement,
 	rep *report.Report) ([]benchv1.PartCost, []benchv1.UnmeasuredPart, *benchv1.Limiter) {
 	if rep.Result == nil {
 		return nil, nil, nil
 	}
-	nodeCores := r.nodeCores(ctx, node)
-	cores := func(container string) float64 { return cmp.Or(containerLimit(job, container), nodeCores) }
+	nodeCores := r.nodeCores(ctx, at.node)
 	var parts []benchv1.PartCost
-	if rep.CPU != nil {
-		parts = append(parts, cost.Part(benchv1.PartClient, rep.CPU, rep.Result.Transactions, cores(runspec.RunnerContainerName)))
-	}
-	server := r.observeServer(ctx, tb)
-	for _, s := range rep.Sidecars {
-		if len(parts) == maxParts {
-			break
+	var onNode []cost.Shared // the parts that ran on the runner's node
+	add := func(name string, cpu *report.CPU, cores float64, local bool) {
+		if len(parts) < maxParts {
+			parts = append(parts, cost.Part(name, cpu, rep.Result.Transactions, cores))
 		}
-		c := 0.0
+		if local {
+			onNode = append(onNode, cost.Shared{Part: name, CPUSeconds: cpu.UserSeconds + cpu.SystemSeconds})
+		}
+	}
+	if rep.CPU != nil {
+		add(benchv1.PartClient, rep.CPU, cmp.Or(containerLimit(job, runspec.RunnerContainerName), nodeCores), true)
+	}
+	for _, s := range rep.Sidecars {
 		switch {
 		case s.Part == benchv1.PartServer:
-			c = r.serverCores(ctx, server.pod)
-		case !s.Remote:
-			c = cores(s.Part)
+			add(s.Part, &s.CPU, r.podCores(ctx, at.server.pod), at.serverNode() == at.node)
+		case s.Remote:
+			add(s.Part, &s.CPU, r.podCores(ctx, at.peer), at.peerNode() == at.node)
+		default:
+			add(s.Part, &s.CPU, cmp.Or(containerLimit(job, s.Part), nodeCores), true)
 		}
-		parts = append(parts, cost.Part(s.Part, &s.CPU, rep.Result.Transactions, c))
 	}
-	unmeasured := unmeasuredParts(rep, parts, server, r.serverPart)
+	unmeasured := unmeasuredParts(rep, parts, at.server, r.serverPart)
 	limiter := cost.Limiter(parts)
+	if limiter == nil && rep.CPU != nil {
+		limiter = cost.Node(at.node, onNode, rep.CPU.WindowSeconds, nodeCores)
+	}
 	if limiter == nil && rep.Link != nil {
 		limiter = cost.Network(rep.Result.TPS, rep.Link.RTTMs, int(rep.Result.Clients))
 	}
@@ -117,22 +142,35 @@ func (r *TunnelBenchmarkReconciler) nodeCores(ctx context.Context, node string) 
 	return 0
 }
 
-// ConditionClientBound is True once a run of the benchmark was limited by its client: pgbench and
-// the runner ran out of the CPU they could use, so the figure (and a ratio against it) says more
-// about the runner's node and CPU than about the path.
+// ConditionClientBound is True once a run of the benchmark was limited by its client (pgbench and
+// the runner ran out of the CPU they could use: reason ClientLimited) or by its node (the parts on
+// the runner's node used its cores together: NodeContention), so the figure (and a ratio against
+// it) says more about the runner's node and CPU than about the path.
 const ConditionClientBound = "ClientBound"
 
 // warnClientBound sets ClientBound, with a Warning event the first time, when the run's limiter
 // is the client.
 func (r *TunnelBenchmarkReconciler) warnClientBound(tb *benchv1.TunnelBenchmark, transport string, run benchv1.RunResult) {
-	if run.Limiter == nil || run.Limiter.Part != benchv1.PartClient {
+	if run.Limiter == nil {
 		return
 	}
-	msg := fmt.Sprintf("run %d of transport %s was limited by its client: %s; its tps, and its ratio to the baseline, "+
-		"measure this runner's CPU, not the path: give the runner more CPU (spec.runner.resources), or run it on a node "+
-		"apart from the server (spec.runner.affinity)", run.Round, transport, run.Limiter.Evidence)
-	if !r.hasCondition(tb, ConditionClientBound, metav1.ConditionTrue, "ClientLimited") {
+	var reason, msg string
+	switch run.Limiter.Part {
+	case benchv1.PartClient:
+		reason = "ClientLimited"
+		msg = fmt.Sprintf("run %d of transport %s was limited by its client: %s; its tps, and its ratio to the baseline, "+
+			"measure this runner's CPU, not the path: give the runner more CPU (spec.runner.resources), or run it on a node "+
+			"apart from the server (spec.runner.affinity)", run.Round, transport, run.Limiter.Evidence)
+	case benchv1.PartNode:
+		reason = "NodeContention"
+		msg = fmt.Sprintf("run %d of transport %s was limited by its runner's node: %s; its tps, and its ratio to the "+
+			"baseline, measure how this node shares its CPU, not the path: run the runner on a node apart from the server "+
+			"(spec.runner.affinity), or on a larger node", run.Round, transport, run.Limiter.Evidence)
+	default:
+		return
+	}
+	if !r.hasCondition(tb, ConditionClientBound, metav1.ConditionTrue, reason) {
 		r.event(tb, corev1.EventTypeWarning, "ClientBound", "Measure", "%s", msg)
 	}
-	r.setCondition(tb, ConditionClientBound, metav1.ConditionTrue, "ClientLimited", msg)
+	r.setCondition(tb, ConditionClientBound, metav1.ConditionTrue, reason, msg)
 }

@@ -127,3 +127,60 @@ func TestServerPart(t *testing.T) {
 		})
 	}
 }
+
+// TestNodeContentionInStatus: a runner and a server on one 2-core node that used 96 % of it together
+// — neither alone near its share — make the node the run's limiter, with ClientBound
+// (NodeContention) saying so; the server's part has the node's cores, and the run its nodes.
+func TestNodeContentionInStatus(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	ctx := context.Background()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: testNode}}
+	if err := testClient.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = testClient.Delete(context.Background(), node) })
+	node.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	if err := testClient.Status().Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	primary := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pg-1",
+			Labels: map[string]string{"cnpg.io/cluster": "pg", "cnpg.io/instanceRole": "primary"}},
+		Spec: corev1.PodSpec{NodeName: testNode, Containers: []corev1.Container{{Name: "postgres", Image: "postgres"}}},
+	}
+	if err := testClient.Create(ctx, primary); err != nil {
+		t.Fatal(err)
+	}
+	tb := newBenchmark(ns, "crowded")
+	tb.Spec.Load.Repetitions = 1
+	if err := testClient.Create(ctx, tb); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(report.Report{
+		Result: &pgbench.Result{TPS: 2000, LatencyAvgMs: 2, Transactions: 20_000, Clients: 4, Threads: 2},
+		CPU:    &report.CPU{UserSeconds: 6, SystemSeconds: 1.4, WindowSeconds: 10, CgroupVersion: 1},
+		Sidecars: []report.SidecarCPU{{Part: benchv1.PartServer, Remote: true,
+			CPU: report.CPU{UserSeconds: 9, SystemSeconds: 2.8, WindowSeconds: 10, CgroupVersion: 1}}},
+		Command: "pgbench -S -T 10", StartTime: time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second),
+		EndTime: time.Now().UTC().Truncate(time.Second),
+	})
+	job := waitForJob(t, ns, jobName(tb.Name, "direct"))
+	finishJob(t, job, 0, string(b))
+	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
+	run := done.Status.Result("direct").Runs[0]
+	if run.Limiter == nil || run.Limiter.Part != benchv1.PartNode ||
+		!strings.Contains(run.Limiter.Evidence, "used 96% of its 2 cores together (client 37%, server 59%") {
+		t.Errorf("limiter %+v", run.Limiter)
+	}
+	if len(run.Cost) != 2 || run.Cost[1].Part != benchv1.PartServer || run.Cost[1].Cores == nil || *run.Cost[1].Cores != 2 ||
+		run.Node != testNode || run.ServerNode != testNode {
+		t.Errorf("cost %+v, nodes %q %q", run.Cost, run.Node, run.ServerNode)
+	}
+	bound := assertCondition(t, done, ConditionClientBound, metav1.ConditionTrue, "NodeContention")
+	if !strings.Contains(bound.Message, "spec.runner.affinity") {
+		t.Errorf("ClientBound %q", bound.Message)
+	}
+}

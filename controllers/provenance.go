@@ -119,18 +119,24 @@ func (r *TunnelBenchmarkReconciler) warnSharedNode(tb *benchv1.TunnelBenchmark, 
 	r.setCondition(tb, ConditionSharedNode, metav1.ConditionTrue, "SameNode", msg)
 }
 
-// peerNode is the node of the transport's peer Deployment's running pod (the SSH gateway, a shared
-// PgBouncer), "" without one or when it is not found.
-func (r *TunnelBenchmarkReconciler) peerNode(ctx context.Context, peers []transport.Peer) string {
+// peerPod is the transport's peer's running pod (the SSH gateway, a shared PgBouncer: its
+// Deployment's; a CloudNativePG Pooler's), nil without one or when it is not found.
+func (r *TunnelBenchmarkReconciler) peerPod(ctx context.Context, namespace string, peers []transport.Peer,
+	tr transport.Transport) *corev1.Pod {
+	if rt, ok := tr.(transport.ReadThroughNodes); ok {
+		if _, match, ok := rt.NodeReadPods(); ok {
+			pod, _ := r.runningPod(ctx, namespace, match, "the peer's pod")
+			return pod
+		}
+	}
 	for _, p := range peers {
 		dep, ok := p.Object.(*appsv1.Deployment)
 		if !ok || dep.Spec.Selector == nil {
 			continue
 		}
-		pod, _ := r.runningPod(ctx, dep.Namespace, dep.Spec.Selector.MatchLabels, "Deployment "+dep.Name+"'s pod")
-		if pod != nil {
-			return pod.Spec.NodeName
+		if pod, _ := r.runningPod(ctx, dep.Namespace, dep.Spec.Selector.MatchLabels, "Deployment "+dep.Name+"'s pod"); pod != nil {
+			return pod
 		}
 	}
-	return ""
+	return nil
 }

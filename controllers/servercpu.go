@@ -7,9 +7,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // The server's CPU is sampled like a sidecar's, by the runner at the ends of its measured window,
@@ -32,18 +34,67 @@ func (r *TunnelBenchmarkReconciler) observeServer(ctx context.Context, tb *bench
 	if r.NodeReaderNamespace == "" || v.pod == nil {
 		return v
 	}
+	var err error
+	if v.readers, err = r.nodeReaders(ctx); err != nil {
+		v.noPod, v.pod = err.Error(), nil
+	}
+	return v
+}
+
+// nodeReaders are the node readers' pods.
+func (r *TunnelBenchmarkReconciler) nodeReaders(ctx context.Context) ([]corev1.Pod, error) {
 	sel, err := labels.Parse(r.NodeReaderSelector)
 	list := &corev1.PodList{}
 	if err == nil {
 		err = r.APIReader.List(ctx, list, client.InNamespace(r.NodeReaderNamespace), client.MatchingLabelsSelector{Selector: sel})
 	}
 	if err != nil {
-		v.noPod = fmt.Sprintf("the node readers in namespace %s cannot be listed: %v", r.NodeReaderNamespace, err)
-		v.pod = nil
-		return v
+		return nil, fmt.Errorf("the node readers in namespace %s cannot be listed: %w", r.NodeReaderNamespace, err)
 	}
-	v.readers = list.Items
-	return v
+	return list.Items, nil
+}
+
+// maxNodeReadPods bounds the parts of one peer read through the node readers.
+const maxNodeReadPods = 4
+
+// nodeReadParts are the runner's parts for a peer's pods that only the node readers can read (a
+// CloudNativePG Pooler's): part, or part-i for several pods; a pod without a ready reader on its
+// node is left out.
+func (r *TunnelBenchmarkReconciler) nodeReadParts(ctx context.Context, namespace string, tr transport.Transport) []runspec.CPUPart {
+	rt, ok := tr.(transport.ReadThroughNodes)
+	if !ok || r.NodeReaderNamespace == "" {
+		return nil
+	}
+	part, match, ok := rt.NodeReadPods()
+	if !ok {
+		return nil
+	}
+	pods := &corev1.PodList{}
+	readers, err := r.nodeReaders(ctx)
+	if err == nil {
+		err = r.APIReader.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels(match))
+	}
+	if err != nil {
+		log.FromContext(ctx).Info("Cannot find the pods to read through the node readers", "part", part, "err", err)
+		return nil
+	}
+	var out []runspec.CPUPart
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if len(out) == maxNodeReadPods || p.Status.Phase != corev1.PodRunning || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if c, why := r.serverPart(serverView{pod: p, readers: readers}); why == "" {
+			out = append(out, c)
+		}
+	}
+	for i := range out {
+		out[i].Name = part
+		if len(out) > 1 {
+			out[i].Name = fmt.Sprintf("%s-%d", part, i)
+		}
+	}
+	return out
 }
 
 // serverPart is the runner's part for the server's CPU, or why there is none: decided from what
@@ -76,9 +127,9 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// serverCores is what the server's pod could use: the sum of its containers' CPU limits when
-// each has one, else its node's allocatable CPU; 0 when not known.
-func (r *TunnelBenchmarkReconciler) serverCores(ctx context.Context, pod *corev1.Pod) float64 {
+// podCores is what a pod could use: the sum of its containers' CPU limits when each has one, else
+// its node's allocatable CPU; 0 when not known (no pod).
+func (r *TunnelBenchmarkReconciler) podCores(ctx context.Context, pod *corev1.Pod) float64 {
 	if pod == nil {
 		return 0
 	}

@@ -358,6 +358,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		if part, why := r.serverPart(r.observeServer(ctx, tb)); why == "" {
 			run.CPUParts = append(run.CPUParts, part)
 		}
+		run.CPUParts = append(run.CPUParts, r.nodeReadParts(ctx, tb.Namespace, tr)...)
 	}
 	if res, done, err := r.ensureRunnerAccess(ctx, tb, deadline); !done || err != nil {
 		return res, false, err
@@ -398,9 +399,10 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return ctrl.Result{}, false, nil
 	}
 	prov := r.provenance(ctx, tb, out.job, out.report)
-	measured := benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node, ServerNode: prov.ServerNode,
-		PeerNode: r.peerNode(ctx, path)}
-	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, tb, out.job, prov.Node, out.report)
+	at := placement{node: prov.Node, server: r.observeServer(ctx, tb), peer: r.peerPod(ctx, tb.Namespace, path, tr)}
+	measured := benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node, ServerNode: at.serverNode(),
+		PeerNode: at.peerNode()}
+	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, out.job, at, out.report)
 	result := recordRun(tb, t, measured, out.report, pod)
 	if out.report.Copy == nil {
 		if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {

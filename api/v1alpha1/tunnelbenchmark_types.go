@@ -1036,6 +1036,8 @@ const (
 	PartClient = "client"
 	// PartNetwork is the link, as a limiter: the run was paced by its round trip.
 	PartNetwork = "network"
+	// PartNode is the runner's node, as a limiter: the parts on it used its cores together.
+	PartNode = "node"
 	// PartServer is the server's pod: a CloudNativePG primary, or the pod behind an external
 	// server's Service, read through the node reader of its node.
 	PartServer = "server"

@@ -7,6 +7,7 @@ package cost
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"k8s.io/utils/ptr"
 
@@ -86,4 +87,32 @@ func Network(tps, rttMs float64, clients int) *benchv1.Limiter {
 func round(v float64, digits int) float64 {
 	f := math.Pow(10, float64(digits))
 	return math.Round(v*f) / f
+}
+
+// Shared is one part's CPU on a node that several parts share, for Node.
+type Shared struct {
+	Part       string
+	CPUSeconds float64
+}
+
+// Node is the runner's node as the limiter: the parts that ran on it used SaturatedUtilization of
+// its cores together over the window, though none ran out alone (Limiter names that one first).
+// Nil when they did not, or the node's cores or the window are not known.
+func Node(node string, parts []Shared, window, cores float64) *benchv1.Limiter {
+	if cores <= 0 || window <= 0 || len(parts) < 2 {
+		return nil
+	}
+	sum := 0.0
+	var each []string
+	for _, p := range parts {
+		sum += p.CPUSeconds
+		each = append(each, fmt.Sprintf("%s %.0f%%", p.Part, 100*p.CPUSeconds/(window*cores)))
+	}
+	share := sum / (window * cores)
+	if share < SaturatedUtilization {
+		return nil
+	}
+	return &benchv1.Limiter{Part: benchv1.PartNode, Evidence: fmt.Sprintf(
+		"the parts on node %s used %.0f%% of its %.2g cores together (%s; threshold %.0f%%): they competed for one node's CPU",
+		node, 100*share, cores, strings.Join(each, ", "), 100*SaturatedUtilization)}
 }

@@ -95,3 +95,31 @@ func TestWire(t *testing.T) {
 		t.Error("figures without counters")
 	}
 }
+
+// TestNode: the parts on one node together, each side of the threshold, and what cannot be judged.
+func TestNode(t *testing.T) {
+	tests := []struct {
+		name   string
+		parts  []Shared
+		window float64
+		cores  float64
+		says   string
+	}{
+		{"client and server fill two cores", []Shared{{"client", 7.4}, {"server", 11.8}}, 10, 2,
+			"the parts on node n1 used 96% of its 2 cores together (client 37%, server 59%; threshold 90%)"},
+		{"client and server at 80%", []Shared{{"client", 6}, {"server", 10}}, 10, 2, ""},
+		{"one part alone is Limiter's", []Shared{{"client", 19}}, 10, 2, ""},
+		{"cores not known", []Shared{{"client", 7.4}, {"server", 11.8}}, 10, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Node("n1", tt.parts, tt.window, tt.cores)
+			switch {
+			case tt.says == "" && got != nil:
+				t.Errorf("limiter %+v, want none", got)
+			case tt.says != "" && (got == nil || got.Part != benchv1.PartNode || !strings.Contains(got.Evidence, tt.says)):
+				t.Errorf("limiter %+v, want %q", got, tt.says)
+			}
+		})
+	}
+}

@@ -287,6 +287,12 @@ func (p pooler) deployment() *appsv1.Deployment {
 	return specs.ServerSideDeployment(p.c.Benchmark, p.meta(p.name()), c, pb.volumes...)
 }
 
+// NodeReadPods: a CloudNativePG Pooler's pods (CloudNativePG labels them cnpg.io/poolerName), as
+// part pooler.
+func (p pooler) NodeReadPods() (string, map[string]string, bool) {
+	return PoolerPart, map[string]string{"cnpg.io/poolerName": p.name()}, p.cnpg()
+}
+
 // cnpgPeers are a CloudNativePG Pooler and a headless Service over its pods (CloudNativePG labels
 // them cnpg.io/poolerName), so that the runner can read each pod's PgBouncer exporter: the
 // pooler's evidence, since its admin console is not open to the application's user. The Pooler is

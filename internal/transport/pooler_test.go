@@ -154,4 +154,11 @@ func TestCNPGPooler(t *testing.T) {
 	if sidecar.cnpg() {
 		t.Error("a sidecar pooler is the operator's own PgBouncer, even for a CloudNativePG server")
 	}
+	// CloudNativePG's PgBouncer pods are read through the node readers, by CloudNativePG's label.
+	if part, match, ok := p.NodeReadPods(); !ok || part != PoolerPart || match["cnpg.io/poolerName"] != u.GetName() {
+		t.Errorf("NodeReadPods = %s %v %v", part, match, ok)
+	}
+	if _, _, ok := sidecar.NodeReadPods(); ok {
+		t.Error("the operator's own PgBouncer serves its accounting itself")
+	}
 }

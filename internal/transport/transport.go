@@ -42,6 +42,14 @@ type Transport interface {
 	Hop() Hop
 }
 
+// ReadThroughNodes is a transport with a peer whose pods the operator does not make (a
+// CloudNativePG Pooler's): their CPU is read through the node readers, as the server's is.
+type ReadThroughNodes interface {
+	// NodeReadPods names the peer's part and selects its pods in the benchmark's namespace; ok is
+	// false when this transport has no such peer.
+	NodeReadPods() (part string, labels map[string]string, ok bool)
+}
+
 // Context is what a transport is built from.
 type Context struct {
 	Benchmark *benchv1.TunnelBenchmark

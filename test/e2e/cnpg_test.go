@@ -77,6 +77,12 @@ func assertCNPGResults(t *testing.T, end *benchv1.TunnelBenchmark) {
 		t.Errorf("the pooler counted %v transactions over %v server connections; pgbench %d in its latest run",
 			ptrVal(p.Transactions), ptrVal(p.ServerConnections), latest.Transactions)
 	}
+	// CloudNativePG's PgBouncer pod, read through its node's reader as the server's is; the
+	// primary's, in every transport.
+	assertSidecarCost(t, *r, "pooler")
+	for _, res := range end.Status.Results {
+		assertSidecarCost(t, res, benchv1.PartServer)
+	}
 }
 
 // cloudNativePG benchmarks a managed cluster (created, awaited and deleted by the operator), then
