@@ -293,14 +293,8 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	}
 
 	tb.Status.Phase = benchv1.PhaseRunning
-	for {
-		next, ok := nextRun(tb)
-		if !ok {
-			break
-		}
-		if res, done, err := r.runTransport(ctx, tb, server, next, deadline); !done || err != nil {
-			return res, err
-		}
+	if next, ok := nextRun(tb); ok {
+		return r.runTransport(ctx, tb, server, next, deadline)
 	}
 	r.complete(tb)
 	return ctrl.Result{}, nil
@@ -308,24 +302,26 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 
 // runTransport makes one run of a transport, the same way for every type: its peers are created
 // (once; they stay up between its rounds) and awaited (bounded), the round's Job runs, its result
-// is recorded, and after the transport's last round what served only it is removed. done is false
-// while it waits or runs, and after it failed the benchmark.
+// is recorded, and after the transport's last round what served only it is removed. One run per
+// pass: the pass that records a run ends there (requeued at once) and writes the result before
+// the next run's Job is made, so a Job of a later run never exists beside an earlier result that a
+// conflicting status write lost (a cancel arriving then would end the benchmark without it).
 func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv1.TunnelBenchmark, server transport.Server,
-	p plannedRun, deadline time.Time) (res ctrl.Result, done bool, err error) {
+	p plannedRun, deadline time.Time) (res ctrl.Result, err error) {
 	t := tb.Spec.Transports[p.transport]
 	tc := r.transportContext(tb, server, t)
 	if tc.Link, err = tb.NetworkFor(t); err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
-		return ctrl.Result{}, false, nil
+		return ctrl.Result{}, nil
 	}
 	tr, err := transport.For(tc)
 	if err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, err.Error())
-		return ctrl.Result{}, false, nil
+		return ctrl.Result{}, nil
 	}
 	peers, err := tr.Peers()
 	if err != nil {
-		return ctrl.Result{}, false, err
+		return ctrl.Result{}, err
 	}
 	path := peers
 	started := r.jobExists(ctx, tb, t.Name, p.round)
@@ -338,18 +334,18 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	ready, problem, err := r.ensurePeers(ctx, tb, peers)
 	switch {
 	case err != nil:
-		return ctrl.Result{}, false, err
+		return ctrl.Result{}, err
 	case problem != nil:
 		r.fail(tb, problemReason(problem, tr.FailureReason()), fmt.Sprintf("transport %s: %s", t.Name, problem.message))
-		return ctrl.Result{}, false, nil
+		return ctrl.Result{}, nil
 	case !ready:
-		return r.poll(tb), false, nil
+		return r.poll(tb), nil
 	}
 	run := r.runnerContract(tb, false)
 	pod, err := tr.Pod(&run)
 	if err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
-		return ctrl.Result{}, false, nil
+		return ctrl.Result{}, nil
 	}
 	transport.WithLink(tc, tr, &pod, &run)
 	transport.MeasureSidecars(&pod, &run)
@@ -361,7 +357,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		run.CPUParts = append(run.CPUParts, r.nodeReadParts(ctx, tb.Namespace, tr)...)
 	}
 	if res, done, err := r.ensureRunnerAccess(ctx, tb, deadline); !done || err != nil {
-		return res, false, err
+		return res, err
 	}
 	reps := tb.Repetitions()
 	s := step{
@@ -374,20 +370,20 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		jobName := specs.JobName(tb, t.Name, p.round)
 		problem, err := r.emulateChaosLink(ctx, tb, t.Name, tc.Link, tr.Hop(), jobName)
 		if err != nil {
-			return ctrl.Result{}, false, err
+			return ctrl.Result{}, err
 		}
 		if problem != nil {
 			// Never a silent un-emulated run: the runner waits for the link before it connects.
 			r.fail(tb, problemReason(problem, benchv1.ReasonNetworkEmulationFailed), fmt.Sprintf("%s: %s", s.description, problem.message))
-			return ctrl.Result{}, false, nil
+			return ctrl.Result{}, nil
 		}
 	}
 	if err == nil && out.state == stepRunning {
 		r.observeLive(ctx, tb, t.Name, p.round, specs.JobName(tb, t.Name, p.round))
-		return r.liveRequeue(tb, out.requeue), false, nil
+		return r.liveRequeue(tb, out.requeue), nil
 	}
 	if err != nil {
-		return out.requeue, false, err
+		return out.requeue, err
 	}
 	tb.Status.Live = nil
 	if tc.Link.Emulator == benchv1.EmulatorChaosMesh {
@@ -396,7 +392,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	if out.state == stepFailed {
 		// Its peers go with the rest once the failure is stored (Reconcile).
 		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", s.description, out.message))
-		return ctrl.Result{}, false, nil
+		return ctrl.Result{}, nil
 	}
 	prov := r.provenance(ctx, tb, out.job, out.report)
 	at := placement{node: prov.Node, server: r.observeServer(ctx, tb), peer: r.peerPod(ctx, tb.Namespace, path, tr)}
@@ -428,7 +424,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 			"Transport %s round %d/%d: %.1f tps, latency %.3f ms", t.Name, p.round, reps, out.report.Result.TPS,
 			out.report.Result.LatencyAvgMs)
 	}
-	return ctrl.Result{}, true, nil
+	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 }
 
 // jobExists reports whether the Job of a transport's round exists (in the cache).
