@@ -209,6 +209,7 @@ func summarize(tb *benchv1.TunnelBenchmark) {
 	}
 	tb.Status.Progress = benchv1.ProgressString(done, tb.TotalRuns())
 	baseline := tb.Status.Result(tb.Spec.Transports[0].Name)
+	var family []*benchv1.TransportResult
 	for i := range tb.Status.Results {
 		res := &tb.Status.Results[i]
 		res.Comparison = nil
@@ -218,18 +219,40 @@ func summarize(tb *benchv1.TunnelBenchmark) {
 			res.Comparison = &benchv1.Comparison{Baseline: baseline.Transport, Ratio: 1, Pairs: int32(len(res.Runs)),
 				Verdict: benchv1.VerdictBaseline, Reason: "the baseline: every other transport is compared with it"}
 		default:
-			res.Comparison = compare(baseline, res)
+			family = append(family, res)
 		}
+	}
+	// Every transport against the one baseline is a family of tests: their verdicts are adjusted
+	// together (Holm), so that the chance of any false one stays at 5 %.
+	ratios := make([]stats.Ratio, len(family))
+	errs := make([]error, len(family))
+	for i, res := range family {
+		ratios[i], errs[i] = pairedRatio(baseline, res)
+	}
+	adjusted := stats.Holm(ratios)
+	for i, res := range family {
+		res.Comparison = comparison(baseline, res, adjusted[i], errs[i])
 	}
 	tb.Status.Best = best(tb.Status.Results)
 }
 
-// compare is candidate's figure (tps, or MB/s for a copy) against baseline's over the rounds both
-// have run, paired by round.
+// pairedRatio is candidate's figure (tps, or MB/s for a copy) against baseline's over the rounds
+// both have run, paired by round.
+func pairedRatio(baseline, candidate *benchv1.TransportResult) (stats.Ratio, error) {
+	return stats.PairedRatio(pairedFigures(baseline, candidate))
+}
+
+// compare is candidate against baseline alone, unadjusted.
 func compare(baseline, candidate *benchv1.TransportResult) *benchv1.Comparison {
-	base, cand := pairedFigures(baseline, candidate)
+	ratio, err := pairedRatio(baseline, candidate)
+	return comparison(baseline, candidate, ratio, err)
+}
+
+// comparison is what status says of a ratio: its estimate, interval and verdict, and whether it
+// mixes placements.
+func comparison(baseline, candidate *benchv1.TransportResult, ratio stats.Ratio, err error) *benchv1.Comparison {
+	base, _ := pairedFigures(baseline, candidate)
 	out := &benchv1.Comparison{Baseline: baseline.Transport, Pairs: int32(len(base))}
-	ratio, err := stats.PairedRatio(base, cand)
 	if err != nil {
 		out.Verdict, out.Reason = benchv1.VerdictIndistinguishable, "no comparison: "+err.Error()
 		return out
@@ -263,12 +286,24 @@ func placements(r *benchv1.TransportResult) []string {
 func pairedFigures(a, b *benchv1.TransportResult) (as, bs []float64) {
 	for _, ra := range a.Runs {
 		for _, rb := range b.Runs {
-			if ra.Round == rb.Round {
+			if ra.Round == rb.Round && !failedTooOften(ra) && !failedTooOften(rb) {
 				as, bs = append(as, runFigure(ra)), append(bs, runFigure(rb))
 			}
 		}
 	}
 	return as, bs
+}
+
+// MaxFailedShare is the share of a run's transactions that may fail (serialization or deadlock
+// failures, which pgbench counts and goes on) before the run is left out of every comparison: its
+// tps counts the transactions that succeeded, so a path that makes them fail would look faster
+// with every failure it causes, and one percent is already more than a well-behaved load sees.
+const MaxFailedShare = 0.01
+
+// failedTooOften reports whether more than MaxFailedShare of a run's transactions failed.
+func failedTooOften(r benchv1.RunResult) bool {
+	all := r.Transactions + r.FailedTransactions
+	return all > 0 && float64(r.FailedTransactions) > MaxFailedShare*float64(all)
 }
 
 // best names the transport with the highest median tps, and whether its lead is real: it is

@@ -44,6 +44,13 @@ func TestSummarize(t *testing.T) {
 		{"baseline not measured yet has no comparisons", []string{"a", "b"}, runs{"b": {80}}, "1/6", "b", nil},
 		{"a zero baseline compares nothing", []string{"a", "b"}, runs{"a": {0, 0}, "b": {80, 90}}, "4/6", "tie: b, a",
 			map[string]benchv1.Verdict{"b": benchv1.VerdictIndistinguishable}},
+		// b alone is slower (p 0.027 < 0.05); beside three others it must pass 0.05/4 (Holm) and
+		// does not, while c, far off, still does.
+		{"a marginal verdict alone", []string{"a", "b"}, runs{"a": {100, 110, 105}, "b": {95, 106, 102}}, "6/6", "a",
+			map[string]benchv1.Verdict{"b": benchv1.VerdictSlower}},
+		{"the same verdict in a family of four", []string{"a", "b", "c", "d", "e"},
+			runs{"a": {100, 110, 105}, "b": {95, 106, 102}, "c": {50, 55, 52}, "d": {99, 112, 104}, "e": {101, 109, 106}},
+			"15/15", "tie: e, a, d", map[string]benchv1.Verdict{"b": benchv1.VerdictIndistinguishable, "c": benchv1.VerdictSlower}},
 		{"three transports, one ahead of both", []string{"a", "b", "c"},
 			runs{"a": {100, 110, 105}, "b": {101, 108, 107}, "c": {200, 230, 210}}, "9/9", "c",
 			map[string]benchv1.Verdict{"b": benchv1.VerdictIndistinguishable, "c": benchv1.VerdictFaster}},

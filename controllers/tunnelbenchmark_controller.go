@@ -409,6 +409,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	result.Provenance = prov
 	r.warnSharedNode(tb, t.Name, prov)
 	r.warnClientBound(tb, t.Name, measured)
+	r.warnFailedTransactions(tb, t.Name, result.Runs[len(result.Runs)-1])
 	tr.Record(out.report, result)
 	recordLink(result, tc.Link, tr.Hop().What, out.report.Link)
 	r.judgeLinks(tb)

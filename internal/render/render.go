@@ -170,8 +170,13 @@ func table(w io.Writer, s summary.Summary) error {
 }
 
 func footer(w io.Writer, s summary.Summary) {
+	verdicts := "the paired ratio's 95 % interval against " + s.Baseline
+	if n := len(s.Transports) - 1; n > 1 {
+		verdicts = fmt.Sprintf("the paired ratios' intervals against %s, Holm-adjusted across the %d comparisons "+
+			"(at most 5 %% chance of any false verdict)", s.Baseline, n)
+	}
 	fmt.Fprintln(w, "Intervals: of the median, distribution-free; 95 % with 6 runs or more, else the min–max and its "+
-		"coverage. Verdicts: the paired ratio's 95 % interval against "+s.Baseline+".")
+		"coverage. Verdicts: "+verdicts+".")
 	if s.Best != "" {
 		fmt.Fprintln(w, "Best: "+s.Best)
 	}

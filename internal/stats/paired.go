@@ -40,6 +40,12 @@ type Ratio struct {
 	N int `json:"n"`
 	// HasInterval is false with a single pair: one round says nothing about how much rounds vary.
 	HasInterval bool `json:"hasInterval"`
+	// Level is the interval's confidence level; 0 means 0.95. Holm raises it for a family.
+	Level float64 `json:"level,omitempty"`
+	// LogMean and LogSE are the mean log-ratio and its standard error, from which an interval at
+	// another level is drawn.
+	LogMean float64 `json:"-"`
+	LogSE   float64 `json:"-"`
 }
 
 // Difference is the mean of candidate_i - baseline_i over paired rounds with its 95 % interval. It
@@ -86,7 +92,7 @@ func PairedRatio(baseline, candidate []float64) (Ratio, error) {
 		d[i] = math.Log(candidate[i]) - math.Log(baseline[i])
 	}
 	iv := tInterval(d)
-	r := Ratio{Estimate: math.Exp(iv.mean), N: len(d), HasInterval: iv.ok}
+	r := Ratio{Estimate: math.Exp(iv.mean), N: len(d), HasInterval: iv.ok, LogMean: iv.mean, LogSE: iv.se}
 	if iv.ok {
 		r.Low, r.High = math.Exp(iv.low), math.Exp(iv.high)
 	}
@@ -119,8 +125,8 @@ func PairedDifference(baseline, candidate []float64) (Difference, error) {
 
 // interval is a mean with its two-sided 95 % t interval; ok is false when there is no interval.
 type interval struct {
-	mean, low, high float64
-	ok              bool
+	mean, low, high, se float64
+	ok                  bool
 }
 
 // tInterval is the one-sample t interval on d, which for paired differences is the paired t
@@ -131,8 +137,9 @@ func tInterval(d []float64) interval {
 	if n < 2 {
 		return interval{mean: mean}
 	}
-	h := TCritical95(n-1) * sd / math.Sqrt(float64(n))
-	return interval{mean: mean, low: mean - h, high: mean + h, ok: true}
+	se := sd / math.Sqrt(float64(n))
+	h := TCritical95(n-1) * se
+	return interval{mean: mean, low: mean - h, high: mean + h, se: se, ok: true}
 }
 
 func checkPairs(baseline, candidate []float64) error {

@@ -310,38 +310,12 @@ func TestPairedRatioCoverage(t *testing.T) {
 	}
 }
 
-// tTwoSided is P(|T| ≤ t) for Student's t on df degrees of freedom, by the closed forms for integer
-// df in Abramowitz & Stegun, Handbook of Mathematical Functions, 26.7.3 (odd df) and 26.7.4 (even
-// df). It is here only to check the published table independently of it.
-func tTwoSided(t float64, df int) float64 {
-	theta := math.Atan(t / math.Sqrt(float64(df)))
-	c2 := math.Cos(theta) * math.Cos(theta)
-	if df%2 == 1 {
-		if df == 1 {
-			return 2 * theta / math.Pi
-		}
-		term := math.Cos(theta)
-		sum := term
-		for k := 3; k <= df-2; k += 2 {
-			term *= float64(k-1) / float64(k) * c2
-			sum += term
-		}
-		return 2 / math.Pi * (theta + math.Sin(theta)*sum)
-	}
-	term, sum := 1.0, 1.0
-	for k := 2; k <= df-2; k += 2 {
-		term *= float64(k-1) / float64(k) * c2
-		sum += term
-	}
-	return math.Sin(theta) * sum
-}
-
-// exactT975 solves tTwoSided(t, df) = 0.95 by bisection.
+// exactT975 solves TwoSidedT(t, df) = 0.95 by bisection.
 func exactT975(df int) float64 {
 	lo, hi := 0.0, 100.0
 	for range 200 {
 		mid := (lo + hi) / 2
-		if tTwoSided(mid, df) < 0.95 {
+		if TwoSidedT(mid, df) < 0.95 {
 			lo = mid
 		} else {
 			hi = mid

@@ -1,6 +1,9 @@
 package stats
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Verdict is what a Ratio lets a report claim about the candidate against the baseline.
 type Verdict string
@@ -50,5 +53,14 @@ func (r Ratio) Reason() string {
 	case Slower:
 		where = "lies below 1"
 	}
-	return fmt.Sprintf("95%% interval [%.3f, %.3f] over %d repetitions %s", r.Low, r.High, r.N, where)
+	level := r.Level
+	if level == 0 {
+		level = 0.95
+	}
+	adjusted := ""
+	if level != 0.95 {
+		adjusted = " (Holm-adjusted across the transports)"
+	}
+	return fmt.Sprintf("%s%% interval%s [%.3f, %.3f] over %d repetitions %s",
+		strconv.FormatFloat(100*level, 'g', 4, 64), adjusted, r.Low, r.High, r.N, where)
 }
