@@ -158,7 +158,9 @@ func Start(dir string, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
+	// Pdeathsig: a test process killed before its cleanup (a fuzz worker the coordinator stops)
+	// takes its server with it (immediate shutdown), instead of leaving it running.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGQUIT}
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start postgres: %w", err)
