@@ -43,7 +43,7 @@ func TestCancel(t *testing.T) {
 	ctx := context.Background()
 
 	tb := newBenchmark(ns, "stopped", benchv1.TransportSpec{Name: "a", Type: "direct"}, benchv1.TransportSpec{Name: "b", Type: "direct"})
-	if err := testClient.Create(ctx, tb); err != nil {
+	if err := testClient.Create(ctx, inSpecOrder(tb)); err != nil {
 		t.Fatal(err)
 	}
 	queued := newBenchmark(ns, "waiting")

@@ -224,40 +224,60 @@ func summarize(tb *benchv1.TunnelBenchmark) {
 	}
 	// Every transport against the one baseline is a family of tests: their verdicts are adjusted
 	// together (Holm), so that the chance of any false one stays at 5 %.
+	method := methodOf(tb.Order())
 	ratios := make([]stats.Ratio, len(family))
 	errs := make([]error, len(family))
 	for i, res := range family {
-		ratios[i], errs[i] = pairedRatio(baseline, res)
+		ratios[i], errs[i] = ratioOf(method, baseline, res)
 	}
 	adjusted := stats.Holm(ratios)
 	for i, res := range family {
-		res.Comparison = comparison(baseline, res, adjusted[i], errs[i])
+		res.Comparison = comparison(method, baseline, res, adjusted[i], errs[i])
 	}
-	tb.Status.Best = best(tb.Status.Results)
+	tb.Status.Best = best(method, tb.Status.Results)
 }
 
-// pairedRatio is candidate's figure (tps, or MB/s for a copy) against baseline's over the rounds
-// both have run, paired by round.
-func pairedRatio(baseline, candidate *benchv1.TransportResult) (stats.Ratio, error) {
+// methodOf is how runs in the order are compared. Interleaved rounds are paired: round i of every
+// transport ran in the same stretch of time, so what drifted between rounds cancels in the
+// round's ratio. Sequential runs have no such partner (round i of the last transport ran long
+// after round i of the first), so pairing them would read the machine's drift as a difference
+// of the paths, with intervals too narrow to show it; they are compared unpaired, every run of
+// one side against every run of the other, whose wider interval takes in the spread between runs.
+func methodOf(order benchv1.RunOrder) benchv1.ComparisonMethod {
+	if order == benchv1.OrderSequential {
+		return benchv1.MethodUnpaired
+	}
+	return benchv1.MethodPaired
+}
+
+// ratioOf is candidate's figure (tps, or MB/s for a copy) against baseline's: paired by round
+// over the rounds both have run, or unpaired over all their runs.
+func ratioOf(method benchv1.ComparisonMethod, baseline, candidate *benchv1.TransportResult) (stats.Ratio, error) {
+	if method == benchv1.MethodUnpaired {
+		return stats.UnpairedRatio(countedFigures(baseline), countedFigures(candidate))
+	}
 	return stats.PairedRatio(pairedFigures(baseline, candidate))
 }
 
 // compare is candidate against baseline alone, unadjusted.
-func compare(baseline, candidate *benchv1.TransportResult) *benchv1.Comparison {
-	ratio, err := pairedRatio(baseline, candidate)
-	return comparison(baseline, candidate, ratio, err)
+func compare(method benchv1.ComparisonMethod, baseline, candidate *benchv1.TransportResult) *benchv1.Comparison {
+	ratio, err := ratioOf(method, baseline, candidate)
+	return comparison(method, baseline, candidate, ratio, err)
 }
 
-// comparison is what status says of a ratio: its estimate, interval and verdict, and whether it
-// mixes placements.
-func comparison(baseline, candidate *benchv1.TransportResult, ratio stats.Ratio, err error) *benchv1.Comparison {
-	base, _ := pairedFigures(baseline, candidate)
-	out := &benchv1.Comparison{Baseline: baseline.Transport, Pairs: int32(len(base))}
+// comparison is what status says of a ratio: its estimate, interval and verdict, how it was drawn
+// and whether it mixes placements.
+func comparison(method benchv1.ComparisonMethod, baseline, candidate *benchv1.TransportResult, ratio stats.Ratio,
+	err error) *benchv1.Comparison {
+	out := &benchv1.Comparison{Baseline: baseline.Transport, Method: method, Pairs: int32(ratio.N)}
 	if err != nil {
 		out.Verdict, out.Reason = benchv1.VerdictIndistinguishable, "no comparison: "+err.Error()
 		return out
 	}
 	out.Ratio, out.Verdict, out.Reason = ratio.Estimate, benchv1.Verdict(ratio.Verdict()), ratio.Reason()
+	if method == benchv1.MethodUnpaired {
+		out.Reason += " (unpaired: the runs were sequential, so a drift of the machine between transports is not cancelled)"
+	}
 	if ratio.HasInterval {
 		out.Lower, out.Upper = ptr.To(ratio.Low), ptr.To(ratio.High)
 	}
@@ -294,6 +314,17 @@ func pairedFigures(a, b *benchv1.TransportResult) (as, bs []float64) {
 	return as, bs
 }
 
+// countedFigures are the figures of a result's runs that take part in comparisons.
+func countedFigures(r *benchv1.TransportResult) []float64 {
+	var out []float64
+	for _, run := range r.Runs {
+		if !failedTooOften(run) {
+			out = append(out, runFigure(run))
+		}
+	}
+	return out
+}
+
 // MaxFailedShare is the share of a run's transactions that may fail (serialization or deadlock
 // failures, which pgbench counts and goes on) before the run is left out of every comparison: its
 // tps counts the transactions that succeeded, so a path that makes them fail would look faster
@@ -309,7 +340,7 @@ func failedTooOften(r benchv1.RunResult) bool {
 // best names the transport with the highest median tps, and whether its lead is real: it is
 // significant when every other transport's paired interval against it lies below 1. Those whose
 // interval contains 1 (or that have no interval) tie with it.
-func best(results []benchv1.TransportResult) *benchv1.BestTransport {
+func best(method benchv1.ComparisonMethod, results []benchv1.TransportResult) *benchv1.BestTransport {
 	if len(results) == 0 {
 		return nil
 	}
@@ -329,7 +360,7 @@ func best(results []benchv1.TransportResult) *benchv1.BestTransport {
 		if other == top {
 			continue
 		}
-		if c := compare(top, other); c.Verdict != benchv1.VerdictSlower {
+		if c := compare(method, top, other); c.Verdict != benchv1.VerdictSlower {
 			ties = append(ties, other.Transport)
 		}
 	}

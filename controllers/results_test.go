@@ -247,6 +247,7 @@ func TestLargestStatusFits(t *testing.T) {
 			summarize(tb)
 		}
 	}
+	tb.Status.RunOrder = plannedOrder(tb)
 	b, err := json.Marshal(tb.Status)
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +304,7 @@ func TestComparePlacements(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := compare(tt.baseline, tt.candidate)
+			c := compare(benchv1.MethodPaired, tt.baseline, tt.candidate)
 			if c.MixedPlacement != tt.mixed || !strings.Contains(c.Reason, tt.says) {
 				t.Errorf("mixed %v, reason %q; want %v, %q", c.MixedPlacement, c.Reason, tt.mixed, tt.says)
 			}

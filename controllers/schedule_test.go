@@ -2,43 +2,125 @@ package controllers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
-func TestSchedule(t *testing.T) {
+// render writes a schedule as "A1 B1 ...".
+func render(runs []plannedRun) string {
+	var out []string
+	for _, p := range runs {
+		out = append(out, fmt.Sprintf("%c%d", 'A'+p.transport, p.round))
+	}
+	return strings.Join(out, " ")
+}
+
+// TestScheduleShape: interleaved rounds are each a permutation of the transports, in round order;
+// sequential runs each transport's rounds together; every run is planned exactly once.
+func TestScheduleShape(t *testing.T) {
 	tests := []struct {
 		transports int
 		rounds     int32
 		order      benchv1.RunOrder
-		want       string
 	}{
-		{3, 2, benchv1.OrderInterleaved, "A1 B1 C1 A2 B2 C2"},
-		{3, 2, benchv1.OrderSequential, "A1 A2 B1 B2 C1 C2"},
-		{2, 1, benchv1.OrderInterleaved, "A1 B1"},
-		{1, 3, benchv1.OrderInterleaved, "A1 A2 A3"},
-		{2, 3, "", "A1 B1 A2 B2 A3 B3"},
+		{3, 2, benchv1.OrderInterleaved},
+		{3, 2, benchv1.OrderSequential},
+		{2, 1, benchv1.OrderInterleaved},
+		{1, 3, benchv1.OrderInterleaved},
+		{16, 20, benchv1.OrderInterleaved},
+		{16, 20, benchv1.OrderSequential},
+		{2, 3, ""},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d×%d %s", tt.transports, tt.rounds, tt.order), func(t *testing.T) {
-			var got []string
-			for _, p := range schedule(tt.transports, tt.rounds, tt.order) {
-				got = append(got, fmt.Sprintf("%c%d", 'A'+p.transport, p.round))
-			}
-			if strings.Join(got, " ") != tt.want {
-				t.Errorf("schedule = %s, want %s", strings.Join(got, " "), tt.want)
+			for seed := range int64(50) {
+				runs := schedule(tt.transports, tt.rounds, tt.order, seed)
+				if len(runs) != tt.transports*int(tt.rounds) {
+					t.Fatalf("seed %d: %d runs, want %d", seed, len(runs), tt.transports*int(tt.rounds))
+				}
+				seen := map[plannedRun]bool{}
+				for i, p := range runs {
+					if seen[p] {
+						t.Fatalf("seed %d: %s planned twice in %s", seed, render([]plannedRun{p}), render(runs))
+					}
+					seen[p] = true
+					switch {
+					case tt.order == benchv1.OrderSequential:
+						if i > 0 && p.transport != runs[i-1].transport && p.round != 1 {
+							t.Fatalf("seed %d: sequential order interleaves: %s", seed, render(runs))
+						}
+					case p.round != int32(i/tt.transports)+1:
+						t.Fatalf("seed %d: run %d is of round %d in %s", seed, i, p.round, render(runs))
+					}
+				}
+				if again := schedule(tt.transports, tt.rounds, tt.order, seed); !slices.Equal(again, runs) {
+					t.Fatalf("seed %d gives %s, then %s", seed, render(runs), render(again))
+				}
 			}
 		})
 	}
 }
 
-// TestNextRun resumes where the recorded results stop, in either order.
+// TestScheduleIsRandom: over many seeds each transport runs first in about a third of the rounds
+// of three (the baseline is not favoured), and a recorded seed keeps its order: seed 42's order is
+// written down here, so a change of the shuffle, which would make recorded seeds lie, fails.
+func TestScheduleIsRandom(t *testing.T) {
+	first := make([]int, 3)
+	const seeds = 3000
+	for seed := range int64(seeds) {
+		for _, p := range schedule(3, 5, benchv1.OrderInterleaved, seed) {
+			if p.round == 1 {
+				first[p.transport]++
+				break
+			}
+		}
+	}
+	for i, n := range first {
+		// 1000 expected; the binomial's standard deviation is 26, so ±130 is five of them.
+		if n < seeds/3-130 || n > seeds/3+130 {
+			t.Errorf("transport %d runs first in %d of %d benchmarks, want about %d", i, n, seeds, seeds/3)
+		}
+	}
+	if got, want := render(schedule(3, 2, benchv1.OrderInterleaved, 42)), "C1 B1 A1 A2 C2 B2"; got != want {
+		t.Errorf("seed 42: %s, want %s (the recorded order of a seed must not change)", got, want)
+	}
+	if a, b := render(schedule(4, 3, benchv1.OrderInterleaved, 1)), render(schedule(4, 3, benchv1.OrderInterleaved, 2)); a == b {
+		t.Errorf("seeds 1 and 2 give the same order %s", a)
+	}
+}
+
+// TestPlannedOrder: status records the seed (spec's, or the UID's) and each round's names.
+func TestPlannedOrder(t *testing.T) {
+	tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{
+		Load:       benchv1.LoadSpec{Repetitions: 2, Seed: ptr.To[int64](42)},
+		Transports: []benchv1.TransportSpec{{Name: "a"}, {Name: "b"}, {Name: "c"}},
+	}}
+	got := plannedOrder(tb)
+	if got.Seed != 42 || got.Order != benchv1.OrderInterleaved || strings.Join(got.Rounds, "|") != "c b a|a c b" {
+		t.Errorf("interleaved: %+v", got)
+	}
+	tb.Spec.Load.Order = benchv1.OrderSequential
+	if got := plannedOrder(tb); len(got.Rounds) != 1 || len(strings.Fields(got.Rounds[0])) != 3 {
+		t.Errorf("sequential: %+v", got)
+	}
+	tb.Spec.Load.Seed, tb.UID = nil, "0b7c3e4e-1d9a-4b8e-9a51-3f1f5d2e8c11"
+	uid := runSeed(tb)
+	tb.UID = "5f0d7a1c-2b7e-4d3a-8c1e-9e2b4a6f7d20"
+	if other := runSeed(tb); uid == other || uid < 0 || uid > maxSeed || other < 0 || other > maxSeed {
+		t.Errorf("seeds from UIDs: %d and %d", uid, other)
+	}
+}
+
+// TestNextRun resumes where the recorded results stop, in either order, following the schedule.
 func TestNextRun(t *testing.T) {
 	tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{
-		Load:       benchv1.LoadSpec{Repetitions: 2},
-		Transports: []benchv1.TransportSpec{{Name: "a"}, {Name: "b"}},
+		Load:       benchv1.LoadSpec{Repetitions: 2, Seed: ptr.To[int64](7)},
+		Transports: []benchv1.TransportSpec{{Name: "a"}, {Name: "b"}, {Name: "c"}},
 	}}
 	record := func(name string, reps int32) {
 		if r := tb.Status.Result(name); r != nil {
@@ -49,19 +131,17 @@ func TestNextRun(t *testing.T) {
 	}
 	for _, order := range []benchv1.RunOrder{benchv1.OrderInterleaved, benchv1.OrderSequential} {
 		tb.Spec.Load.Order, tb.Status.Results = order, nil
-		var got []string
+		var got []plannedRun
 		for {
 			p, ok := nextRun(tb)
 			if !ok {
 				break
 			}
-			name := tb.Spec.Transports[p.transport].Name
-			got = append(got, fmt.Sprintf("%s%d", name, p.round))
-			record(name, p.round)
+			got = append(got, p)
+			record(tb.Spec.Transports[p.transport].Name, p.round)
 		}
-		want := map[benchv1.RunOrder]string{benchv1.OrderInterleaved: "a1 b1 a2 b2", benchv1.OrderSequential: "a1 a2 b1 b2"}[order]
-		if strings.Join(got, " ") != want {
-			t.Errorf("%s: runs %s, want %s", order, strings.Join(got, " "), want)
+		if want := schedule(3, 2, order, 7); !slices.Equal(got, want) {
+			t.Errorf("%s: runs %s, want %s", order, render(got), render(want))
 		}
 	}
 }

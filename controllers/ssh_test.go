@@ -35,7 +35,7 @@ func TestSSHTransportLifecycle(t *testing.T) {
 		benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect},
 		benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH, SSH: &benchv1.SSHTransport{
 			Tunnels: 2, Cipher: "aes128-ctr", MAC: "hmac-sha2-256-etm@openssh.com", Compression: true}})
-	if err := testClient.Create(ctx, tb); err != nil {
+	if err := testClient.Create(ctx, inSpecOrder(tb)); err != nil {
 		t.Fatal(err)
 	}
 	finishJob(t, waitForJob(t, ns, jobName(tb.Name, "direct")), 0, resultReport(1000, nil))

@@ -498,10 +498,11 @@ func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time
 	tb.Status.Phase = benchv1.PhasePending
 	tb.Status.StartTime = &metav1.Time{Time: now}
 	tb.Status.Progress = benchv1.ProgressString(0, tb.TotalRuns())
+	tb.Status.RunOrder = plannedOrder(tb)
 	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Accepted", "waiting for the server")
 	r.event(tb, corev1.EventTypeNormal, "Accepted", "Accept",
-		"Benchmark accepted: %d transports × %d repetitions (%s), timeout %s", len(tb.Spec.Transports),
-		tb.Repetitions(), tb.Order(), tb.TimeoutDuration())
+		"Benchmark accepted: %d transports × %d repetitions (%s, seed %d), timeout %s", len(tb.Spec.Transports),
+		tb.Repetitions(), tb.Order(), tb.Status.RunOrder.Seed, tb.TimeoutDuration())
 }
 
 // waitForServer reports a server that does not resolve yet, and fails once serverWait is over.

@@ -35,7 +35,7 @@ func TestBenchmarkLifecycle(t *testing.T) {
 		benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS})
 	tb.Spec.Load.Initialize = true
 	tb.Spec.Load.Scale = 10
-	if err := testClient.Create(ctx, tb); err != nil {
+	if err := testClient.Create(ctx, inSpecOrder(tb)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -78,6 +78,10 @@ func TestBenchmarkLifecycle(t *testing.T) {
 
 	done := waitForPhase(t, ns, "lifecycle", benchv1.PhaseCompleted)
 	assertCondition(t, done, benchv1.ConditionCompleted, metav1.ConditionTrue, "Completed")
+	if o := done.Status.RunOrder; o == nil || o.Seed != *tb.Spec.Load.Seed || o.Order != benchv1.OrderInterleaved ||
+		strings.Join(o.Rounds, "|") != "direct tls" {
+		t.Errorf("status.runOrder %+v, want seed %d and the round \"direct tls\"", o, *tb.Spec.Load.Seed)
+	}
 	assertCondition(t, done, benchv1.ConditionProgressing, metav1.ConditionFalse, "Completed")
 	if done.Status.Progress != "2/2" || done.Status.CompletionTime == nil || done.Status.ObservedGeneration != done.Generation {
 		t.Errorf("status progress=%q completionTime=%v observedGeneration=%d", done.Status.Progress,
@@ -177,7 +181,7 @@ func TestFailuresAreExplained(t *testing.T) {
 			tb := newBenchmark(ns, name,
 				benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect},
 				benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS})
-			if err := testClient.Create(context.Background(), tb); err != nil {
+			if err := testClient.Create(context.Background(), inSpecOrder(tb)); err != nil {
 				t.Fatal(err)
 			}
 			finishJob(t, waitForJob(t, ns, jobName(name, "direct")), tt.exitCode, tt.message)
@@ -212,7 +216,7 @@ func TestRepetitionsResumeAfterRestarts(t *testing.T) {
 		benchv1.TransportSpec{Name: "a", Type: benchv1.TransportDirect},
 		benchv1.TransportSpec{Name: "b", Type: benchv1.TransportTLS})
 	tb.Spec.Load.Repetitions = 3
-	if err := testClient.Create(ctx, tb); err != nil {
+	if err := testClient.Create(ctx, inSpecOrder(tb)); err != nil {
 		t.Fatal(err)
 	}
 	run := func(transport string, round int32) *batchv1.Job {
@@ -302,7 +306,7 @@ func TestSequentialOrder(t *testing.T) {
 		benchv1.TransportSpec{Name: "a", Type: benchv1.TransportDirect},
 		benchv1.TransportSpec{Name: "b", Type: benchv1.TransportDirect})
 	tb.Spec.Load.Repetitions, tb.Spec.Load.Order = 2, benchv1.OrderSequential
-	if err := testClient.Create(context.Background(), tb); err != nil {
+	if err := testClient.Create(context.Background(), inSpecOrder(tb)); err != nil {
 		t.Fatal(err)
 	}
 	startOperator(t)
@@ -553,7 +557,7 @@ func TestResultReadBeforeTheDeadline(t *testing.T) {
 			tb := newBenchmark(ns, tt.name, tt.transports...)
 			tb.Spec.Timeout = &metav1.Duration{Duration: 10 * time.Second}
 			tb.Spec.Load.Duration, tb.Spec.Load.Warmup = &metav1.Duration{Duration: 2 * time.Second}, &metav1.Duration{}
-			if err := testClient.Create(ctx, tb); err != nil {
+			if err := testClient.Create(ctx, inSpecOrder(tb)); err != nil {
 				t.Fatal(err)
 			}
 			op := startOperator(t)

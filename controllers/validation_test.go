@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
@@ -118,6 +119,16 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 				tb.Spec.Load.Repetitions, tb.Spec.Load.Duration = 5, &metav1.Duration{Duration: 3 * time.Minute}
 			},
 			want: []string{"spec.timeout is shorter than the runs alone", "raise spec.timeout (default 30m)"},
+		},
+		{
+			name:   "a negative seed",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Seed = ptr.To[int64](-1) },
+			want:   []string{"spec.load.seed", "greater than or equal to 0"},
+		},
+		{
+			name:   "a seed JSON cannot carry exactly",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Seed = ptr.To[int64](1 << 53) },
+			want:   []string{"spec.load.seed", "less than or equal to 9007199254740991"},
 		},
 		{
 			name: "a stall timeout shorter than two progress reports",
@@ -699,6 +710,7 @@ func TestSpecIsImmutable(t *testing.T) {
 		{"labels", func(tb *benchv1.TunnelBenchmark) { tb.Labels = map[string]string{"team": "db"} }, false},
 		{"clients", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients = 8 }, true},
 		{"reconnect", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Reconnect = true }, true},
+		{"seed", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Seed = ptr.To[int64](7) }, true},
 		{"issuer", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{ClientTLS: "require"})
 			tb.Spec.TLS = issuer()

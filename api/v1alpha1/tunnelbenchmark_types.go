@@ -518,7 +518,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="!has(self.stallTimeout) || !has(self.progressInterval) || duration(self.stallTimeout).getSeconds() >= 2 * duration(self.progressInterval).getSeconds()",message="spec.load.stallTimeout must be at least twice spec.load.progressInterval: a stall is judged from pgbench's progress reports"
 // +kubebuilder:validation:XValidation:rule="self.threads <= self.clients",message="spec.load.threads must not exceed spec.load.clients"
-// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup)) && has(self.stallTimeout) == has(oldSelf.stallTimeout) && (!has(self.stallTimeout) || duration(self.stallTimeout) == duration(oldSelf.stallTimeout)) && has(self.copy) == has(oldSelf.copy) && (!has(self.copy) || self.copy == oldSelf.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup)) && has(self.stallTimeout) == has(oldSelf.stallTimeout) && (!has(self.stallTimeout) || duration(self.stallTimeout) == duration(oldSelf.stallTimeout)) && has(self.copy) == has(oldSelf.copy) && (!has(self.copy) || self.copy == oldSelf.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 type LoadSpec struct {
 	// Builtin is one of pgbench's builtin scripts.
 	// +optional
@@ -612,12 +612,25 @@ type LoadSpec struct {
 	Repetitions int32 `json:"repetitions,omitempty"`
 
 	// Order of the runs: interleaved (the default) runs round 1 of every transport, then round 2,
-	// and so on, so that whatever drifts on the machine (other workloads, caches, thermal limits)
-	// hits every transport alike; sequential runs all repetitions of a transport before the next.
-	// Peers (an SSH gateway, poolers) stay up between the rounds of an interleaved benchmark.
+	// and so on, each round in its own random order (seeded: see seed), so that whatever drifts on
+	// the machine (other workloads, caches, table bloat under a write load) hits every transport
+	// alike and no transport always runs first or last; round i of a transport is then compared
+	// with round i of the baseline (paired). Sequential runs all repetitions of a transport before
+	// the next, the transports in a random order; drift between transports then does not cancel,
+	// so their runs are compared unpaired (Welch), with wider intervals, and a drift of the machine
+	// can still make a verdict: prefer interleaved. Peers (an SSH gateway, poolers) stay up
+	// between the rounds of an interleaved benchmark.
 	// +kubebuilder:default=interleaved
 	// +optional
 	Order RunOrder `json:"order,omitempty"`
+
+	// Seed of the random run order. When unset it is derived from the benchmark's UID, so every
+	// benchmark gets its own order; status.runOrder records the seed and the order that ran, and
+	// setting the same seed (with the same transports and repetitions) runs the same order again.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9007199254740991
+	// +optional
+	Seed *int64 `json:"seed,omitempty"`
 
 	// Warmup is a pgbench run of this length before each measured run, through the same path and
 	// pod, whose figures are discarded: it fills the server's and the path's caches and opens the
@@ -852,11 +865,28 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	Best *BestTransport `json:"best,omitempty"`
 
+	// RunOrder is the order the runs were planned in: its seed and each round's transports.
+	// +optional
+	RunOrder *RunOrderStatus `json:"runOrder,omitempty"`
+
 	// Live is the run in progress while a transport's load runs: which, how far, and the tps of
 	// pgbench's latest progress report, updated at the progress interval (at most one status
 	// write per interval). Absent between runs and once the benchmark ended.
 	// +optional
 	Live *LiveRun `json:"live,omitempty"`
+}
+
+// RunOrderStatus is the order a benchmark runs its transports in, recorded when it starts.
+type RunOrderStatus struct {
+	// Order is spec.load.order with its default applied.
+	Order RunOrder `json:"order"`
+	// Seed is the seed of the random order: spec.load.seed, or the one derived from the UID.
+	Seed int64 `json:"seed"`
+	// Rounds lists the transports in the order they run, one entry per round for an interleaved
+	// benchmark (e.g. "tls ssh direct"), one entry for a sequential one.
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=1100
+	Rounds []string `json:"rounds"`
 }
 
 // BestTransport is the answer to "which path is fastest", only as strong as the repetitions allow.
@@ -911,26 +941,43 @@ const (
 type Comparison struct {
 	// Baseline is the transport compared with.
 	Baseline string `json:"baseline"`
-	// Ratio is the geometric mean over paired rounds of this transport's tps over the baseline's.
+	// Ratio is the geometric mean over paired rounds of this transport's tps over the baseline's
+	// (unpaired: the ratio of the geometric means).
 	Ratio float64 `json:"ratio"`
-	// Lower and Upper bound the ratio's 95 % confidence interval (Student's t on the log-ratios
-	// of the paired rounds); unset with one pair.
+	// Lower and Upper bound the ratio's confidence interval (Student's t on the log-ratios of the
+	// paired rounds, or Welch's on the log rates when unpaired), at 95 % or higher when adjusted
+	// across the transports (Holm); unset with one pair.
 	// +optional
 	Lower *float64 `json:"lower,omitempty"`
 	// +optional
 	Upper *float64 `json:"upper,omitempty"`
-	// Pairs is the number of rounds compared.
+	// Pairs is the number of rounds compared (unpaired: the fewer runs of the two sides).
 	Pairs int32 `json:"pairs"`
 	// Verdict: faster or slower when the whole interval lies above or below 1, indistinguishable
 	// when it contains 1 or there is no interval, baseline for the baseline itself.
 	Verdict Verdict `json:"verdict"`
 	// Reason says why, e.g. "95% interval [0.712, 0.803] over 3 repetitions lies below 1".
 	Reason string `json:"reason"`
+	// Method is how the runs were compared: paired (round i with round i of the baseline, an
+	// interleaved benchmark) or unpaired (Welch's interval on all runs of either, a sequential one).
+	// +optional
+	Method ComparisonMethod `json:"method,omitempty"`
 	// MixedPlacement is true when this transport's runs and the baseline's did not run on the same
 	// nodes (runner, server): the ratio then mixes a difference of placement with the path's.
 	// +optional
 	MixedPlacement bool `json:"mixedPlacement,omitempty"`
 }
+
+// ComparisonMethod is how a transport's runs are compared with the baseline's.
+// +kubebuilder:validation:Enum=paired;unpaired
+type ComparisonMethod string
+
+const (
+	// MethodPaired compares round i with round i of the baseline (Student's t on log-ratios).
+	MethodPaired ComparisonMethod = "paired"
+	// MethodUnpaired compares all runs of either side (Welch's t on log rates).
+	MethodUnpaired ComparisonMethod = "unpaired"
+)
 
 // LatencyDistribution is where a transport's transaction latencies lie, in milliseconds. Each
 // percentile is within 0.1 % of the exact order statistic of the logged transactions.

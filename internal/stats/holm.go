@@ -42,7 +42,7 @@ func Holm(family []Ratio) []Ratio {
 	return out
 }
 
-// pValue is the two-sided p-value of the paired t test of "no difference" (a mean log-ratio of 0).
+// pValue is the two-sided p-value of the t test of "no difference" (a mean log-ratio of 0).
 func (r Ratio) pValue() float64 {
 	if r.LogSE == 0 {
 		if r.LogMean == 0 {
@@ -50,12 +50,12 @@ func (r Ratio) pValue() float64 {
 		}
 		return 0
 	}
-	return 1 - TwoSidedT(math.Abs(r.LogMean/r.LogSE), r.N-1)
+	return 1 - TwoSidedT(math.Abs(r.LogMean/r.LogSE), r.df())
 }
 
 // at is r with its interval at the confidence level.
 func (r Ratio) at(level float64) Ratio {
-	h := TQuantile(1-(1-level)/2, r.N-1) * r.LogSE
+	h := TQuantile(1-(1-level)/2, r.df()) * r.LogSE
 	r.Low, r.High, r.Level = math.Exp(r.LogMean-h), math.Exp(r.LogMean+h), level
 	return r
 }

@@ -42,10 +42,20 @@ type Ratio struct {
 	HasInterval bool `json:"hasInterval"`
 	// Level is the interval's confidence level; 0 means 0.95. Holm raises it for a family.
 	Level float64 `json:"level,omitempty"`
-	// LogMean and LogSE are the mean log-ratio and its standard error, from which an interval at
-	// another level is drawn.
+	// LogMean and LogSE are the mean log-ratio and its standard error, and DF the degrees of
+	// freedom of its t distribution (N−1 paired, Welch's ν unpaired), from which an interval at
+	// another level and a p-value are drawn.
 	LogMean float64 `json:"-"`
 	LogSE   float64 `json:"-"`
+	DF      int     `json:"-"`
+}
+
+// df is r's degrees of freedom: DF, or N−1 for a Ratio built without it.
+func (r Ratio) df() int {
+	if r.DF > 0 {
+		return r.DF
+	}
+	return r.N - 1
 }
 
 // Difference is the mean of candidate_i - baseline_i over paired rounds with its 95 % interval. It
@@ -92,7 +102,7 @@ func PairedRatio(baseline, candidate []float64) (Ratio, error) {
 		d[i] = math.Log(candidate[i]) - math.Log(baseline[i])
 	}
 	iv := tInterval(d)
-	r := Ratio{Estimate: math.Exp(iv.mean), N: len(d), HasInterval: iv.ok, LogMean: iv.mean, LogSE: iv.se}
+	r := Ratio{Estimate: math.Exp(iv.mean), N: len(d), HasInterval: iv.ok, LogMean: iv.mean, LogSE: iv.se, DF: len(d) - 1}
 	if iv.ok {
 		r.Low, r.High = math.Exp(iv.low), math.Exp(iv.high)
 	}

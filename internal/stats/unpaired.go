@@ -27,7 +27,7 @@ func UnpairedRatio(a, b []float64) (Ratio, error) {
 	ma, sa := meanStdDev(la)
 	mb, sb := meanStdDev(lb)
 	d := mb - ma
-	r := Ratio{Estimate: math.Exp(d), N: min(len(a), len(b))}
+	r := Ratio{Estimate: math.Exp(d), N: min(len(a), len(b)), LogMean: d}
 	if len(a) < 2 || len(b) < 2 {
 		return r, nil
 	}
@@ -39,7 +39,7 @@ func UnpairedRatio(a, b []float64) (Ratio, error) {
 		df = max(1, int(math.Floor(nu)))
 	}
 	h := TCritical95(df) * se
-	r.Low, r.High, r.HasInterval = math.Exp(d-h), math.Exp(d+h), true
+	r.Low, r.High, r.HasInterval, r.LogSE, r.DF = math.Exp(d-h), math.Exp(d+h), true, se, df
 	return r, nil
 }
 

@@ -181,6 +181,9 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 func loadOf(tb *benchv1.TunnelBenchmark) string {
 	l := tb.Spec.Load
 	reps := fmt.Sprintf("× %d (%s)", tb.Repetitions(), tb.Order())
+	if o := tb.Status.RunOrder; o != nil {
+		reps = fmt.Sprintf("× %d (%s, random order, seed %d)", tb.Repetitions(), o.Order, o.Seed)
+	}
 	if c := l.Copy; c != nil {
 		return fmt.Sprintf("copy of %s of %s data %s", c.Size.String(), c.Data, reps)
 	}

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,22 +89,42 @@ func trustworthyAnswers(t *testing.T, ns string, pg *fixture.Postgres) {
 			t.Errorf("%s: %d series, %d points", r.Transport, len(r.Series), points)
 		}
 	}
-	// Round-robin: every transport's round 1 started before any round 2.
-	round := func(transport string, n int32) time.Time {
-		for _, r := range end.Status.Result(transport).Runs {
-			if r.Round == n && r.StartTime != nil {
-				return r.StartTime.Time
-			}
-		}
-		t.Fatalf("%s has no round %d", transport, n)
-		return time.Time{}
+	// Interleaved, in the random order status recorded: the runs started in exactly that order,
+	// every transport's round 1 before any round 2.
+	order := end.Status.RunOrder
+	if order == nil || len(order.Rounds) != 3 || order.Order != benchv1.OrderInterleaved {
+		t.Fatalf("status.runOrder %+v, want 3 interleaved rounds", order)
 	}
-	if !round("ssh", 1).Before(round("direct", 2)) || !round("direct", 2).Before(round("direct-again", 2)) {
-		t.Errorf("runs are not interleaved")
+	t.Logf("run order (seed %d): %s", order.Seed, strings.Join(order.Rounds, " | "))
+	var previous time.Time
+	for i, names := range order.Rounds {
+		if fields := strings.Fields(names); len(fields) != 3 {
+			t.Errorf("round %d runs %q, want each of the 3 transports once", i+1, names)
+		}
+		for _, name := range strings.Fields(names) {
+			started := runStart(t, end, name, int32(i+1))
+			if !started.After(previous) {
+				t.Errorf("%s round %d started at %s, not after the run before it in the recorded order (%s)",
+					name, i+1, started, previous)
+			}
+			previous = started
+		}
 	}
 	if len(jobs.Items) != 9 {
 		t.Errorf("%d Jobs, want one per run (9)", len(jobs.Items))
 	}
+}
+
+// runStart is when a transport's round started.
+func runStart(t *testing.T, tb *benchv1.TunnelBenchmark, transport string, round int32) time.Time {
+	t.Helper()
+	for _, r := range tb.Status.Result(transport).Runs {
+		if r.Round == round && r.StartTime != nil {
+			return r.StartTime.Time
+		}
+	}
+	t.Fatalf("%s has no round %d", transport, round)
+	return time.Time{}
 }
 
 // twoBenchmarksQueue applies two benchmarks of one server at once: the later one waits in Queued,
