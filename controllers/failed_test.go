@@ -21,7 +21,7 @@ func TestFailedRunsLeftOut(t *testing.T) {
 	}
 	a := &benchv1.TransportResult{Runs: []benchv1.RunResult{run(1, 100, 1000, 0), run(2, 110, 1000, 10), run(3, 105, 1000, 0)}}
 	b := &benchv1.TransportResult{Runs: []benchv1.RunResult{run(1, 90, 280, 720), run(2, 95, 990, 10), run(3, 99, 1000, 11)}}
-	as, bs := pairedFigures(a, b)
+	as, bs := benchv1.PairedFigures(a, b)
 	// Round 1: 72 % failed; round 3: 11 of 1011, just above 1 %; round 2: 10 of 1010 on both sides, below it.
 	if len(as) != 1 || as[0] != 110 || bs[0] != 95 {
 		t.Errorf("paired %v %v, want round 2 only", as, bs)

@@ -175,15 +175,7 @@ func aggregateCopies(out *benchv1.TransportResult, latest *report.Copy) {
 	out.StartTime, out.EndTime = out.Runs[0].StartTime, out.Runs[len(out.Runs)-1].EndTime
 }
 
-// runFigure is what a run is compared by: its tps, or its MB/s for a copy load.
-func runFigure(r benchv1.RunResult) float64 {
-	if r.MBPerSecond != nil {
-		return *r.MBPerSecond
-	}
-	return r.TPS
-}
-
-// figure is a transport's median of runFigure.
+// figure is a transport's median of its runs' Figure.
 func figure(r *benchv1.TransportResult) float64 {
 	if r.Copy != nil {
 		return r.Copy.MBPerSecond
@@ -254,9 +246,9 @@ func methodOf(order benchv1.RunOrder) benchv1.ComparisonMethod {
 // over the rounds both have run, or unpaired over all their runs.
 func ratioOf(method benchv1.ComparisonMethod, baseline, candidate *benchv1.TransportResult) (stats.Ratio, error) {
 	if method == benchv1.MethodUnpaired {
-		return stats.UnpairedRatio(countedFigures(baseline), countedFigures(candidate))
+		return stats.UnpairedRatio(baseline.CountedFigures(), candidate.CountedFigures())
 	}
-	return stats.PairedRatio(pairedFigures(baseline, candidate))
+	return stats.PairedRatio(benchv1.PairedFigures(baseline, candidate))
 }
 
 // compare is candidate against baseline alone, unadjusted.
@@ -300,41 +292,6 @@ func placements(r *benchv1.TransportResult) []string {
 		}
 	}
 	return slices.Sorted(maps.Keys(seen))
-}
-
-// pairedFigures returns the figures of the rounds both results have run, in round order.
-func pairedFigures(a, b *benchv1.TransportResult) (as, bs []float64) {
-	for _, ra := range a.Runs {
-		for _, rb := range b.Runs {
-			if ra.Round == rb.Round && !failedTooOften(ra) && !failedTooOften(rb) {
-				as, bs = append(as, runFigure(ra)), append(bs, runFigure(rb))
-			}
-		}
-	}
-	return as, bs
-}
-
-// countedFigures are the figures of a result's runs that take part in comparisons.
-func countedFigures(r *benchv1.TransportResult) []float64 {
-	var out []float64
-	for _, run := range r.Runs {
-		if !failedTooOften(run) {
-			out = append(out, runFigure(run))
-		}
-	}
-	return out
-}
-
-// MaxFailedShare is the share of a run's transactions that may fail (serialization or deadlock
-// failures, which pgbench counts and goes on) before the run is left out of every comparison: its
-// tps counts the transactions that succeeded, so a path that makes them fail would look faster
-// with every failure it causes, and one percent is already more than a well-behaved load sees.
-const MaxFailedShare = 0.01
-
-// failedTooOften reports whether more than MaxFailedShare of a run's transactions failed.
-func failedTooOften(r benchv1.RunResult) bool {
-	all := r.Transactions + r.FailedTransactions
-	return all > 0 && float64(r.FailedTransactions) > MaxFailedShare*float64(all)
 }
 
 // best names the transport with the highest median tps, and whether its lead is real: it is

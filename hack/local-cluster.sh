@@ -501,8 +501,9 @@ down() {
   fi
   stop_pid containerd
   pkill -9 -f "containerd-shim-runc-v2 .*-address $C/run/containerd.sock" 2>/dev/null || true
-  # Mounts under the state folder (pod volumes, overlay snapshots, shm), deepest first.
-  awk -v c="$C" '$2 ~ "^"c {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # Mounts under the state folder (pod volumes, overlay snapshots, shm), deepest first; by its real
+  # path, as /proc/mounts has it (the cache may be reached through a symlink, as from a worktree).
+  awk -v c="$(readlink -f "$C")" '$2 ~ "^"c {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   for ns in /run/netns/cni-*; do [[ -e $ns ]] && { umount "$ns" 2>/dev/null; rm -f "$ns"; }; done
   for ipt in iptables ip6tables; do
     for table in mangle nat filter; do

@@ -263,3 +263,48 @@ var shellMetaCommand = regexp.MustCompile(ShellMetaCommandPattern)
 func ShellMetaCommand(script string) string {
 	return shellMetaCommand.FindString(script)
 }
+
+// MaxFailedShare is the share of a run's transactions that may fail (serialization or deadlock
+// failures, which pgbench counts and goes on) before the run is left out of every comparison: its
+// tps counts the transactions that succeeded, so a path that makes them fail would look faster
+// with every failure it causes, and one percent is already more than a well-behaved load sees.
+const MaxFailedShare = 0.01
+
+// FailedTooOften reports whether more than MaxFailedShare of the run's transactions failed.
+func (r RunResult) FailedTooOften() bool {
+	all := r.Transactions + r.FailedTransactions
+	return all > 0 && float64(r.FailedTransactions) > MaxFailedShare*float64(all)
+}
+
+// Figure is what a run is compared by: its tps, or its MB/s for a copy load.
+func (r RunResult) Figure() float64 {
+	if r.MBPerSecond != nil {
+		return *r.MBPerSecond
+	}
+	return r.TPS
+}
+
+// CountedFigures are the figures of the result's runs that take part in comparisons, in the
+// order the runs were recorded.
+func (r *TransportResult) CountedFigures() []float64 {
+	var out []float64
+	for _, run := range r.Runs {
+		if !run.FailedTooOften() {
+			out = append(out, run.Figure())
+		}
+	}
+	return out
+}
+
+// PairedFigures returns the figures of the rounds both results have run, in a's order, leaving
+// out a round in which either run failed too often.
+func PairedFigures(a, b *TransportResult) (as, bs []float64) {
+	for _, ra := range a.Runs {
+		for _, rb := range b.Runs {
+			if ra.Round == rb.Round && !ra.FailedTooOften() && !rb.FailedTooOften() {
+				as, bs = append(as, ra.Figure()), append(bs, rb.Figure())
+			}
+		}
+	}
+	return as, bs
+}

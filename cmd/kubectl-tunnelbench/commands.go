@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/crossbench"
 	"github.com/tunnelbench/tunnelbench/internal/render"
 	"github.com/tunnelbench/tunnelbench/internal/summary"
 )
@@ -109,22 +110,27 @@ func orDash(s string) string {
 	return s
 }
 
-// regressionError is compare's finding that a transport got significantly slower.
+// regressionError is compare's finding that a transport got slower by more than the threshold.
 type regressionError struct{ transports []string }
 
 func (e *regressionError) Error() string {
-	return "significantly slower: " + strings.Join(e.transports, ", ")
+	return "slower by more than the threshold: " + strings.Join(e.transports, ", ")
 }
 
 func compareCmd(k *kube, out io.Writer) *cobra.Command {
 	var output string
 	var failOnRegression bool
+	var threshold float64
 	cmd := &cobra.Command{
 		Use:   "compare BEFORE AFTER",
-		Short: "Two benchmarks of the same transports side by side, with Welch's 95 % interval of after/before",
-		Long: "compare reads two benchmarks (NAME or NAMESPACE/NAME) and, for every transport both ran, the ratio of " +
-			"their rates with its 95 % interval over their runs. With --fail-on-regression it exits with status 3 when " +
-			"a transport got significantly slower (the whole interval below 1), for CI pipelines.",
+		Short: "Two benchmarks of the same setup before and after a change: each transport's change relative to the baseline",
+		Long: "compare reads two completed benchmarks (NAME or NAMESPACE/NAME) of the same load, link, server and " +
+			"baseline, and for every other transport both ran, its ratio to the baseline after over before — each " +
+			"benchmark's own paired ratios, so that the drift of the machine between the benchmarks cancels — with " +
+			"Welch's interval over their rounds, adjusted across the transports (Holm). A change is called only when " +
+			"its whole interval lies beyond --threshold. Benchmarks that cannot be compared are refused with the " +
+			"reason, as is a transport with fewer than 2 rounds. With --fail-on-regression it exits with status 3 " +
+			"when a transport got slower, for CI pipelines.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			before, err := k.get(cmd.Context(), args[0])
@@ -135,9 +141,9 @@ func compareCmd(k *kube, out io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c := summary.Compare(summary.Of(before), summary.Of(after))
-			if len(c.Transports) == 0 {
-				return fmt.Errorf("%s and %s have no measured transport in common", args[0], args[1])
+			c, err := crossbench.Compare(before, after, threshold)
+			if err != nil {
+				return err
 			}
 			if err := render.Compare(out, c, output); err != nil {
 				return err
@@ -149,7 +155,10 @@ func compareCmd(k *kube, out io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: table, markdown or json")
-	cmd.Flags().BoolVar(&failOnRegression, "fail-on-regression", false, "exit with status 3 when a transport got significantly slower")
+	cmd.Flags().BoolVar(&failOnRegression, "fail-on-regression", false,
+		"exit with status 3 when a transport got slower by more than the threshold")
+	cmd.Flags().Float64Var(&threshold, "threshold", crossbench.DefaultThreshold,
+		"the smallest change called, as a fraction (0.03: 3 %); below it a change is within what the machine drifts between benchmarks")
 	return cmd
 }
 

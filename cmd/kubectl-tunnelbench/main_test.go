@@ -93,7 +93,7 @@ func TestPlugin(t *testing.T) {
 	}
 
 	out, err = plugin("compare", "paths", "paths-after")
-	if err != nil || !strings.Contains(out, "significantly slower: tls") {
+	if err != nil || !strings.Contains(out, "slower relative to direct by more than 3 %: tls") {
 		t.Errorf("compare: %v\n%s", err, out)
 	}
 	_, err = plugin("compare", "paths", "paths-after", "--fail-on-regression")

@@ -6,24 +6,32 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/tunnelbench/tunnelbench/internal/summary"
+	"github.com/tunnelbench/tunnelbench/internal/crossbench"
 )
 
 // Compare writes a comparison of two benchmarks in format (table, markdown or json).
-func Compare(w io.Writer, c summary.Comparison, format string) error {
-	head := []string{"TRANSPORT", "BEFORE " + c.Unit, "AFTER " + c.Unit, "AFTER/BEFORE", "95% INTERVAL", "VERDICT"}
+func Compare(w io.Writer, c crossbench.Result, format string) error {
+	head := []string{"TRANSPORT", "BEFORE " + c.Unit, "AFTER " + c.Unit, "VS " + c.Baseline + " BEFORE", "AFTER",
+		"CHANGE", "INTERVAL", "VERDICT"}
 	var rows [][]string
-	for _, ch := range c.Transports {
-		iv := "-"
-		if ch.RatioLow != 0 || ch.RatioHigh != 0 {
-			iv = fmt.Sprintf("[%.3f, %.3f]", ch.RatioLow, ch.RatioHigh)
+	for _, ch := range c.Changes {
+		row := []string{ch.Transport, rate(ch.MedianBefore, 1), rate(ch.MedianAfter, 1), "-", "-", "-", "-", ch.Verdict}
+		if ch.Verdict != "baseline" {
+			row[3], row[4] = fmt.Sprintf("%.3f×", ch.VsBaselineBefore), fmt.Sprintf("%.3f×", ch.VsBaselineAfter)
+			row[5] = fmt.Sprintf("%.3f×", ch.Ratio)
+			row[6] = fmt.Sprintf("[%.3f, %.3f] (%.4g%%)", ch.Low, ch.High, 100*ch.Level)
 		}
-		rows = append(rows, []string{ch.Name, rate(ch.Before, 1), rate(ch.After, 1), fmt.Sprintf("%.3f×", ch.Ratio), iv, ch.Verdict})
+		rows = append(rows, row)
 	}
-	verdict := "no transport is significantly slower"
+	verdict := fmt.Sprintf("no transport got slower relative to %s by more than %.3g %%", c.Baseline, 100*c.Threshold)
 	if len(c.Regressions) > 0 {
-		verdict = "significantly slower: " + strings.Join(c.Regressions, ", ")
+		verdict = fmt.Sprintf("slower relative to %s by more than %.3g %%: %s", c.Baseline, 100*c.Threshold,
+			strings.Join(c.Regressions, ", "))
 	}
+	how := fmt.Sprintf("CHANGE is each transport's ratio to %s after over before (each benchmark's own paired "+
+		"ratios, so the drift between the benchmarks cancels), with Welch's interval over their rounds, Holm-adjusted "+
+		"across the transports; a verdict needs the whole interval beyond the threshold. %s's own change is in "+
+		"absolute figures, drift included, and judged by nothing.", c.Baseline, c.Baseline)
 	switch format {
 	case "json":
 		return writeJSON(w, c)
@@ -32,7 +40,7 @@ func Compare(w io.Writer, c summary.Comparison, format string) error {
 		for _, r := range rows {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
 		}
-		fmt.Fprintf(w, "\n%s (Welch's 95 %% interval of after/before over the runs of each).\n", verdict)
+		fmt.Fprintf(w, "\n%s.\n\n%s\n", verdict, how)
 		return nil
 	case "table", "":
 		fmt.Fprintf(w, "%s → %s\n\n", c.Before, c.After)
@@ -44,7 +52,7 @@ func Compare(w io.Writer, c summary.Comparison, format string) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "\n%s (Welch's 95 %% interval of after/before over the runs of each).\n", verdict)
+		fmt.Fprintf(w, "\n%s.\n%s\n", verdict, how)
 		return nil
 	}
 	return fmt.Errorf("unknown output format %q: want table, markdown or json", format)

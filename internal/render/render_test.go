@@ -11,12 +11,19 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/crossbench"
 	"github.com/tunnelbench/tunnelbench/internal/summary"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the current output")
 
 func fixture(t *testing.T) summary.Summary {
+	t.Helper()
+	return summary.Of(fixtureBenchmark(t))
+}
+
+// fixtureBenchmark is testdata/benchmark.yaml, a completed benchmark with its status.
+func fixtureBenchmark(t *testing.T) *benchv1.TunnelBenchmark {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "benchmark.yaml"))
 	if err != nil {
@@ -26,7 +33,7 @@ func fixture(t *testing.T) summary.Summary {
 	if err := yaml.UnmarshalStrict(b, tb); err != nil {
 		t.Fatal(err)
 	}
-	return summary.Of(tb)
+	return tb
 }
 
 // golden compares got with testdata/name, or rewrites it with -update.
@@ -65,24 +72,25 @@ func TestReportFormats(t *testing.T) {
 }
 
 func TestCompareFormats(t *testing.T) {
-	before := fixture(t)
-	after := fixture(t)
+	before := fixtureBenchmark(t)
+	after := fixtureBenchmark(t)
 	after.Name = "paths-after"
-	// After the change tls lost a fifth, beyond its runs' spread; direct moved within it.
-	for i := range after.Transports {
-		tr := &after.Transports[i]
-		for j := range tr.PerRun {
-			switch tr.Name {
-			case "tls":
-				tr.PerRun[j] *= 0.8
-			case "direct":
-				tr.PerRun[j] *= []float64{1.01, 0.99, 1.0}[j]
+	// After the change tls lost a fifth, beyond its runs' spread; the whole machine lost 5 %.
+	for i := range after.Status.Results {
+		r := &after.Status.Results[i]
+		for j := range r.Runs {
+			r.Runs[j].TPS *= 0.95
+			if r.Transport == "tls" {
+				r.Runs[j].TPS *= 0.8
 			}
 		}
 	}
-	c := summary.Compare(before, after)
+	c, err := crossbench.Compare(before, after, crossbench.DefaultThreshold)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(c.Regressions) != 1 || c.Regressions[0] != "tls" {
-		t.Fatalf("regressions %v: %+v", c.Regressions, c.Transports)
+		t.Fatalf("regressions %v: %+v", c.Regressions, c.Changes)
 	}
 	for _, format := range []string{"table", "markdown", "json"} {
 		t.Run(format, func(t *testing.T) {

@@ -18,6 +18,15 @@ const FamilyAlpha = 0.05
 // verdict is still read off its interval and the two agree. With one ratio nothing changes. Ratios
 // without an interval take no part and are returned as they are.
 func Holm(family []Ratio) []Ratio {
+	return HolmBeyond(family, 0)
+}
+
+// HolmBeyond is Holm's procedure for differences larger than a minimum effect: each ratio is
+// tested against the zone [1−threshold, 1/(1−threshold)] instead of the point 1, its p-value that
+// of its interval excluding the zone (VerdictBeyond reads the verdict off the redrawn interval).
+// With threshold 0 it is Holm.
+func HolmBeyond(family []Ratio, threshold float64) []Ratio {
+	delta := -math.Log1p(-threshold)
 	out := slices.Clone(family)
 	var tested []int
 	for i, r := range out {
@@ -29,28 +38,31 @@ func Holm(family []Ratio) []Ratio {
 	if m < 2 {
 		return out
 	}
-	slices.SortStableFunc(tested, func(a, b int) int { return cmpFloat(out[a].pValue(), out[b].pValue()) })
+	slices.SortStableFunc(tested, func(a, b int) int { return cmpFloat(out[a].pValue(delta), out[b].pValue(delta)) })
 	stopped := false
 	alpha := FamilyAlpha
 	for k, i := range tested {
 		if !stopped {
 			alpha = FamilyAlpha / float64(m-k)
-			stopped = out[i].pValue() > alpha
+			stopped = out[i].pValue(delta) > alpha
 		}
 		out[i] = out[i].at(1 - alpha)
 	}
 	return out
 }
 
-// pValue is the two-sided p-value of the t test of "no difference" (a mean log-ratio of 0).
-func (r Ratio) pValue() float64 {
-	if r.LogSE == 0 {
-		if r.LogMean == 0 {
-			return 1
-		}
+// pValue is the two-sided p-value of the t test of "no difference beyond delta" (a mean
+// log-ratio within ±delta): the smallest α at which the (1−α) interval lies wholly outside the
+// zone.
+func (r Ratio) pValue(delta float64) float64 {
+	beyond := math.Abs(r.LogMean) - delta
+	switch {
+	case beyond <= 0:
+		return 1
+	case r.LogSE == 0:
 		return 0
 	}
-	return 1 - TwoSidedT(math.Abs(r.LogMean/r.LogSE), r.df())
+	return 1 - TwoSidedT(beyond/r.LogSE, r.df())
 }
 
 // at is r with its interval at the confidence level.

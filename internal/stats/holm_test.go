@@ -65,6 +65,31 @@ func TestHolm(t *testing.T) {
 	}
 }
 
+// TestHolmBeyond: against a minimum effect a tight ratio just below 1 is no verdict, one far below
+// it still is, and the adjusted interval's verdict agrees with the test Holm made.
+func TestHolmBeyond(t *testing.T) {
+	base := []float64{1000, 1010, 990, 1005, 995}
+	small, _ := PairedRatio(base, []float64{970, 978, 962, 976, 965}) // 3 % slower, tightly
+	large, _ := PairedRatio(base, []float64{800, 812, 790, 801, 798}) // 20 % slower
+	if small.Verdict() != Slower || small.VerdictBeyond(0.05) != Indistinguishable || large.VerdictBeyond(0.05) != Slower {
+		t.Fatalf("verdicts beyond 5 %%: small %v, large %v", small.VerdictBeyond(0.05), large.VerdictBeyond(0.05))
+	}
+	got := HolmBeyond([]Ratio{small, large}, 0.05)
+	if got[1].Level != 1-0.05/2 || got[1].VerdictBeyond(0.05) != Slower {
+		t.Errorf("large: %+v", got[1])
+	}
+	if got[0].Level != 0.95 || got[0].VerdictBeyond(0.05) != Indistinguishable {
+		t.Errorf("small: %+v", got[0])
+	}
+	if plain := Holm([]Ratio{small, large}); plain[0].Verdict() != Slower {
+		t.Errorf("without a threshold the small difference is a verdict: %+v", plain[0])
+	}
+	faster, _ := PairedRatio(base, []float64{1200, 1212, 1190, 1201, 1198})
+	if faster.VerdictBeyond(0.05) != Faster {
+		t.Errorf("20 %% faster beyond 5 %%: %v", faster.VerdictBeyond(0.05))
+	}
+}
+
 // TestHolmFamilyWiseRate simulates A/A families with this project's own code: 8 transports
 // identical to the baseline, 3 interleaved repetitions, each run's tps off by a lognormal noise of
 // 7 % (this machine's spread within a benchmark) and a round effect shared by the round's runs.

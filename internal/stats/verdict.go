@@ -26,12 +26,19 @@ const noIntervalReason = "one repetition: no interval"
 // words assume the ratio is of rates where higher is better, as PairedRatio's inputs are; for a
 // ratio of latencies they read the other way round.
 func (r Ratio) Verdict() Verdict {
+	return r.VerdictBeyond(0)
+}
+
+// VerdictBeyond is Verdict against a minimum effect: faster when the whole interval lies above
+// 1/(1−threshold), slower when below 1−threshold, so that a difference the interval cannot place
+// beyond the threshold is no verdict.
+func (r Ratio) VerdictBeyond(threshold float64) Verdict {
 	switch {
 	case !r.HasInterval:
 		return Indistinguishable
-	case r.Low > 1:
+	case r.Low > 1/(1-threshold):
 		return Faster
-	case r.High < 1:
+	case r.High < 1-threshold:
 		return Slower
 	default:
 		return Indistinguishable
