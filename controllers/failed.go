@@ -9,10 +9,15 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
-// ConditionTransactionsFailed is True once a run had more than benchv1.MaxFailedShare of its transactions
-// fail: that run takes no part in any comparison (results.go), and the condition says which and
-// how many.
+// ConditionTransactionsFailed is True once a run had more than benchv1.MaxFailedShare of its
+// transactions fail: that run takes no part in any comparison (results.go), and the condition says
+// which and how many.
 const ConditionTransactionsFailed = "TransactionsFailed"
+
+// ConditionRateNotSustained is True once an open-loop run skipped more than
+// benchv1.MaxSkippedShare of its schedule: the path could not keep spec.load.rate, the run takes
+// no part in any comparison, and the condition says which and how many.
+const ConditionRateNotSustained = "RateNotSustained"
 
 // warnFailedTransactions sets TransactionsFailed, with a Warning event the first time, when the
 // run failed too many of its transactions.
@@ -26,8 +31,31 @@ func (r *TunnelBenchmarkReconciler) warnFailedTransactions(tb *benchv1.TunnelBen
 		"serialization and deadlock failures and goes on, so its tps counts only the others; the run takes no part in "+
 		"the comparisons. Check the script and the server's log for the failures' cause", run.Round, transport,
 		run.FailedTransactions, all, 100*float64(run.FailedTransactions)/float64(all), 100*benchv1.MaxFailedShare)
-	if !r.hasCondition(tb, ConditionTransactionsFailed, metav1.ConditionTrue, "TooManyFailed") {
-		r.event(tb, corev1.EventTypeWarning, "TransactionsFailed", "Measure", "%s", msg)
+	r.warnOnce(tb, ConditionTransactionsFailed, "TooManyFailed", msg)
+}
+
+// warnSkippedTransactions sets RateNotSustained, with a Warning event the first time, when an
+// open-loop run skipped too much of its schedule.
+func (r *TunnelBenchmarkReconciler) warnSkippedTransactions(tb *benchv1.TunnelBenchmark, transport string,
+	run benchv1.RunResult) {
+	if !run.SkippedTooOften() {
+		return
 	}
-	r.setCondition(tb, ConditionTransactionsFailed, metav1.ConditionTrue, "TooManyFailed", msg)
+	o := run.OpenLoop
+	all := run.Transactions + run.FailedTransactions + o.Skipped
+	msg := fmt.Sprintf("run %d of transport %s: %d of %d scheduled transactions skipped (%.1f%%, more than %.0f%%): the "+
+		"path did not keep %d tps within spec.load.latencyLimit, and its latency describes only the transactions it "+
+		"ran; the run takes no part in the comparisons. Lower spec.load.rate to one every path sustains", run.Round,
+		transport, o.Skipped, all, 100*float64(o.Skipped)/float64(all), 100*benchv1.MaxSkippedShare, o.RateTPS)
+	r.warnOnce(tb, ConditionRateNotSustained, "TooManySkipped", msg)
+}
+
+// warnOnce sets a warning condition True with the message, and emits a Warning event (reason the
+// condition's type) the first time it turns True: later runs update the message without an event
+// each.
+func (r *TunnelBenchmarkReconciler) warnOnce(tb *benchv1.TunnelBenchmark, condition, reason, msg string) {
+	if !r.hasCondition(tb, condition, metav1.ConditionTrue, reason) {
+		r.event(tb, corev1.EventTypeWarning, condition, "Measure", "%s", msg)
+	}
+	r.setCondition(tb, condition, metav1.ConditionTrue, reason, msg)
 }

@@ -2,11 +2,13 @@ package controllers
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
@@ -52,4 +54,66 @@ func TestTransactionsFailedCondition(t *testing.T) {
 		t.Errorf("TransactionsFailed %q", c.Message)
 	}
 	assertEvents(t, ns, tb.Name, "TransactionsFailed")
+}
+
+// TestOpenLoopRuns: an open-loop run is compared by the inverse of its mean latency (the paths run
+// the same tps), and one that skipped more than 1 % of its schedule is left out.
+func TestOpenLoopRuns(t *testing.T) {
+	run := func(round int32, latency float64, skipped int64) benchv1.RunResult {
+		return benchv1.RunResult{Round: round, TPS: 500, LatencyAvgMs: latency, Transactions: 5000,
+			OpenLoop: &benchv1.OpenLoopRun{RateTPS: 500, Skipped: skipped}}
+	}
+	if f := run(1, 2, 0).Figure(); f != 500 {
+		t.Errorf("figure of a 2 ms open-loop run %v, want 500 (1000/2)", f)
+	}
+	a := &benchv1.TransportResult{Runs: []benchv1.RunResult{run(1, 1.0, 0), run(2, 1.1, 0), run(3, 1.05, 0)}}
+	b := &benchv1.TransportResult{Runs: []benchv1.RunResult{run(1, 2.0, 0), run(2, 2.1, 50), run(3, 2.2, 51)}}
+	// Round 3 skipped 51 of 5051 scheduled, just above 1 %; round 2's 50 of 5050 is not.
+	if as, bs := benchv1.PairedFigures(a, b); len(as) != 2 || math.Abs(bs[1]-1000/2.1) > 1e-9 {
+		t.Errorf("paired %v %v, want rounds 1 and 2", as, bs)
+	}
+	tb := simulatedBenchmark(2, 3, benchv1.OrderInterleaved)
+	tb.Spec.Load.Rate = ptr.To[int32](500)
+	tb.Status.Results = []benchv1.TransportResult{{Transport: "t0", Runs: a.Runs}, {Transport: "t1",
+		Runs: []benchv1.RunResult{run(1, 2.0, 0), run(2, 2.1, 0), run(3, 2.2, 0)}}}
+	summarize(tb)
+	// Same tps, twice the latency: slower, by the ratio of the latencies.
+	if c := tb.Status.Results[1].Comparison; c == nil || c.Verdict != benchv1.VerdictSlower || c.Ratio > 0.52 || c.Ratio < 0.48 {
+		t.Errorf("open-loop comparison %+v, want slower at about 0.5", c)
+	}
+}
+
+// TestRateNotSustained: an open-loop run passes the rate and the latency limit to the runner,
+// records its schedule, and one that skipped 30 % of it sets RateNotSustained.
+func TestRateNotSustained(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	tb := newBenchmark(ns, "open")
+	tb.Spec.Load.Rate, tb.Spec.Load.LatencyLimit = ptr.To[int32](500), &metav1.Duration{Duration: 5 * time.Millisecond}
+	if err := testClient.Create(t.Context(), tb); err != nil {
+		t.Fatal(err)
+	}
+	job := waitForJob(t, ns, jobName(tb.Name, "direct"))
+	assertArgs(t, job, "--rate=500 --latency-limit=5ms")
+	late := int64(400)
+	b, _ := json.Marshal(report.Report{
+		Result: &pgbench.Result{TPS: 350, LatencyAvgMs: 9.5, Transactions: 3500, Clients: 4, Threads: 2,
+			OpenLoop: &pgbench.OpenLoop{LagAvgMs: 4.2, LagMaxMs: 80, Skipped: 1500, Late: &late}},
+		Command: "pgbench -R 500 -L 5 -T 10", StartTime: time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second),
+		EndTime: time.Now().UTC().Truncate(time.Second),
+	})
+	finishJob(t, job, 0, string(b))
+	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
+	c := assertCondition(t, done, ConditionRateNotSustained, metav1.ConditionTrue, "TooManySkipped")
+	if !strings.Contains(c.Message, "run 1 of transport direct: 1500 of 5000 scheduled transactions skipped (30.0%") {
+		t.Errorf("RateNotSustained %q", c.Message)
+	}
+	o := done.Status.Result("direct").Runs[0].OpenLoop
+	if o == nil || o.RateTPS != 500 || o.ScheduleLagMs != 4.2 || o.ScheduleLagMaxMs != 80 || o.Skipped != 1500 ||
+		o.Late == nil || *o.Late != 400 {
+		t.Errorf("open loop %+v", o)
+	}
+	assertEvents(t, ns, tb.Name, "RateNotSustained")
 }

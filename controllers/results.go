@@ -55,6 +55,8 @@ func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1
 	run.TPS, run.LatencyAvgMs, run.ConnectionTimeMs = res.TPS, res.LatencyAvgMs, res.ConnectionTimeMs
 	run.Transactions, run.FailedTransactions = res.Transactions, res.FailedTransactions
 	run.P99Ms = runP99(rep.Latency)
+	run.OpenLoop = openLoopRun(tb, res.OpenLoop)
+	run.Steadiness = steadiness(res.Progress)
 	run.Wire = cost.Wire(rep.Wire, res.Transactions, 0)
 	if su := rep.Setup; su != nil {
 		run.Setup = &benchv1.ConnectionSetup{Probes: int32(min(su.Probes, 1000)), ResolveMs: su.ResolveMs, TCPMs: su.TCPMs,
@@ -77,6 +79,19 @@ func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1
 	return out
 }
 
+// openLoopRun is how an open-loop run kept its schedule, nil for a closed loop: what the spec
+// asked and what pgbench reported of it.
+func openLoopRun(tb *benchv1.TunnelBenchmark, o *pgbench.OpenLoop) *benchv1.OpenLoopRun {
+	if tb.Spec.Load.Rate == nil {
+		return nil
+	}
+	out := &benchv1.OpenLoopRun{RateTPS: *tb.Spec.Load.Rate}
+	if o != nil {
+		out.ScheduleLagMs, out.ScheduleLagMaxMs, out.Skipped, out.Late = o.LagAvgMs, o.LagMaxMs, o.Skipped, o.Late
+	}
+	return out
+}
+
 // maxSeriesPoints bounds the tps-over-time points of one transport in status, over all its runs.
 const maxSeriesPoints = 120
 
@@ -90,26 +105,27 @@ func runSeries(round int32, progress []pgbench.ProgressPoint, maxPoints int) ben
 	return out
 }
 
-// mergeLatency sets a transport's latency distribution from its runs' histograms, merged. A run
-// whose histogram is missing (a runner before transaction logs) leaves the distribution unset
-// rather than describe only some runs.
+// mergeLatency sets a transport's latency distribution from its runs' histograms, merged weighted
+// by their transactions (latency.MergeWeighted). A run whose histogram is missing (a runner before
+// transaction logs) leaves the distribution unset rather than describe only some runs.
 func mergeLatency(out *benchv1.TransportResult, runs []*report.Latency) error {
 	out.Latency = nil
 	if len(runs) == 0 {
 		return nil
 	}
-	encoded := make([]string, 0, len(runs))
+	samples := make([]latency.Sample, 0, len(runs))
 	dist := &benchv1.LatencyDistribution{SamplingRate: 1}
 	for _, l := range runs {
 		if l == nil {
 			return nil
 		}
-		encoded = append(encoded, l.Histogram)
-		dist.SamplingRate = min(dist.SamplingRate, l.SamplingRate)
+		samples = append(samples, latency.Sample{Encoded: l.Histogram, Rate: orOne(l.SamplingRate)})
+		dist.SamplingRate = min(dist.SamplingRate, orOne(l.SamplingRate))
+		dist.Samples += l.Samples
 		dist.FailedSampled += l.Failed
 		dist.SkippedSampled += l.Skipped
 	}
-	h, err := latency.Merge(encoded...)
+	h, effective, err := latency.MergeWeighted(samples)
 	if err != nil {
 		return err
 	}
@@ -118,12 +134,52 @@ func mergeLatency(out *benchv1.TransportResult, runs []*report.Latency) error {
 		// Nothing completed: no latency to describe.
 		return nil
 	}
-	dist.P50Ms, dist.P90Ms, dist.P99Ms, dist.P999Ms, dist.MaxMs, dist.Samples = p.P50, p.P90, p.P99, p.P999, p.Max, p.Count
+	dist.EffectiveSamples = int64(math.Floor(effective))
+	dist.P50Ms, dist.MaxMs = p.P50, p.Max
+	dist.P90Ms = supported(&dist.Unsupported, "p90", 0.9, p.P90, effective)
+	dist.P99Ms = supported(&dist.Unsupported, "p99", 0.99, p.P99, effective)
+	dist.P999Ms = supported(&dist.Unsupported, "p99.9", 0.999, p.P999, effective)
 	out.Latency = dist
 	return nil
 }
 
-// runP99 is one run's 99th percentile latency in milliseconds, or nil without a histogram.
+// supported is the percentile's figure when enough samples lie beyond it, else nil with its name
+// added to unsupported.
+func supported(unsupported *[]string, name string, q, ms, samples float64) *float64 {
+	if latency.Supported(q, samples) {
+		return ptr.To(ms)
+	}
+	*unsupported = append(*unsupported, name)
+	return nil
+}
+
+// pathRate is the highest tps the transport's earlier runs measured, or 0 before its first: what
+// the runner sizes the transaction log's sampling by when there is no warm-up to measure it, so
+// that a slow path logs all its transactions rather than a sample sized for the fastest path.
+// Another transport's rate would not do: the path not yet measured may be faster than any, and a
+// log sized too small for it would fill the pod's memory.
+func pathRate(tb *benchv1.TunnelBenchmark, transport string) float64 {
+	res := tb.Status.Result(transport)
+	if res == nil {
+		return 0
+	}
+	top := 0.0
+	for _, run := range res.Runs {
+		top = max(top, run.TPS)
+	}
+	return top
+}
+
+// orOne is a sampling rate, 1 when a report does not say (everything was logged).
+func orOne(rate float64) float64 {
+	if rate <= 0 {
+		return 1
+	}
+	return rate
+}
+
+// runP99 is one run's 99th percentile latency in milliseconds, or nil without a histogram or
+// with too few samples beyond it.
 func runP99(l *report.Latency) *float64 {
 	if l == nil {
 		return nil
@@ -133,7 +189,7 @@ func runP99(l *report.Latency) *float64 {
 		return nil
 	}
 	p, err := latency.PercentilesOf(h)
-	if err != nil {
+	if err != nil || !latency.Supported(0.99, float64(p.Count)) {
 		return nil
 	}
 	return ptr.To(p.P99)
@@ -177,8 +233,11 @@ func aggregateCopies(out *benchv1.TransportResult, latest *report.Copy) {
 
 // figure is a transport's median of its runs' Figure.
 func figure(r *benchv1.TransportResult) float64 {
-	if r.Copy != nil {
+	switch {
+	case r.Copy != nil:
 		return r.Copy.MBPerSecond
+	case len(r.Runs) > 0 && r.Runs[0].OpenLoop != nil:
+		return stats.Median(r.CountedFigures())
 	}
 	return r.TPS
 }
@@ -271,7 +330,7 @@ func comparison(method benchv1.ComparisonMethod, baseline, candidate *benchv1.Tr
 		out.Reason += " (unpaired: the runs were sequential, so a drift of the machine between transports is not cancelled)"
 	}
 	if ratio.HasInterval {
-		out.Lower, out.Upper = ptr.To(ratio.Low), ptr.To(ratio.High)
+		out.Lower, out.Upper, out.Level = ptr.To(ratio.Low), ptr.To(ratio.High), cmp.Or(ratio.Level, 0.95)
 	}
 	if b, c := placements(baseline), placements(candidate); len(b) > 0 && len(c) > 0 && !slices.Equal(b, c) {
 		out.MixedPlacement = true

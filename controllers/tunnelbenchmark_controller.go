@@ -342,6 +342,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return r.poll(tb), nil
 	}
 	run := r.runnerContract(tb, false)
+	run.ExpectedTPS = pathRate(tb, t.Name)
 	pod, err := tr.Pod(&run)
 	if err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
@@ -410,6 +411,8 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	r.warnSharedNode(tb, t.Name, prov)
 	r.warnClientBound(tb, t.Name, measured)
 	r.warnFailedTransactions(tb, t.Name, result.Runs[len(result.Runs)-1])
+	r.warnSkippedTransactions(tb, t.Name, result.Runs[len(result.Runs)-1])
+	r.warnNotSteady(tb, t.Name, result.Runs[len(result.Runs)-1])
 	tr.Record(out.report, result)
 	recordLink(result, tc.Link, tr.Hop().What, out.report.Link)
 	r.judgeLinks(tb)

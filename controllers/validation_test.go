@@ -121,6 +121,26 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.timeout is shorter than the runs alone", "raise spec.timeout (default 30m)"},
 		},
 		{
+			name: "a copy at a rate",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Initialize, tb.Spec.Load.Rate = "", true, ptr.To[int32](100)
+				tb.Spec.Load.Copy = &benchv1.CopyLoad{Size: resource.MustParse("1Mi")}
+			},
+			want: []string{"rate and latencyLimit apply to pgbench loads only"},
+		},
+		{
+			name: "a latency limit below 100us",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.LatencyLimit = &metav1.Duration{Duration: 50 * time.Microsecond}
+			},
+			want: []string{"spec.load.latencyLimit must be between 100us and 1h"},
+		},
+		{
+			name:   "a rate of 0",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Rate = ptr.To[int32](0) },
+			want:   []string{"spec.load.rate", "greater than or equal to 1"},
+		},
+		{
 			name:   "a negative seed",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Seed = ptr.To[int64](-1) },
 			want:   []string{"spec.load.seed", "greater than or equal to 0"},
@@ -483,7 +503,7 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 				tb.Spec.Load.Builtin, tb.Spec.Load.Initialize, tb.Spec.Load.Reconnect = "", true, true
 				tb.Spec.Load.Copy = &benchv1.CopyLoad{Size: resource.MustParse("1Mi")}
 			},
-			want: []string{"spec.load.copy: reconnect, connectionStorm and transactions apply to pgbench loads only"},
+			want: []string{"spec.load.copy: reconnect, connectionStorm, transactions, rate and latencyLimit apply to pgbench loads only"},
 		},
 		{
 			name:   "bandwidth without a unit",
@@ -711,6 +731,7 @@ func TestSpecIsImmutable(t *testing.T) {
 		{"clients", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients = 8 }, true},
 		{"reconnect", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Reconnect = true }, true},
 		{"seed", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Seed = ptr.To[int64](7) }, true},
+		{"rate", func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Rate = ptr.To[int32](100) }, true},
 		{"issuer", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{ClientTLS: "require"})
 			tb.Spec.TLS = issuer()

@@ -276,10 +276,40 @@ func (r RunResult) FailedTooOften() bool {
 	return all > 0 && float64(r.FailedTransactions) > MaxFailedShare*float64(all)
 }
 
-// Figure is what a run is compared by: its tps, or its MB/s for a copy load.
+// MaxSkippedShare is the share of an open-loop run's scheduled transactions that may be skipped
+// (already spec.load.latencyLimit behind schedule) before the run is left out of every
+// comparison: its latency describes only the transactions it ran, so a path that cannot keep the
+// rate would look better the more it skips.
+const MaxSkippedShare = 0.01
+
+// SkippedTooOften reports whether an open-loop run skipped more than MaxSkippedShare of its
+// schedule.
+func (r RunResult) SkippedTooOften() bool {
+	if r.OpenLoop == nil {
+		return false
+	}
+	all := r.Transactions + r.FailedTransactions + r.OpenLoop.Skipped
+	return all > 0 && float64(r.OpenLoop.Skipped) > MaxSkippedShare*float64(all)
+}
+
+// Counted reports whether the run takes part in comparisons.
+func (r RunResult) Counted() bool {
+	return !r.FailedTooOften() && !r.SkippedTooOften()
+}
+
+// Figure is what a run is compared by, higher is better: its tps; its MB/s for a copy load; for
+// an open-loop run, whose tps is the rate asked, the inverse of its mean latency (transactions per
+// second of one client's latency), so that the ratio of two is the inverse ratio of their mean
+// latencies.
 func (r RunResult) Figure() float64 {
-	if r.MBPerSecond != nil {
+	switch {
+	case r.MBPerSecond != nil:
 		return *r.MBPerSecond
+	case r.OpenLoop != nil:
+		if r.LatencyAvgMs <= 0 {
+			return 0
+		}
+		return 1000 / r.LatencyAvgMs
 	}
 	return r.TPS
 }
@@ -289,7 +319,7 @@ func (r RunResult) Figure() float64 {
 func (r *TransportResult) CountedFigures() []float64 {
 	var out []float64
 	for _, run := range r.Runs {
-		if !run.FailedTooOften() {
+		if run.Counted() {
 			out = append(out, run.Figure())
 		}
 	}
@@ -297,11 +327,11 @@ func (r *TransportResult) CountedFigures() []float64 {
 }
 
 // PairedFigures returns the figures of the rounds both results have run, in a's order, leaving
-// out a round in which either run failed too often.
+// out a round in which either run is not Counted.
 func PairedFigures(a, b *TransportResult) (as, bs []float64) {
 	for _, ra := range a.Runs {
 		for _, rb := range b.Runs {
-			if ra.Round == rb.Round && !ra.FailedTooOften() && !rb.FailedTooOften() {
+			if ra.Round == rb.Round && ra.Counted() && rb.Counted() {
 				as, bs = append(as, ra.Figure()), append(bs, rb.Figure())
 			}
 		}

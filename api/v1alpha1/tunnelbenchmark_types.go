@@ -514,11 +514,11 @@ const (
 // LoadSpec is the pgbench workload.
 // +kubebuilder:validation:XValidation:rule="[has(self.builtin), has(self.script), has(self.copy)].filter(x, x).size() == 1",message="spec.load: exactly one of builtin, script or copy must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.copy) || (has(self.initialize) && self.initialize)",message="spec.load.copy needs spec.load.initialize: true: the initialization creates the data set on the server, over a direct connection"
-// +kubebuilder:validation:XValidation:rule="!has(self.copy) || (!(has(self.reconnect) && self.reconnect) && !has(self.connectionStorm) && !has(self.transactions))",message="spec.load.copy: reconnect, connectionStorm and transactions apply to pgbench loads only"
+// +kubebuilder:validation:XValidation:rule="!has(self.copy) || (!(has(self.reconnect) && self.reconnect) && !has(self.connectionStorm) && !has(self.transactions) && !has(self.rate) && !has(self.latencyLimit))",message="spec.load.copy: reconnect, connectionStorm, transactions, rate and latencyLimit apply to pgbench loads only"
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="!has(self.stallTimeout) || !has(self.progressInterval) || duration(self.stallTimeout).getSeconds() >= 2 * duration(self.progressInterval).getSeconds()",message="spec.load.stallTimeout must be at least twice spec.load.progressInterval: a stall is judged from pgbench's progress reports"
 // +kubebuilder:validation:XValidation:rule="self.threads <= self.clients",message="spec.load.threads must not exceed spec.load.clients"
-// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup)) && has(self.stallTimeout) == has(oldSelf.stallTimeout) && (!has(self.stallTimeout) || duration(self.stallTimeout) == duration(oldSelf.stallTimeout)) && has(self.copy) == has(oldSelf.copy) && (!has(self.copy) || self.copy == oldSelf.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.rate) == has(oldSelf.rate) && (!has(self.rate) || self.rate == oldSelf.rate) && has(self.latencyLimit) == has(oldSelf.latencyLimit) && (!has(self.latencyLimit) || duration(self.latencyLimit) == duration(oldSelf.latencyLimit)) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup)) && has(self.stallTimeout) == has(oldSelf.stallTimeout) && (!has(self.stallTimeout) || duration(self.stallTimeout) == duration(oldSelf.stallTimeout)) && has(self.copy) == has(oldSelf.copy) && (!has(self.copy) || self.copy == oldSelf.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 type LoadSpec struct {
 	// Builtin is one of pgbench's builtin scripts.
 	// +optional
@@ -570,6 +570,26 @@ type LoadSpec struct {
 	// cost: TLS and authentication handshakes are paid per transaction.
 	// +optional
 	Reconnect bool `json:"reconnect,omitempty"`
+
+	// Rate runs the load open-loop: pgbench schedules this many transactions per second for the
+	// whole run, across all clients (pgbench -R; split evenly across SSH tunnels), and each
+	// transaction's latency counts from its scheduled start, so a stall of the path delays every
+	// transaction scheduled behind it instead of the few in flight (closed loop's coordinated
+	// omission). Every path then runs the same number of transactions per second and tps says
+	// nothing of it: an open-loop benchmark compares the paths by their mean latency (schedule lag
+	// included). Choose it for tail latency, and over a WAN, where closed-loop tps is only clients
+	// over the round trip; the rate must be one every path sustains (a run that skips more than
+	// 1 % of its schedule takes no part in the comparisons).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	// +optional
+	Rate *int32 `json:"rate,omitempty"`
+
+	// LatencyLimit counts transactions that last longer as late (pgbench -L); with rate, a
+	// transaction already this far behind its schedule is skipped rather than run, and counted.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('100us') && duration(self) <= duration('1h')",message="spec.load.latencyLimit must be between 100us and 1h"
+	// +optional
+	LatencyLimit *metav1.Duration `json:"latencyLimit,omitempty"`
 
 	// ConnectionStorm, after the load, opens N connections one after the other from one client,
 	// each running `select 1` and disconnecting (pgbench -C -c 1 -t N), and reports the total
@@ -958,6 +978,10 @@ type Comparison struct {
 	Verdict Verdict `json:"verdict"`
 	// Reason says why, e.g. "95% interval [0.712, 0.803] over 3 repetitions lies below 1".
 	Reason string `json:"reason"`
+	// Level is the confidence level of Lower and Upper: 0.95, or higher for a transport whose
+	// verdict was adjusted with the others' (Holm).
+	// +optional
+	Level float64 `json:"level,omitempty"`
 	// Method is how the runs were compared: paired (round i with round i of the baseline, an
 	// interleaved benchmark) or unpaired (Welch's interval on all runs of either, a sequential one).
 	// +optional
@@ -980,17 +1004,33 @@ const (
 )
 
 // LatencyDistribution is where a transport's transaction latencies lie, in milliseconds. Each
-// percentile is within 0.1 % of the exact order statistic of the logged transactions.
+// percentile is within 0.1 % of the exact order statistic of the logged transactions, and given
+// only when at least 10 of them lie beyond it (p99 needs 1,000 samples, p99.9 10,000): with fewer
+// it is one or two transactions' latency, and Unsupported names it instead.
 type LatencyDistribution struct {
-	P50Ms  float64 `json:"p50Ms"`
-	P90Ms  float64 `json:"p90Ms"`
-	P99Ms  float64 `json:"p99Ms"`
-	P999Ms float64 `json:"p999Ms"`
-	MaxMs  float64 `json:"maxMs"`
+	P50Ms float64 `json:"p50Ms"`
+	// +optional
+	P90Ms *float64 `json:"p90Ms,omitempty"`
+	// +optional
+	P99Ms *float64 `json:"p99Ms,omitempty"`
+	// +optional
+	P999Ms *float64 `json:"p999Ms,omitempty"`
+	MaxMs  float64  `json:"maxMs"`
 	// Samples is the number of latencies behind the figures.
 	Samples int64 `json:"samples"`
+	// EffectiveSamples is what the samples are worth once weighted by their runs' sampling rates
+	// (Kish's effective sample size; Samples when every run logged at the same rate): the evidence
+	// the percentiles rest on.
+	// +optional
+	EffectiveSamples int64 `json:"effectiveSamples,omitempty"`
+	// Unsupported names the percentiles left out for want of samples, e.g. ["p99.9"].
+	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:items:MaxLength=8
+	// +optional
+	Unsupported []string `json:"unsupported,omitempty"`
 	// SamplingRate is the lowest pgbench --sampling-rate of the runs: the fraction of
-	// transactions logged (1 unless a run would have logged more than half a million).
+	// transactions logged (1 unless a run would have logged more than half a million). The runs
+	// are merged weighted by their transactions, each sample counting 1/rate.
 	SamplingRate float64 `json:"samplingRate"`
 	// FailedSampled and SkippedSampled count logged transactions that failed or were skipped:
 	// they have no latency and are not in the percentiles.
@@ -1010,6 +1050,36 @@ type RunSeries struct {
 	TPS []float64 `json:"tps"`
 }
 
+// Steadiness is how still a run's tps held.
+type Steadiness struct {
+	// Change is the least-squares trend's change of tps across the run over its mean (+0.2: it
+	// climbed by a fifth).
+	Change float64 `json:"change"`
+	// Steady is false when the change is beyond 10 % and beyond the noise of the reports (the
+	// slope's t past its 99.5 % quantile).
+	Steady bool `json:"steady"`
+	// SettledAfterSeconds, for a run that was not steady, is the time from its start after which
+	// the rest was; absent when it never settled.
+	// +optional
+	SettledAfterSeconds *float64 `json:"settledAfterSeconds,omitempty"`
+}
+
+// OpenLoopRun is how an open-loop run kept its schedule.
+type OpenLoopRun struct {
+	// RateTPS is the rate asked (transactions per second, the whole run).
+	RateTPS int32 `json:"rateTPS"`
+	// ScheduleLagMs and ScheduleLagMaxMs are how late transactions started against their
+	// schedule, on average and at most: what a closed loop would have hidden.
+	ScheduleLagMs    float64 `json:"scheduleLagMs"`
+	ScheduleLagMaxMs float64 `json:"scheduleLagMaxMs"`
+	// Skipped counts transactions skipped because they were already spec.load.latencyLimit
+	// behind their schedule; they are not in Transactions.
+	Skipped int64 `json:"skipped"`
+	// Late counts the transactions that lasted longer than spec.load.latencyLimit, when set.
+	// +optional
+	Late *int64 `json:"late,omitempty"`
+}
+
 // RunResult is one repetition of a transport.
 type RunResult struct {
 	// Round is the repetition's number, from 1.
@@ -1023,6 +1093,14 @@ type RunResult struct {
 	// Transactions and FailedTransactions are this run's counts.
 	Transactions       int64 `json:"transactions"`
 	FailedTransactions int64 `json:"failedTransactions"`
+	// Steadiness is whether the run's tps held still while it was measured, judged from pgbench's
+	// progress reports (at least 5); absent with fewer.
+	// +optional
+	Steadiness *Steadiness `json:"steadiness,omitempty"`
+	// OpenLoop is set for a run at a fixed rate (spec.load.rate): its schedule as pgbench kept it.
+	// Its figure is its mean latency, which counts from each transaction's scheduled start.
+	// +optional
+	OpenLoop *OpenLoopRun `json:"openLoop,omitempty"`
 	// Node is the node the runner pod ran on.
 	// +optional
 	Node string `json:"node,omitempty"`

@@ -157,9 +157,13 @@ func qualified(tb *benchv1.TunnelBenchmark) string {
 	return tb.Namespace + "/" + tb.Name
 }
 
+// unit is what the figures compared are: an open loop's are 1000 over the mean latency in ms.
 func unit(tb *benchv1.TunnelBenchmark) string {
-	if tb.Spec.Load.Copy != nil {
+	switch {
+	case tb.Spec.Load.Copy != nil:
 		return "MB/s"
+	case tb.Spec.Load.Rate != nil:
+		return "1/latency"
 	}
 	return "tps"
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -128,6 +129,64 @@ func Merge(encoded ...string) (*hdrhistogram.Histogram, error) {
 		}
 	}
 	return total, nil
+}
+
+// Sample is one run's encoded histogram and the fraction of its transactions it logged.
+type Sample struct {
+	Encoded string
+	Rate    float64
+}
+
+// MergeWeighted adds up runs logged at different sampling rates so that each stands for its
+// transactions, not its samples: a run that logged one transaction in ten counts each of its
+// latencies ten times as much as one that logged them all (counts scaled by the highest rate over
+// the run's own, rounded). Merging the samples as they are would weigh the runs by their rates —
+// which follow the path's speed, so the slow runs' latencies would count least. It returns the
+// histogram and Kish's effective sample size, (Σ wᵢnᵢ)² / Σ wᵢ²nᵢ, the number of equally weighted
+// samples the weighted ones are worth: the evidence a percentile rests on.
+func MergeWeighted(runs []Sample) (*hdrhistogram.Histogram, float64, error) {
+	top := 0.0
+	for _, r := range runs {
+		top = max(top, r.Rate)
+	}
+	total := hdrhistogram.New(lowestMicros, highestMicros, significant)
+	var sumWN, sumW2N float64
+	for i, r := range runs {
+		if r.Encoded == "" || r.Rate <= 0 {
+			continue
+		}
+		h, err := hdrhistogram.Decode([]byte(r.Encoded))
+		if err != nil {
+			return nil, 0, fmt.Errorf("histogram %d: %w", i+1, err)
+		}
+		w := top / r.Rate
+		for _, bar := range h.Distribution() {
+			if bar.Count == 0 {
+				continue
+			}
+			if err := total.RecordValues(bar.From, int64(math.Round(float64(bar.Count)*w))); err != nil {
+				return nil, 0, fmt.Errorf("histogram %d: %w", i+1, err)
+			}
+		}
+		n := float64(h.TotalCount())
+		sumWN, sumW2N = sumWN+w*n, sumW2N+w*w*n
+	}
+	if sumW2N == 0 {
+		return total, 0, nil
+	}
+	return total, sumWN * sumWN / sumW2N, nil
+}
+
+// MinTailSamples is how many samples must lie beyond a percentile for it to be given: with ten,
+// the order statistic's 95 % interval spans about the 4th to the 17th largest of them; with fewer
+// the figure is one or two transactions' latency, not a percentile. So p99 needs 1,000 samples and
+// p99.9 10,000.
+const MinTailSamples = 10
+
+// Supported reports whether the quantile q (0.999 for p99.9) rests on at least MinTailSamples of
+// n samples.
+func Supported(q, n float64) bool {
+	return n*(1-q) >= MinTailSamples
 }
 
 // Percentiles are a latency distribution's landmarks, in milliseconds.

@@ -126,6 +126,66 @@ func TestMergeIsNotAnAverage(t *testing.T) {
 	}
 }
 
+// TestMergeWeighted: a run that logged one transaction in ten counts each sample ten times, so
+// two runs of 1,000 transactions each weigh alike however they were sampled; with equal rates it
+// is Merge; the effective sample size says what the weighted samples are worth.
+func TestMergeWeighted(t *testing.T) {
+	all, sampled := NewRecorder(), NewRecorder()
+	for i := range 1000 {
+		all.record(int64(1000 + i%10)) // 1 ms, every transaction logged
+	}
+	for i := range 100 {
+		sampled.record(int64(10_000 + i%10)) // 10 ms, one in ten logged
+	}
+	a, _ := all.Encode()
+	b, _ := sampled.Encode()
+	tests := []struct {
+		name      string
+		runs      []Sample
+		p75       float64
+		effective float64
+	}{
+		// Weighted, the 10 ms run is half of the transactions: p75 lies in it. As samples it would
+		// be a tenth of them, and p75 at 1 ms.
+		{"one run sampled", []Sample{{a, 1}, {b, 0.1}}, 10, 2000.0 * 2000 / (1000 + 100*100)},
+		{"the same rate", []Sample{{a, 0.5}, {b, 0.5}}, 1, 1100},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, effective, err := MergeWeighted(tt.runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := float64(h.ValueAtQuantile(75)) / 1000; math.Abs(got-tt.p75) > tt.p75*0.01 {
+				t.Errorf("p75 %.3f ms, want %.0f", got, tt.p75)
+			}
+			if math.Abs(effective-tt.effective) > 0.01 {
+				t.Errorf("effective samples %.2f, want %.2f", effective, tt.effective)
+			}
+		})
+	}
+	same, _, _ := MergeWeighted([]Sample{{a, 1}, {b, 1}})
+	plain, _ := Merge(a, b)
+	if !same.Equals(plain) {
+		t.Error("equal rates must merge as Merge does")
+	}
+}
+
+// TestSupported: a percentile needs ten samples beyond it.
+func TestSupported(t *testing.T) {
+	tests := []struct {
+		q, n float64
+		want bool
+	}{
+		{0.99, 1000, true}, {0.99, 999, false}, {0.999, 10_000, true}, {0.999, 3500, false}, {0.5, 20, true}, {0.9, 99, false},
+	}
+	for _, tt := range tests {
+		if got := Supported(tt.q, tt.n); got != tt.want {
+			t.Errorf("Supported(%v, %v) = %v", tt.q, tt.n, got)
+		}
+	}
+}
+
 func TestReadLogRejectsWhatIsNotALog(t *testing.T) {
 	for name, in := range map[string]string{
 		"progress line":          "progress: 5.0 s, 27015.6 tps, lat 0.147 ms stddev 0.046, 0 failed\n",

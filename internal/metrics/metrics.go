@@ -141,8 +141,11 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 			r.tpsCV.With(labels).Set(*s.CV)
 		}
 		if l := res.Latency; l != nil {
-			for q, ms := range map[string]float64{"0.5": l.P50Ms, "0.9": l.P90Ms, "0.99": l.P99Ms, "0.999": l.P999Ms, "1": l.MaxMs} {
-				r.latencyQuant.With(with(labels, "quantile", q)).Set(ms / 1000)
+			// A percentile too few samples support has no series rather than a figure.
+			for q, ms := range map[string]*float64{"0.5": &l.P50Ms, "0.9": l.P90Ms, "0.99": l.P99Ms, "0.999": l.P999Ms, "1": &l.MaxMs} {
+				if ms != nil {
+					r.latencyQuant.With(with(labels, "quantile", q)).Set(*ms / 1000)
+				}
 			}
 		}
 		if l := res.Link; l != nil {

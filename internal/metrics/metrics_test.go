@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
@@ -43,8 +44,9 @@ func TestUncertaintySeries(t *testing.T) {
 	cv, lo, hi := 0.05, 0.7, 0.8
 	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
 	tb.Status.Results = []benchv1.TransportResult{{Transport: "ssh", TPS: 100,
-		TPSSpread:  &benchv1.Spread{Median: 100, CV: &cv},
-		Latency:    &benchv1.LatencyDistribution{P50Ms: 1, P90Ms: 2, P99Ms: 5, P999Ms: 9, MaxMs: 20},
+		TPSSpread: &benchv1.Spread{Median: 100, CV: &cv},
+		Latency: &benchv1.LatencyDistribution{P50Ms: 1, P90Ms: ptr.To(2.0), P99Ms: ptr.To(5.0), MaxMs: 20,
+			Unsupported: []string{"p99.9"}},
 		Comparison: &benchv1.Comparison{Ratio: 0.75, Lower: &lo, Upper: &hi}}}
 	r.Observe(tb)
 	cases := []struct {

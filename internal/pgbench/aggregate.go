@@ -77,7 +77,42 @@ func Aggregate(parts []*Result) *Result {
 		out.ConnectionTimeMs = connWeighted / float64(out.Clients)
 	}
 	out.Progress = sumProgress(parts)
+	out.OpenLoop = sumOpenLoop(parts)
 	return out
+}
+
+// sumOpenLoop adds up the schedules of processes that ran at the same time: skipped and late
+// transactions add, the mean lag is weighted by transactions, the longest lag is the longest.
+func sumOpenLoop(parts []*Result) *OpenLoop {
+	var out *OpenLoop
+	var n, lag float64
+	for _, p := range parts {
+		o := p.OpenLoop
+		if o == nil {
+			continue
+		}
+		if out == nil {
+			out = &OpenLoop{}
+		}
+		out.Skipped += o.Skipped
+		out.LagMaxMs = max(out.LagMaxMs, o.LagMaxMs)
+		if o.Late != nil {
+			out.Late = ptr(ptrValue(out.Late) + *o.Late)
+		}
+		n += float64(p.Transactions)
+		lag += float64(p.Transactions) * o.LagAvgMs
+	}
+	if out != nil && n > 0 {
+		out.LagAvgMs = lag / n
+	}
+	return out
+}
+
+func ptrValue(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // sumProgress adds up the progress reports of processes that ran at the same time, interval by

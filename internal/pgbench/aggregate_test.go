@@ -52,6 +52,20 @@ func TestAggregate(t *testing.T) {
 	}
 }
 
+// TestAggregateOpenLoop: skipped and late add, the mean lag is weighted by transactions, the
+// longest is the longest; closed-loop processes have none.
+func TestAggregateOpenLoop(t *testing.T) {
+	a := &Result{Transactions: 3000, OpenLoop: &OpenLoop{LagAvgMs: 1, LagMaxMs: 9, Skipped: 5, Late: ptr(int64(7))}}
+	b := &Result{Transactions: 1000, OpenLoop: &OpenLoop{LagAvgMs: 5, LagMaxMs: 4, Skipped: 1, Late: ptr(int64(2))}}
+	got := Aggregate([]*Result{a, b}).OpenLoop
+	if got == nil || got.LagAvgMs != 2 || got.LagMaxMs != 9 || got.Skipped != 6 || got.Late == nil || *got.Late != 9 {
+		t.Errorf("open loop %+v", got)
+	}
+	if Aggregate([]*Result{{Transactions: 1}, {Transactions: 2}}).OpenLoop != nil {
+		t.Error("closed-loop processes have no schedule")
+	}
+}
+
 func TestAggregateSumsProgressByInterval(t *testing.T) {
 	a := &Result{Transactions: 10, Progress: []ProgressPoint{{T: 1, TPS: 100, LatencyMs: 1}, {T: 2, TPS: 300, LatencyMs: 2}}}
 	b := &Result{Transactions: 10, Progress: []ProgressPoint{{T: 1, TPS: 300, LatencyMs: 3}, {T: 2, TPS: 100, LatencyMs: 4},

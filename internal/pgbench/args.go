@@ -41,6 +41,12 @@ func LoadFor(load benchv1.LoadSpec) runspec.Load {
 	if load.StallTimeout != nil {
 		out.StallTimeout = load.StallTimeout.Duration
 	}
+	if load.Rate != nil {
+		out.Rate = float64(*load.Rate)
+	}
+	if load.LatencyLimit != nil {
+		out.LatencyLimit = load.LatencyLimit.Duration
+	}
 	return out
 }
 
@@ -73,6 +79,13 @@ func LoadArgs(load runspec.Load) []string {
 	if load.Reconnect {
 		args = append(args, "-C")
 	}
+	if load.Rate > 0 {
+		args = append(args, "-R", strconv.FormatFloat(load.Rate, 'f', -1, 64))
+	}
+	if load.LatencyLimit > 0 {
+		// pgbench takes milliseconds, with a fraction.
+		args = append(args, "-L", strconv.FormatFloat(float64(load.LatencyLimit)/float64(time.Millisecond), 'f', -1, 64))
+	}
 	if load.ProgressInterval > 0 {
 		// -P also makes pgbench report the latency stddev in its summary.
 		args = append(args, "-P", seconds(load.ProgressInterval))
@@ -81,7 +94,8 @@ func LoadArgs(load runspec.Load) []string {
 }
 
 // SplitLoad returns the loads of n pgbench processes that run at the same moment, one per SSH
-// tunnel: copies of load, each with its share of the clients and threads (Split).
+// tunnel: copies of load, each with its share of the clients and threads (Split) and of the rate
+// in proportion to its clients.
 func SplitLoad(load runspec.Load, n int) []runspec.Load {
 	if n <= 1 {
 		return []runspec.Load{load}
@@ -90,6 +104,9 @@ func SplitLoad(load runspec.Load, n int) []runspec.Load {
 	for _, share := range Split(max(load.Clients, 1), max(load.Threads, 1), n) {
 		l := load
 		l.Clients, l.Threads = share.Clients, share.Threads
+		if load.Rate > 0 {
+			l.Rate = load.Rate * float64(share.Clients) / float64(max(load.Clients, 1))
+		}
 		out = append(out, l)
 	}
 	return out

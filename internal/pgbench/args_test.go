@@ -46,6 +46,14 @@ func TestLoadArgs(t *testing.T) {
 				Reconnect: true, ProgressInterval: 1500 * time.Millisecond, StallTimeout: 2 * time.Minute},
 			want: "-n -f /tmp/tunnelbench/script.sql -M extended -c 8 -j 2 -t 500 -C -P 2",
 		},
+		{
+			name: "open loop: a rate and a sub-millisecond latency limit",
+			load: benchv1.LoadSpec{Builtin: "select-only", Clients: 4, Threads: 2, Duration: &metav1.Duration{Duration: time.Minute},
+				Rate: ptr(int32(200)), LatencyLimit: &metav1.Duration{Duration: 2500 * time.Microsecond}},
+			wantLoad: runspec.Load{Builtin: "select-only", Protocol: "simple", Clients: 4, Threads: 2, Duration: time.Minute,
+				ProgressInterval: 5 * time.Second, StallTimeout: 30 * time.Second, Rate: 200, LatencyLimit: 2500 * time.Microsecond},
+			want: "-b select-only -M simple -c 4 -j 2 -T 60 -R 200 -L 2.5 -P 5",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +97,15 @@ func TestSplitLoad(t *testing.T) {
 	}
 	if load.Clients != 10 || load.Threads != 4 {
 		t.Errorf("the split changed the whole run's load: %+v", load)
+	}
+	// The rate follows the clients: 3, 3, 2 and 2 of 10 at 100 tps.
+	load.Rate = 100
+	var rates []float64
+	for _, l := range SplitLoad(load, 4) {
+		rates = append(rates, l.Rate)
+	}
+	if !reflect.DeepEqual(rates, []float64{30, 30, 20, 20}) {
+		t.Errorf("rates split %v", rates)
 	}
 }
 

@@ -26,6 +26,17 @@ type Result struct {
 	Threads                 int32           `json:"threads"`
 	DurationSeconds         *float64        `json:"durationSeconds"`
 	Progress                []ProgressPoint `json:"progress"`
+	// OpenLoop is how a run at a fixed rate (-R) kept its schedule; nil for a closed loop.
+	OpenLoop *OpenLoop `json:"openLoop,omitempty"`
+}
+
+// OpenLoop is pgbench's account of a rate-limited run: the schedule lag, the transactions skipped
+// for being latency-limit behind and, with -L, those that lasted longer than it.
+type OpenLoop struct {
+	LagAvgMs float64 `json:"lagAvgMs"`
+	LagMaxMs float64 `json:"lagMaxMs"`
+	Skipped  int64   `json:"skipped"`
+	Late     *int64  `json:"late,omitempty"`
 }
 
 // ProgressPoint is one -P progress report.
@@ -63,6 +74,7 @@ var (
 	reTPS      = regexp.MustCompile(`^tps = ([0-9.]+) \((.+)\)$`)
 	reMs       = regexp.MustCompile(`^([0-9.]+) ms`)
 	reCount    = regexp.MustCompile(`^([0-9]+)`)
+	reLag      = regexp.MustCompile(`^avg ([0-9.]+) \(max ([0-9.]+)\) ms`)
 )
 
 // ParseProgress reads one of pgbench's progress lines ("progress: 5.0 s, 1234.5 tps, lat 3.2 ms
@@ -155,7 +167,27 @@ func parseField(res *Result, key, value string) {
 	case "average connection time":
 		res.ConnectionTimeMs = atofMs(value)
 		res.Reconnect = true
+	case "rate limit schedule lag":
+		if m := reLag.FindStringSubmatch(value); m != nil {
+			openLoop(res).LagAvgMs, openLoop(res).LagMaxMs = atof(m[1]), atof(m[2])
+		}
+	case "number of transactions skipped":
+		openLoop(res).Skipped = atoi(value)
+	default:
+		// "number of transactions above the 5.0 ms latency limit: N/M (x%)"
+		if strings.HasPrefix(key, "number of transactions above the ") && strings.HasSuffix(key, " latency limit") {
+			openLoop(res).Late = ptr(atoi(value))
+		}
 	}
+}
+
+// openLoop is res's open-loop account, made on first use: pgbench prints its lines only with -R
+// (-L alone prints the late count, which a closed loop also has; it is kept there too).
+func openLoop(res *Result) *OpenLoop {
+	if res.OpenLoop == nil {
+		res.OpenLoop = &OpenLoop{}
+	}
+	return res.OpenLoop
 }
 
 // errorLines keeps pgbench's "pgbench: error:" lines with their tab-indented continuations

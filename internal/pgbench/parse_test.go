@@ -13,6 +13,8 @@ import (
 
 func f64(v float64) *float64 { return &v }
 
+func i64(v int64) *int64 { return &v }
+
 // The pg15-* files are real pgbench 15.18 outputs recorded on this project's machines (stdout and
 // stderr together, as the runner captures them). pg14-* and pg13-* are written from those
 // versions' printResults() formats, since Debian bookworm ships only pgbench 15.
@@ -27,6 +29,26 @@ func TestParseRecordedOutputs(t *testing.T) {
 				TPS: 43345.472587, LatencyAvgMs: 0.089, LatencyStddevMs: f64(0.570), ConnectionTimeMs: 53.348,
 				Transactions: 127902, Clients: 4, Threads: 2, DurationSeconds: f64(3),
 				Progress: []ProgressPoint{{1, 41029.5, 0.090}, {2, 41346.0, 0.095}, {3, 45380.0, 0.084}},
+			},
+		},
+		{
+			// -R 500 -L 5: the schedule lag and the late count; nothing skipped.
+			file: "pg15-rate.txt",
+			want: Result{
+				TPS: 515.694273, LatencyAvgMs: 0.234, LatencyStddevMs: f64(0.393), ConnectionTimeMs: 6.087,
+				Transactions: 1544, Clients: 2, Threads: 1, DurationSeconds: f64(3),
+				Progress: []ProgressPoint{{1, 523.0, 0.259}, {2, 532.0, 0.236}, {3, 489.0, 0.206}},
+				OpenLoop: &OpenLoop{LagAvgMs: 0.141, LagMaxMs: 3.846, Skipped: 0, Late: i64(0)},
+			},
+		},
+		{
+			// -R 20000 -L 0.1, more than the path keeps: a fifth skipped, two fifths late.
+			file: "pg15-rate-skipped.txt",
+			want: Result{
+				TPS: 15682.385171, LatencyAvgMs: 0.113, LatencyStddevMs: f64(0.202), ConnectionTimeMs: 6.740,
+				Transactions: 31261, Clients: 2, Threads: 1, DurationSeconds: f64(2),
+				Progress: []ProgressPoint{{1, 15782.0, 0.110}},
+				OpenLoop: &OpenLoop{LagAvgMs: 0.057, LagMaxMs: 4.660, Skipped: 8666, Late: i64(13439)},
 			},
 		},
 		{

@@ -28,7 +28,7 @@ func HTML(w io.Writer, s summary.Summary) error {
 	data := map[string]any{
 		"S": s, "Header": header(s), "Head": head, "Rows": rows, "Details": ds,
 		"Rates": rateChart(s), "Latency": latencyChart(s), "Series": seriesChart(s), "Connect": connectChart(s),
-		"Cost": costChart(s),
+		"Cost": costChart(s), "Forest": forestChart(s),
 	}
 	return page.Execute(w, data)
 }
@@ -61,6 +61,8 @@ ul{margin:0;padding-left:18px}
 {{if .S.Best}}<p>best: {{.S.Best}}</p>{{end}}</header>
 <main>
 <div class="charts">
+{{if .Forest}}<section id="forest"><h2>Ratio to {{.S.Baseline}} with its interval (log scale; Holm-adjusted above 95 %)</h2>
+{{.Forest}}</section>{{end}}
 <section id="rates"><h2>{{.S.Unit}} per transport (median, interval of the median)</h2>{{.Rates}}</section>
 {{if .Latency}}<section id="latency"><h2>Latency percentiles (ms)</h2>{{.Latency}}</section>{{end}}
 {{if .Series}}<section id="series"><h2>tps over time (every run)</h2>{{.Series}}</section>{{end}}
@@ -72,8 +74,10 @@ ul{margin:0;padding-left:18px}
 {{if .Details}}<section id="paths"><h2>Paths, links and provenance</h2><ul>
 {{range .Details}}<li><b>{{.Name}}</b><ul>{{range .Lines}}<li>{{.}}</li>{{end}}</ul></li>{{end}}</ul></section>{{end}}
 <p class="note">Intervals are of the median, distribution-free: 95 % with 6 runs or more, else the min–max with
-its coverage. Verdicts come from the paired ratio's 95 % interval against {{.S.Baseline}}: a transport is called
-faster or slower only when the whole interval says so.</p>
+its coverage. Verdicts come from the ratio's interval against {{.S.Baseline}} (paired by round; Holm-adjusted
+across the transports, so at most a 5 % chance of any false verdict): a transport is called faster or slower
+only when the whole interval says so, as the forest plot shows.{{if .S.OpenLoop}} Open loop: every path ran the
+rate asked, so the ratios compare mean latency, schedule lag included.{{end}}</p>
 </main></body></html>
 `))
 
@@ -207,7 +211,7 @@ func rateChart(s summary.Summary) template.HTML {
 
 // latencyChart: p50, p90 and p99 side by side per transport; nothing when none was sampled.
 func latencyChart(s summary.Summary) template.HTML {
-	highest := highestOf(s, func(t summary.Transport) float64 { return t.P99Ms })
+	highest := highestOf(s, func(t summary.Transport) float64 { return max(t.P50Ms, t.P90Ms, t.P99Ms) })
 	if highest == 0 {
 		return ""
 	}
@@ -228,8 +232,11 @@ func latencyChart(s summary.Summary) template.HTML {
 				x+w*float64(k), p.y(v), w-2, p.bottom-p.y(v), shades[k],
 				template.HTMLEscapeString(fmt.Sprintf("%s p%s: %.3f ms", t.Name, []string{"50", "90", "99"}[k], v)))
 		}
-		if t.P99Ms == 0 {
+		switch {
+		case t.P50Ms == 0:
 			p.text(p.center(i), p.bottom-8, "middle", "not sampled")
+		case t.P99Ms == 0:
+			p.text(p.center(i), p.bottom-8, "middle", fmt.Sprintf("p99: too few samples (%d)", t.EffectiveSamples))
 		}
 		p.text(p.center(i), p.bottom+16, "middle", t.Name)
 	}
@@ -271,7 +278,12 @@ func seriesChart(s summary.Summary) template.HTML {
 
 // connectChart: the average time to connect per transport, when the load measured it.
 func connectChart(s summary.Summary) template.HTML {
-	highest := highestOf(s, func(t summary.Transport) float64 { return t.ConnectMs })
+	highest := highestOf(s, func(t summary.Transport) float64 {
+		if t.Connect != nil {
+			return math.Max(t.ConnectMs, t.Connect.High)
+		}
+		return t.ConnectMs
+	})
 	if highest == 0 {
 		return ""
 	}
@@ -281,7 +293,13 @@ func connectChart(s summary.Summary) template.HTML {
 		if t.ConnectMs > 0 {
 			p.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" rx="3"/>`, cx-w/2, p.y(t.ConnectMs), w,
 				p.bottom-p.y(t.ConnectMs), palette[i%len(palette)])
-			p.text(cx, p.y(t.ConnectMs)-6, "middle", ms(t.ConnectMs))
+			top := t.ConnectMs
+			if c := t.Connect; c != nil && c.IntervalConfidence > 0 {
+				p.add(`<path d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f" stroke="#1d2433" stroke-width="1.5"/>`,
+					cx, p.y(c.Low), p.y(c.High), cx-8, p.y(c.Low), cx+8, cx-8, p.y(c.High), cx+8)
+				top = math.Max(top, c.High)
+			}
+			p.text(cx, p.y(top)-6, "middle", connect(t))
 		}
 		p.text(cx, p.bottom+16, "middle", t.Name)
 	}

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/summary"
 )
 
@@ -66,11 +67,24 @@ func columns(s summary.Summary) ([]string, [][]string) {
 	for _, t := range s.Transports {
 		rows = append(rows, []string{
 			t.Name, t.Type, fmt.Sprintf("%d/%d", t.Runs, t.Repetitions), rate(t.Median, t.Runs), interval(t),
-			ratio(t), verdict(t), ms(t.LatencyAvgMs), percentiles(t), ms(t.ConnectMs), partCost(t, benchv1.PartClient),
+			ratio(t), verdict(t), ms(t.LatencyAvgMs), percentiles(t), connect(t), partCost(t, benchv1.PartClient),
 			partCost(t, benchv1.PartServer), dash(t.Limiter),
 		})
 	}
 	return head, rows
+}
+
+// connect is the time to connect over the runs with its interval, to 3 significant figures: one
+// run's average to the microsecond says more than the runs support.
+func connect(t summary.Transport) string {
+	c := t.Connect
+	if c == nil {
+		return "-"
+	}
+	if c.IntervalConfidence > 0 {
+		return fmt.Sprintf("%.3g [%.3g–%.3g]", c.Median, c.Low, c.High)
+	}
+	return fmt.Sprintf("%.3g", c.Median)
 }
 
 // verdict is the transport's verdict, marked when it compares runs placed apart from the
@@ -105,6 +119,9 @@ func details(t summary.Transport) []string {
 	if t.Link != "" {
 		out = append(out, "link: "+t.Link)
 	}
+	if t.OpenLoop != "" {
+		out = append(out, "open loop: "+t.OpenLoop)
+	}
 	if t.ConnectionsPerSecond != nil {
 		out = append(out, fmt.Sprintf("new connections: %.1f/s", *t.ConnectionsPerSecond))
 	}
@@ -134,6 +151,15 @@ func details(t summary.Transport) []string {
 	}
 	for _, u := range t.Unmeasured {
 		out = append(out, fmt.Sprintf("CPU of %s not known in %d/%d runs: %s", u.Part, u.Runs, t.Runs, u.Reason))
+	}
+	if len(t.Unsupported) > 0 {
+		worth := ""
+		if t.EffectiveSamples != t.LatencySamples {
+			worth = fmt.Sprintf(" (worth %d once weighted by their runs' sampling)", t.EffectiveSamples)
+		}
+		out = append(out, fmt.Sprintf("latency: %d samples%s, too few for %s: a percentile is given with at least %d "+
+			"samples beyond it (p99 from 1,000, p99.9 from 10,000)", t.LatencySamples, worth,
+			strings.Join(t.Unsupported, " or "), latency.MinTailSamples))
 	}
 	if t.FailedTransactions > 0 {
 		out = append(out, fmt.Sprintf("failed transactions: %d", t.FailedTransactions))
@@ -165,6 +191,9 @@ func table(w io.Writer, s summary.Summary) error {
 		}
 	}
 	fmt.Fprintln(w)
+	for _, l := range forest(s, forestWidth) {
+		fmt.Fprintln(w, l)
+	}
 	footer(w, s)
 	return nil
 }
@@ -177,6 +206,10 @@ func footer(w io.Writer, s summary.Summary) {
 	}
 	fmt.Fprintln(w, "Intervals: of the median, distribution-free; 95 % with 6 runs or more, else the min–max and its "+
 		"coverage. Verdicts: "+verdicts+".")
+	if s.OpenLoop {
+		fmt.Fprintln(w, "Open loop: every path ran the rate asked, so tps says nothing of it; the ratios and verdicts "+
+			"compare mean latency (schedule lag included): a ratio of 0.5 is twice the baseline's latency.")
+	}
 	if s.Best != "" {
 		fmt.Fprintln(w, "Best: "+s.Best)
 	}
@@ -202,6 +235,9 @@ func markdown(w io.Writer, s summary.Summary) error {
 		}
 	}
 	fmt.Fprintln(w)
+	for _, l := range forest(s, forestWidth) {
+		fmt.Fprintln(w, l)
+	}
 	footer(w, s)
 	return nil
 }
@@ -261,7 +297,7 @@ func ratio(t summary.Transport) string {
 }
 
 func percentiles(t summary.Transport) string {
-	if t.P50Ms == 0 && t.P99Ms == 0 {
+	if t.P50Ms == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%s/%s/%s", ms(t.P50Ms), ms(t.P90Ms), ms(t.P99Ms))

@@ -112,7 +112,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 	page := b.String()
 	for _, want := range []string{"<svg", "direct", "tls", "ssh-wan", "20100", "17200", "TLSv1.3", "chacha20-poly1305@openssh.com",
-		"measured 10.9ms 49.8Mbit/s", `id="series"`, `id="latency"`, `id="connect"`, `id="cost"`, "limiter: client 2/3",
+		"measured 10.9ms 49.8Mbit/s", `id="series"`, `id="latency"`, `id="connect"`, `id="cost"`, `id="forest"`, "limiter: client 2/3",
 		"direct, link: 12.0 µs per transaction"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)

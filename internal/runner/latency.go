@@ -16,20 +16,24 @@ import (
 // million latencies put the p99.9 on 500 of them.
 const maxLoggedTransactions = 500_000
 
-// assumedTPS is the rate a run without a warm-up and with a duration is sized for: more than
-// this machine's fastest path, so the log stays within bounds whatever the path.
+// assumedTPS is the rate the first run of a path is sized for when it has a duration and no
+// warm-up: more than this machine's fastest path, so the log stays within bounds whatever the
+// path. Later runs are sized by the path's own measured rate.
 const assumedTPS = 50_000
 
 // samplingRate is the fraction of transactions to log so that a run logs at most about
-// maxLoggedTransactions: exact for a number of transactions, estimated from the warm-up's tps
-// (with half as much again to spare) or from assumedTPS for a duration.
-func samplingRate(load runspec.Load, warmTPS float64) float64 {
+// maxLoggedTransactions: exact for a number of transactions, estimated with half as much again to
+// spare from the warm-up's tps, else from the path's earlier runs (expectedTPS), else from
+// assumedTPS for a duration.
+func samplingRate(load runspec.Load, warmTPS, expectedTPS float64) float64 {
 	var expected float64
 	switch {
 	case load.Transactions > 0:
 		expected = float64(load.Transactions) * float64(max(load.Clients, 1))
 	case warmTPS > 0:
 		expected = 1.5 * warmTPS * load.Duration.Seconds()
+	case expectedTPS > 0:
+		expected = 1.5 * expectedTPS * load.Duration.Seconds()
 	default:
 		expected = assumedTPS * load.Duration.Seconds()
 	}

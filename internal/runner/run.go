@@ -233,7 +233,8 @@ func execute(ctx context.Context, opts Options) *report.Report {
 			warmTPS += o.result.TPS
 		}
 	}
-	logs := &transactionLogs{dir: cmp.Or(opts.TransactionLogDir, runspec.TransactionLogDir), rate: samplingRate(run.Load, warmTPS)}
+	logs := &transactionLogs{dir: cmp.Or(opts.TransactionLogDir, runspec.TransactionLogDir),
+		rate: samplingRate(run.Load, warmTPS, run.ExpectedTPS)}
 	if err := logs.prepare(); err != nil {
 		return fail(err)
 	}

@@ -3,6 +3,7 @@ package runspec
 import (
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,11 @@ type Load struct {
 	// StallTimeout fails the run when no progress report shows a completed transaction for this
 	// long; 0 never does.
 	StallTimeout time.Duration
+	// Rate, when positive, runs the load open-loop at this many transactions per second (-R).
+	Rate float64
+	// LatencyLimit, when positive, counts transactions longer than it as late, and with Rate
+	// skips those already this far behind their schedule (-L).
+	LatencyLimit time.Duration
 }
 
 // Run is everything the operator tells the runner about one run: what to run, how long to wait for
@@ -71,6 +77,9 @@ type Run struct {
 	// Warmup, when positive, runs the load for this long before the measured run, through the
 	// same path, and discards its figures.
 	Warmup time.Duration
+	// ExpectedTPS is the highest tps the path measured in the benchmark's earlier runs, 0 before
+	// its first: the transaction log's sampling is sized by it when there is no warm-up.
+	ExpectedTPS float64
 	// Tunnels is the number of SSH tunnels, at least 1 (1 without SSH). With more than one, the
 	// runner runs one pgbench per tunnel at the same moment, tunnel i on loopback port
 	// TunnelPort+i, with clients and threads split evenly, and aggregates their results.
@@ -123,8 +132,11 @@ func (r Run) Args() []string {
 	a.addBool("reconnect", r.Load.Reconnect)
 	a.addDuration("progress-interval", r.Load.ProgressInterval)
 	a.addDuration("stall-timeout", r.Load.StallTimeout)
+	a.addFloat("rate", r.Load.Rate)
+	a.addDuration("latency-limit", r.Load.LatencyLimit)
 	a.addInt("storm", int(r.Storm))
 	a.addDuration("warmup", r.Warmup)
+	a.addFloat("expected-tps", math.Ceil(r.ExpectedTPS))
 	a = append(a, "--tunnels="+strconv.Itoa(r.Tunnels))
 	a.addInt("tunnel-port", r.TunnelPort)
 	a.addString("ssh-log-dir", r.SSHLogDir)
@@ -150,6 +162,12 @@ func (a *args) addString(name, v string) {
 func (a *args) addInt(name string, v int) {
 	if v != 0 {
 		*a = append(*a, "--"+name+"="+strconv.Itoa(v))
+	}
+}
+
+func (a *args) addFloat(name string, v float64) {
+	if v != 0 {
+		*a = append(*a, "--"+name+"="+strconv.FormatFloat(v, 'f', -1, 64))
 	}
 }
 
@@ -191,7 +209,11 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&l.Reconnect, "reconnect", false, "open a connection per transaction (pgbench -C)")
 	fs.DurationVar(&l.ProgressInterval, "progress-interval", 0, "period of the progress reports (pgbench -P)")
 	fs.DurationVar(&l.StallTimeout, "stall-timeout", 0, "fail when no transaction completes for this long (0: never)")
+	fs.Float64Var(&l.Rate, "rate", 0, "run open-loop at this many transactions per second, split across the tunnels (pgbench -R)")
+	fs.DurationVar(&l.LatencyLimit, "latency-limit", 0,
+		"count longer transactions as late; with --rate, skip those this far behind (pgbench -L)")
 	fs.DurationVar(&r.Warmup, "warmup", 0, "run the load this long first, through the same path, and discard its figures")
+	fs.Float64Var(&r.ExpectedTPS, "expected-tps", 0, "the path's tps in earlier runs: sizes the transaction log's sampling without a warm-up")
 	fs.IntVar(&f.storm, "storm", 0, "after the load, open this many connections one after the other (select 1 each)")
 	fs.IntVar(&r.Tunnels, "tunnels", 0, "SSH tunnels, at least 1: run one pgbench per tunnel, on ports tunnel-port+i")
 	fs.IntVar(&r.TunnelPort, "tunnel-port", 0, "loopback port of the first tunnel")
@@ -325,8 +347,10 @@ func (l Load) problems() []string {
 	default:
 		errs = append(errs, fmt.Sprintf("--protocol must be simple, extended or prepared, not %q", l.Protocol))
 	}
-	if l.Clients < 0 || l.Threads < 0 || l.Transactions < 0 || l.Duration < 0 || l.ProgressInterval < 0 || l.StallTimeout < 0 {
-		errs = append(errs, "--clients, --threads, --transactions, --duration, --progress-interval and --stall-timeout must not be negative")
+	if l.Clients < 0 || l.Threads < 0 || l.Transactions < 0 || l.Duration < 0 || l.ProgressInterval < 0 || l.StallTimeout < 0 ||
+		l.Rate < 0 || l.LatencyLimit < 0 {
+		errs = append(errs, "--clients, --threads, --transactions, --duration, --progress-interval, --stall-timeout, --rate "+
+			"and --latency-limit must not be negative")
 	}
 	return errs
 }

@@ -49,6 +49,12 @@ func TestArgsRoundTrip(t *testing.T) {
 		{"pgbouncer and a storm", Run{Load: load(), Storm: 150, Tunnels: 1, Pooler: PoolerPgBouncer}},
 		{"largest storm", Run{Load: load(), Storm: MaxStorm, Tunnels: 1}},
 		{"warm-up", Run{Load: load(), Warmup: 5 * time.Second, Tunnels: 1}},
+		{"the path's earlier rate", Run{Load: load(), ExpectedTPS: 351, Tunnels: 1}},
+		{"open loop", Run{Load: func() Load {
+			l := load()
+			l.Rate, l.LatencyLimit = 250.5, 2500*time.Microsecond
+			return l
+		}(), Tunnels: 1}},
 		{"result ConfigMap", Run{Load: load(), Tunnels: 1, ResultConfigMap: "bench-direct-r2-abc123"}},
 		{"a copy load", Run{Tunnels: 1, Copy: Copy{Bytes: 64 << 20, Data: CopyRandom}}},
 		{"creating a copy data set", Run{Init: true, Tunnels: 1, Copy: Copy{Bytes: 1 << 20, Data: CopyText}}},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
@@ -29,6 +30,8 @@ type Summary struct {
 	ServerVersion string `json:"serverVersion,omitempty"`
 	// Load says what ran, e.g. "select-only, prepared, 4 clients, 10s × 3 (interleaved)".
 	Load string `json:"load"`
+	// OpenLoop is true for a load at a fixed rate: the ratios compare mean latency, not tps.
+	OpenLoop bool `json:"openLoop,omitempty"`
 	// Unit is what Median measures: "tps", or "MB/s" for a copy load.
 	Unit       string      `json:"unit"`
 	Baseline   string      `json:"baseline,omitempty"`
@@ -64,9 +67,22 @@ type Transport struct {
 	P50Ms        float64 `json:"p50Ms,omitempty"`
 	P90Ms        float64 `json:"p90Ms,omitempty"`
 	P99Ms        float64 `json:"p99Ms,omitempty"`
+	// LatencySamples and EffectiveSamples are the logged latencies behind the percentiles and what
+	// they are worth weighted; Unsupported names the percentiles too few of them support.
+	LatencySamples int64 `json:"latencySamples,omitempty"`
+	// OpenLoop says how an open-loop transport kept its schedule over its runs, e.g. "schedule lag
+	// 0.14 ms (max 3.85), 0 skipped, 12 late of 4632".
+	OpenLoop         string   `json:"openLoop,omitempty"`
+	EffectiveSamples int64    `json:"effectiveSamples,omitempty"`
+	Unsupported      []string `json:"unsupported,omitempty"`
 	// Connection cost: pgbench's average connection time, and, when measured, new connections
 	// per second (reconnect) and a storm's rate.
-	ConnectMs            float64  `json:"connectMs,omitempty"`
+	ConnectMs float64 `json:"connectMs,omitempty"`
+	// Connect is the time to connect over the runs: the median of the runs' averages with its
+	// distribution-free interval, never a bare figure.
+	Connect *Estimate `json:"connect,omitempty"`
+	// RatioLevel is the confidence level of Ratio's interval: 0.95, or higher when Holm-adjusted.
+	RatioLevel           float64  `json:"ratioLevel,omitempty"`
 	ConnectionsPerSecond *float64 `json:"connectionsPerSecond,omitempty"`
 	StormPerSecond       *float64 `json:"stormPerSecond,omitempty"`
 	FailedTransactions   int64    `json:"failedTransactions,omitempty"`
@@ -107,7 +123,7 @@ func Of(tb *benchv1.TunnelBenchmark) Summary {
 		Namespace: tb.Namespace, Name: tb.Name, Phase: string(tb.Status.Phase),
 		Partial:  tb.Status.Phase != benchv1.PhaseCompleted,
 		Progress: tb.Status.Progress, Server: tb.Status.Server, ServerVersion: tb.Status.ServerVersion,
-		Load: loadOf(tb), Unit: "tps",
+		Load: loadOf(tb), OpenLoop: tb.Spec.Load.Rate != nil, Unit: "tps",
 	}
 	if tb.Spec.Load.Copy != nil {
 		s.Unit = "MB/s"
@@ -152,12 +168,22 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 			line.MixedPlacement = c.Reason
 		}
 		if c.Lower != nil && c.Upper != nil {
-			line.RatioLow, line.RatioHigh = *c.Lower, *c.Upper
+			line.RatioLow, line.RatioHigh, line.RatioLevel = *c.Lower, *c.Upper, c.Level
 		}
 	}
-	line.LatencyAvgMs, line.ConnectMs, line.FailedTransactions = r.LatencyAvgMs, r.ConnectionTimeMs, r.FailedTransactions
+	line.LatencyAvgMs, line.FailedTransactions = r.LatencyAvgMs, r.FailedTransactions
+	var connect []float64
+	for _, run := range r.Runs {
+		if run.ConnectionTimeMs > 0 {
+			connect = append(connect, run.ConnectionTimeMs)
+		}
+	}
+	if line.Connect = estimate(connect); line.Connect != nil {
+		line.ConnectMs = line.Connect.Median
+	}
 	if l := r.Latency; l != nil {
-		line.P50Ms, line.P90Ms, line.P99Ms = l.P50Ms, l.P90Ms, l.P99Ms
+		line.P50Ms, line.P90Ms, line.P99Ms = l.P50Ms, ptr.Deref(l.P90Ms, 0), ptr.Deref(l.P99Ms, 0)
+		line.LatencySamples, line.EffectiveSamples, line.Unsupported = l.Samples, l.EffectiveSamples, l.Unsupported
 	}
 	line.ConnectionsPerSecond = r.ConnectionsPerSecond
 	if st := r.ConnectionStorm; st != nil {
@@ -168,6 +194,7 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 	line.Cost, line.Limiter = costOf(r.Runs)
 	line.Unmeasured = unmeasuredOf(r.Runs)
 	line.Wire = wireOf(r.Runs)
+	line.OpenLoop = openLoopOf(r.Runs)
 	line.Setup = setupOf(r.Runs)
 	for _, s := range r.Series {
 		line.Series = append(line.Series, Series{Round: s.Round, Seconds: s.Seconds, TPS: s.TPS})
@@ -175,6 +202,36 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 	if p := r.Provenance; p != nil {
 		line.Node, line.RunnerImage, line.PgbenchVersion = p.Node, p.RunnerImage, p.PgbenchVersion
 	}
+}
+
+// openLoopOf sums up how the runs kept their schedule: the worst mean lag and the longest lag of
+// any run, the skipped and late transactions of all.
+func openLoopOf(runs []benchv1.RunResult) string {
+	var lag, lagMax float64
+	var skipped, late, all int64
+	lateKnown, any := false, false
+	for _, r := range runs {
+		o := r.OpenLoop
+		if o == nil {
+			continue
+		}
+		any = true
+		lag, lagMax = max(lag, o.ScheduleLagMs), max(lagMax, o.ScheduleLagMaxMs)
+		skipped += o.Skipped
+		all += r.Transactions + r.FailedTransactions + o.Skipped
+		if o.Late != nil {
+			lateKnown, late = true, late+*o.Late
+		}
+	}
+	if !any {
+		return ""
+	}
+	out := fmt.Sprintf("schedule lag up to %.3g ms on average in a run (max %.3g ms), %d of %d scheduled skipped", lag, lagMax,
+		skipped, all)
+	if lateKnown {
+		out += fmt.Sprintf(", %d late", late)
+	}
+	return out
 }
 
 // loadOf says what the benchmark ran.
@@ -198,6 +255,13 @@ func loadOf(tb *benchv1.TunnelBenchmark) string {
 	parts = append(parts, fmt.Sprintf("%d clients", l.Clients))
 	if l.Reconnect {
 		parts = append(parts, "reconnect")
+	}
+	if l.Rate != nil {
+		loop := fmt.Sprintf("open loop at %d tps", *l.Rate)
+		if l.LatencyLimit != nil {
+			loop += fmt.Sprintf(", latency limit %s", l.LatencyLimit.Duration)
+		}
+		parts = append(parts, loop)
 	}
 	switch {
 	case l.Duration != nil:
@@ -253,4 +317,27 @@ func pathOf(r *benchv1.TransportResult) string {
 			p.ClientHop.Auth, p.ClientHop.TLS, p.ServerHop.Auth, p.ServerHop.TLS))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Estimate is a figure over a transport's runs: their median with its distribution-free interval
+// (IntervalConfidence: 0.95 with 6 runs or more; with fewer, the min–max's own coverage; 0 with
+// one run).
+type Estimate struct {
+	Median             float64 `json:"median"`
+	Low                float64 `json:"low,omitempty"`
+	High               float64 `json:"high,omitempty"`
+	IntervalConfidence float64 `json:"intervalConfidence,omitempty"`
+	Runs               int     `json:"runs"`
+}
+
+// estimate is the Estimate of values, nil without any.
+func estimate(values []float64) *Estimate {
+	if len(values) == 0 {
+		return nil
+	}
+	out := &Estimate{Median: stats.Summarize(values).Median, Runs: len(values)}
+	if ci := stats.MedianCI(values); ci.Confidence > 0 {
+		out.Low, out.High, out.IntervalConfidence = ci.Low, ci.High, ci.Confidence
+	}
+	return out
 }

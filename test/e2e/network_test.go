@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -264,4 +266,42 @@ func wirePerRow(t *testing.T, tb *benchv1.TunnelBenchmark, transport string) flo
 		t.Fatalf("%s: no bytes per row on the wire in %+v", transport, r)
 	}
 	return *r.Runs[0].Wire.BytesPerRow
+}
+
+// openLoopAcrossTheWAN runs the LAN and the emulated WAN open-loop, at a rate both keep: every run
+// records its schedule (the rate asked, the lag, nothing skipped), both run the rate, and they are
+// compared by mean latency, the WAN's round trip making it slower however equal their tps.
+func openLoopAcrossTheWAN(t *testing.T, ns string, pg *fixture.Postgres) {
+	const rate = 100
+	tb := benchmark(ns, "open-loop", pg, fixture.CredentialsSecret)
+	tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: wanRTT}}
+	tb.Spec.Transports = []benchv1.TransportSpec{
+		{Name: "lan", Type: benchv1.TransportDirect, Network: &benchv1.NetworkSpec{}},
+		{Name: "wan", Type: benchv1.TransportDirect},
+	}
+	tb.Spec.Load.Builtin, tb.Spec.Load.Script, tb.Spec.Load.Protocol = "", "select 1;", benchv1.Protocol("simple")
+	tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.Repetitions = wanClients, 2, 3
+	tb.Spec.Load.Rate, tb.Spec.Load.LatencyLimit = ptr.To[int32](rate), &metav1.Duration{Duration: 200 * time.Millisecond}
+	end := complete(t, tb, 6*time.Minute)
+	for _, r := range end.Status.Results {
+		for _, run := range r.Runs {
+			o := run.OpenLoop
+			t.Logf("%s run %d: %.1f tps, %.3f ms, schedule %+v", r.Transport, run.Round, run.TPS, run.LatencyAvgMs, ptrVal(o))
+			if o == nil || o.RateTPS != rate || o.Skipped != 0 || o.ScheduleLagMs < 0 || o.ScheduleLagMaxMs < o.ScheduleLagMs ||
+				o.Late == nil || run.TPS < 0.8*rate || run.TPS > 1.2*rate {
+				t.Errorf("%s run %d: %.1f tps, schedule %+v; want %d tps kept, nothing skipped", r.Transport, run.Round,
+					run.TPS, ptrVal(o), rate)
+			}
+		}
+	}
+	lan, wan := end.Status.Result("lan"), end.Status.Result("wan")
+	// The WAN's latency includes its 10 ms round trip; the LAN's is well under a millisecond.
+	if c := wan.Comparison; c == nil || c.Verdict != benchv1.VerdictSlower || wan.LatencyAvgMs < wanRTT.Seconds()*1000 ||
+		lan.LatencyAvgMs > 5 || c.Ratio > lan.LatencyAvgMs/wan.LatencyAvgMs*2 {
+		t.Errorf("wan vs lan open-loop: %+v (latency %.3f vs %.3f ms), want slower by about their latencies' ratio",
+			ptrVal(c), wan.LatencyAvgMs, lan.LatencyAvgMs)
+	}
+	if c := meta.FindStatusCondition(end.Status.Conditions, "RateNotSustained"); c != nil {
+		t.Errorf("RateNotSustained at %d tps: %s", rate, c.Message)
+	}
 }

@@ -74,8 +74,8 @@ func trustworthyAnswers(t *testing.T, ns string, pg *fixture.Postgres) {
 			t.Errorf("%s: runs %+v, spread %+v", r.Transport, r.Runs, r.TPSSpread)
 		}
 		l := r.Latency
-		if l == nil || l.Samples <= 0 || l.SamplingRate <= 0 || !(0 < l.P50Ms && l.P50Ms <= l.P90Ms && l.P90Ms <= l.P99Ms &&
-			l.P99Ms <= l.P999Ms && l.P999Ms <= l.MaxMs) {
+		if l == nil || l.Samples <= 0 || l.SamplingRate <= 0 || l.P90Ms == nil || l.P99Ms == nil || l.P999Ms == nil ||
+			!(0 < l.P50Ms && l.P50Ms <= *l.P90Ms && *l.P90Ms <= *l.P99Ms && *l.P99Ms <= *l.P999Ms && *l.P999Ms <= l.MaxMs) {
 			t.Errorf("%s: latency %+v", r.Transport, l)
 		}
 		if l != nil && l.SamplingRate == 1 && l.Samples != r.Transactions {
