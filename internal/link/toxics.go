@@ -7,7 +7,6 @@ import (
 
 	"github.com/Shopify/toxiproxy/v2/stream"
 	"github.com/Shopify/toxiproxy/v2/toxics"
-	"golang.org/x/time/rate"
 )
 
 // Toxic types, registered with Toxiproxy under names its own toxics do not use.
@@ -28,28 +27,8 @@ func init() {
 const chunkBuffer = 1024
 
 // hold waits until deliver, or returns false when the toxic is interrupted first.
-//
-// Go's netpoller sleeps in whole milliseconds (epoll_wait's timeout, truncated), then sleeps 1 ms
-// more for a remainder below a millisecond: a timer due in 2.4 ms fires at about 3 ms, always
-// late, by half a millisecond on average. Waits are therefore rounded to the nearest whole
-// millisecond, which the netpoller keeps: each delay is off by at most ±0.5 ms, and the errors of
-// a round trip's two halves average out instead of adding up (hack/bench/link measures it).
 func hold(stub *toxics.ToxicStub, deliver time.Time) bool {
-	wait := time.Until(deliver)
-	if wait >= time.Millisecond {
-		wait = wait.Round(time.Millisecond)
-	}
-	if wait <= 0 {
-		return true
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-stub.Interrupt:
-		return false
-	}
+	return sleepUntil(deliver, stub.Interrupt)
 }
 
 // pipe runs each chunk through pass until the link closes or the toxic is interrupted; pass
@@ -129,39 +108,51 @@ func (t *handshakeToxic) Pipe(stub *toxics.ToxicStub) {
 	})
 }
 
-// bandwidthToxic passes BytesPerSecond through one token bucket that every connection of the
-// proxy shares (the same toxic serves all of a proxy's connections in one direction), splitting
-// chunks so that none exceeds the bucket's burst.
+// bandwidthToxic is a line of BytesPerSecond that every connection of the proxy shares in one
+// direction (the same toxic serves all of them), sending one packet at a time as a store-and-forward
+// link does: a packet of n bytes leaves n/rate after the line was free and the packet had reached
+// it. Chunks are cut into packets of at most packetBytes, so a large write streams out as on a
+// real link, and a single small message pays its own serialization time — which a token bucket's
+// burst would let it skip (16 KiB of burst is 1.3 s of a 100 Kbit/s line). A packet may leave up
+// to earlyRelease before its time, so that a fast line is not held by a sleep per packet; the line's
+// clock keeps the exact time, so no error accumulates.
 type bandwidthToxic struct {
 	BytesPerSecond int64 `json:"bytesPerSecond"`
 
-	once    sync.Once
-	limiter *rate.Limiter
-	burst   int
+	mu   sync.Mutex
+	free time.Time
 }
+
+// packetBytes is a TCP segment's payload on a 1500-byte MTU with timestamps.
+const packetBytes = 1448
+
+// earlyRelease is how much before its departure a packet may leave without a wait: 0.2 ms, a
+// few hundred bytes at 10 Mbit/s, 25 KB at 1 Gbit/s.
+const earlyRelease = 200 * time.Microsecond
 
 func (t *bandwidthToxic) GetBufferSize() int { return chunkBuffer }
 
-// burstFor is the bucket's depth: 2 ms at the rate, and at least one 16 KiB read, so that a
-// chunk passes in few pieces and the rate holds over any few milliseconds.
-func burstFor(bytesPerSecond int64) int {
-	return int(max(bytesPerSecond/500, 16<<10))
+// depart books n bytes that reached the line at arrived and says when they leave it.
+func (t *bandwidthToxic) depart(n int, arrived time.Time) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if arrived.After(t.free) {
+		t.free = arrived
+	}
+	t.free = t.free.Add(time.Duration(float64(n) * float64(time.Second) / float64(t.BytesPerSecond)))
+	return t.free
 }
 
 func (t *bandwidthToxic) Pipe(stub *toxics.ToxicStub) {
-	t.once.Do(func() {
-		t.burst = burstFor(t.BytesPerSecond)
-		t.limiter = rate.NewLimiter(rate.Limit(t.BytesPerSecond), t.burst)
-	})
 	pipe(stub, func(c *stream.StreamChunk) bool {
 		for data := c.Data; len(data) > 0; {
-			n := min(len(data), t.burst)
-			r := t.limiter.ReserveN(time.Now(), n)
-			if !hold(stub, time.Now().Add(r.Delay())) {
-				stub.Output <- &stream.StreamChunk{Data: data, Timestamp: c.Timestamp}
+			n := min(len(data), packetBytes)
+			leave := t.depart(n, c.Timestamp)
+			if time.Until(leave) > earlyRelease && !hold(stub, leave) {
+				stub.Output <- &stream.StreamChunk{Data: data, Timestamp: leave}
 				return false
 			}
-			stub.Output <- &stream.StreamChunk{Data: data[:n], Timestamp: c.Timestamp}
+			stub.Output <- &stream.StreamChunk{Data: data[:n], Timestamp: leave}
 			data = data[n:]
 		}
 		return true
