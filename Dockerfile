@@ -18,7 +18,7 @@ FROM debian:bookworm-slim
 RUN mkdir -p /etc/postgresql-common \
  && echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.conf \
  && groupdel tape && groupadd -g 26 postgres && useradd -u 26 -g postgres -d /var/lib/postgresql -s /bin/sh postgres \
- && groupadd -g 65532 tunnelbench && useradd -u 65532 -g tunnelbench -d /tmp -s /usr/sbin/nologin tunnelbench \
+ && groupadd -g 65532 tunnelbench && useradd -u 65532 -g tunnelbench -d /tmp -s /bin/sh tunnelbench \
  && apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql-15 openssh-client openssh-server pgbouncer ca-certificates \
  && apt-get clean \

@@ -132,14 +132,16 @@ debootstrap_layer() {
 
 # debian_layer: the shared layer of the runner and postgres images (PACKAGES and their users).
 debian_layer() {
-  local key; key=$(printf '%s|%s|%s|%s|v3' "$SUITE" "$PACKAGES" "$POSTGRES_UID" "$RUNNER_UID" | sha256sum | cut -c1-16)
+  local key; key=$(printf '%s|%s|%s|%s|v4' "$SUITE" "$PACKAGES" "$POSTGRES_UID" "$RUNNER_UID" | sha256sum | cut -c1-16)
   debootstrap_layer debian "$SUITE" "$PACKAGES" "$key" "
     # Debian gives gid 26 to tape: postgres takes it, as CloudNativePG runs postgres as 26:26.
     if getent group $POSTGRES_UID >/dev/null; then groupdel \$(getent group $POSTGRES_UID | cut -d: -f1); fi
     groupadd -g $POSTGRES_UID postgres
     useradd -u $POSTGRES_UID -g postgres -d /var/lib/postgresql -s /bin/sh postgres
     groupadd -g $RUNNER_UID tunnelbench
-    useradd -u $RUNNER_UID -g tunnelbench -d /tmp -s /usr/sbin/nologin tunnelbench
+    # A shell, not nologin: as the SSH gateway's user it runs the gateway's ForceCommand (a wait
+    # for the connection to end), which is how sshd comes to disable Nagle on the connection.
+    useradd -u $RUNNER_UID -g tunnelbench -d /tmp -s /bin/sh tunnelbench
     install_packages
     # The gateway brings its own host key (generated per benchmark): none is baked in.
     rm -f /etc/ssh/ssh_host_*

@@ -1,5 +1,5 @@
 // Package sshtunnel renders the command lines of the SSH tunnel transport: the hardened, non-root
-// sshd of the gateway next to the server, and the `ssh -N -L` of each tunnel next to the client.
+// sshd of the gateway next to the server, and the `ssh -L` of each tunnel next to the client.
 // It also reads back, from ssh's own verbose log, what was negotiated and why a tunnel died.
 package sshtunnel
 
@@ -52,8 +52,9 @@ func userOr(u string) string {
 }
 
 // SSHDArgs returns sshd's arguments. The whole configuration is on the command line (with an empty
-// config file), so that what runs is what the pod spec shows: keys only, no shell, no PTY, no
-// agent, X11, remote or stream-local forwarding, and local forwarding only to PermitOpen.
+// config file), so that what runs is what the pod spec shows: keys only, no command but
+// ForceCommand, no PTY, no agent, X11, remote or stream-local forwarding, and local forwarding
+// only to PermitOpen.
 func (g Gateway) SSHDArgs() []string {
 	listen := g.ListenAddress
 	if listen == "" {
@@ -82,7 +83,12 @@ func (g Gateway) SSHDArgs() []string {
 		"PermitTunnel=no",
 		"GatewayPorts=no",
 		"PermitUserRC=no",
-		"ForceCommand=/bin/false",
+		// Whatever the client asks to run, it gets this: a wait for its own connection to end
+		// (tail exits once the sshd process of the connection, its parent, is gone). A session
+		// matters: sshd sets TCP_NODELAY on the connection only when it starts one, and without
+		// it Nagle's algorithm holds sshd's replies for an ACK, a round trip on a WAN (ssh -N
+		// reached 0.60 of the RTT bound, a session 0.93: hack/bench/sshwan).
+		"ForceCommand=" + ForceCommand,
 		"Compression=yes",
 		"Ciphers=" + strings.Join(Ciphers, ","),
 		"MACs=" + strings.Join(MACs, ","),
@@ -121,8 +127,14 @@ type Tunnel struct {
 	User string
 }
 
-// SSHArgs returns ssh's arguments: no command (-N), no TTY, batch mode, the host key pinned
-// (StrictHostKeyChecking yes against the generated known_hosts), and an exit when the forward
+// ForceCommand is the only command the gateway runs, through its user's shell: it does nothing
+// until the connection that started it ends.
+const ForceCommand = `exec /usr/bin/tail -f --pid="$PPID" /dev/null`
+
+// SSHArgs returns ssh's arguments: a session without a command (the gateway runs ForceCommand, so
+// that sshd disables Nagle's algorithm on the connection), stdin from /dev/null, no TTY, batch
+// mode, the host key pinned (StrictHostKeyChecking yes against the generated known_hosts), and an
+// exit when the forward
 // cannot be set up, so that a broken tunnel fails instead of running half-open. A refused
 // connection is tried again, once a second for ConnectAttempts seconds: the gateway is up before
 // the runner pod exists, but a NetworkPolicy implementation admits a new pod's address only once
@@ -132,7 +144,7 @@ func (t Tunnel) SSHArgs() []string {
 	// would go unnoticed (the API's default and minimum make this a guard only).
 	keepAlive := max(t.KeepAlive, time.Second)
 	args := []string{
-		"-N", "-T", "-v",
+		"-n", "-T", "-v",
 		"-p", strconv.Itoa(t.Port),
 		"-L", fmt.Sprintf("127.0.0.1:%d:%s", t.LocalPort, t.Target),
 		"-i", t.IdentityFile,

@@ -213,16 +213,11 @@ func TestGatewayGivesNoShellAndAdmitsOnlyTheClientKey(t *testing.T) {
 	sshtest.SkipIfShort(t)
 	r := startGateway(t)
 	tn := r.tunnel(r.allowed, r.KnownHostsFile)
-	base := tn.SSHArgs()
-	login := base[len(base)-1]
-	noForward := make([]string, 0, len(base))
-	for i := 0; i < len(base)-1; i++ {
-		if base[i] == "-N" {
-			continue
-		}
-		noForward = append(noForward, base[i])
-	}
-	out, err := exec.Command("ssh", append(noForward, login, "id")...).CombinedOutput()
+	// Asked to run id, the gateway runs its ForceCommand instead, which waits for the connection
+	// to end: ssh is stopped after 3 s, having printed nothing of id's.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ssh", append(tn.SSHArgs(), "id")...).CombinedOutput()
 	if err == nil || strings.Contains(string(out), "uid=") {
 		t.Errorf("a command ran on the gateway: err %v, output %q", err, out)
 	}
@@ -239,6 +234,43 @@ func TestGatewayGivesNoShellAndAdmitsOnlyTheClientKey(t *testing.T) {
 	}
 	if _, lastErr := sshtunnel.ParseLog(readLog(t, logFile)); !strings.Contains(lastErr, "Permission denied") {
 		t.Errorf("last error %q", lastErr)
+	}
+}
+
+// TestSessionEndsWithTheConnection: the tunnel's session runs the gateway's ForceCommand (the
+// session is what makes sshd disable Nagle on the connection), and the command does not outlive
+// the connection: once ssh is gone, so is it.
+func TestSessionEndsWithTheConnection(t *testing.T) {
+	sshtest.SkipIfShort(t)
+	r := startGateway(t)
+	tn := r.tunnel(r.allowed, r.KnownHostsFile)
+	tn.LocalPort = freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ssh", tn.SSHArgs()...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func() int {
+		// Anchored: sshd's own command line holds the ForceCommand's text too.
+		out, _ := exec.Command("pgrep", "-f", "^/usr/bin/tail -f --pid=").Output()
+		return len(strings.Fields(string(out)))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting() == 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if waiting() == 0 {
+		t.Fatalf("the gateway runs no ForceCommand for the tunnel's session\n%s", r.Log)
+	}
+	cancel()
+	_ = cmd.Wait()
+	deadline = time.Now().Add(5 * time.Second)
+	for waiting() > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := waiting(); n > 0 {
+		t.Errorf("%d ForceCommand processes outlived their connection", n)
 	}
 }
 

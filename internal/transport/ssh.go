@@ -36,7 +36,7 @@ const GatewayComponent = "ssh-gateway"
 const gatewayKeyDir = "/etc/tunnelbench/ssh-gateway"
 
 // sshTransport reaches the server through SSH tunnels: an sshd gateway next to the server, shared
-// by the benchmark's ssh transports, and one `ssh -N -L` native sidecar per tunnel next to
+// by the benchmark's ssh transports, and one `ssh -L` native sidecar per tunnel next to
 // pgbench, which connects to the tunnels' loopback ends. The gateway forwards to the server's host
 // and port (in-cluster TCP, as in a hand-run `ssh -L` study where the tunnel ended next to the
 // database). sslmode applies inside the tunnel.
@@ -156,7 +156,7 @@ func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
 // GatewayPart is the SSH gateway's part of the path in a run's cost.
 const GatewayPart = "gateway"
 
-// tunnelSidecar is one `ssh -N -L` as a native sidecar (an init container that keeps running).
+// tunnelSidecar is one `ssh -L` as a native sidecar (an init container that keeps running).
 // Its startup probe holds pgbench back until the forward accepts connections; the kubelet stops
 // it once pgbench has ended, so the Job still completes.
 func tunnelSidecar(i int, tn sshtunnel.Tunnel, image string, pullPolicy corev1.PullPolicy) corev1.Container {

@@ -13,6 +13,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
 )
 
 func TestGatewayIsHardenedAndPinned(t *testing.T) {
@@ -25,7 +26,7 @@ func TestGatewayIsHardenedAndPinned(t *testing.T) {
 	c := pod.Containers[0]
 	args := strings.Join(c.Args, " ")
 	for _, want := range []string{"PermitOpen=pg-rw:5432", "PasswordAuthentication=no", "PermitTTY=no", "AllowTcpForwarding=local",
-		"X11Forwarding=no", "AllowAgentForwarding=no", "ForceCommand=/bin/false", "Port=2222"} {
+		"X11Forwarding=no", "AllowAgentForwarding=no", "ForceCommand=" + sshtunnel.ForceCommand, "Port=2222"} {
 		if !strings.Contains(args, want) {
 			t.Errorf("sshd args lack %s: %s", want, args)
 		}
@@ -65,7 +66,7 @@ func TestJobWithTunnels(t *testing.T) {
 	for i, s := range pod.InitContainers {
 		args := strings.Join(s.Args, " ")
 		port := 15432 + i
-		for _, want := range []string{"-N", "-L 127.0.0.1:" + strconv.Itoa(port) + ":pg-rw:5432", "StrictHostKeyChecking=yes",
+		for _, want := range []string{"-n -T", "-L 127.0.0.1:" + strconv.Itoa(port) + ":pg-rw:5432", "StrictHostKeyChecking=yes",
 			"ExitOnForwardFailure=yes", "-c aes256-ctr", "-m hmac-sha2-256-etm@openssh.com", "Compression=yes",
 			"ServerAliveInterval=5", "tunnelbench@" + tb.GatewayName() + ".db.svc"} {
 			if !strings.Contains(args, want) {

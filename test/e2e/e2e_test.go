@@ -572,7 +572,7 @@ echo "== allowed"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts -W %[2]s:54
 echo "exit=$?"
 echo "== other"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts -W kubernetes.default.svc:443 %[3]s </dev/null 2>&1; echo "exit=$?"
 echo "== wrong host key"; ssh %[1]s -o UserKnownHostsFile=/tmp/empty_known_hosts -W %[2]s:5432 %[3]s </dev/null 2>&1; echo "exit=$?"
-echo "== command"; ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts %[3]s id </dev/null 2>&1; echo "exit=$?"
+echo "== command"; timeout 5 ssh %[1]s -o UserKnownHostsFile=/keys/known_hosts %[3]s id </dev/null 2>&1; echo "exit=$?"
 `, common, pg.Host, login, gateway+"."+ns+".svc")
 	// The gateway's NetworkPolicy admits the benchmark's runner pods: the probe carries their labels.
 	runnerLabels := map[string]string{benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: "runner"}

@@ -73,12 +73,12 @@ func emulatedWAN(t *testing.T, ns string, pg *fixture.Postgres) {
 			t.Fatalf("no result for %s", name)
 		}
 		// Long connections, one round trip per transaction: 50–105 % of the physical bound. The
-		// ssh tunnel multiplexes the 4 clients on one connection and measured 51–58 % in four
-		// runs (20 ms of latency where direct has 11): its floor is lower, and that gap is a
-		// finding to explain (README), not the emulator's error.
+		// ssh tunnel multiplexes the 4 clients on one connection; it measured 51–58 % while its
+		// gateway ran no session (Nagle held sshd's replies for an ACK), and must now keep up
+		// with direct: below 70 % would be that again.
 		floor := 0.5
 		if r.Type == benchv1.TransportSSH {
-			floor = 0.4
+			floor = 0.7
 		}
 		if r.TPS < floor*bound || r.TPS > 1.05*bound {
 			t.Errorf("%s: %.0f tps, want %.0f–105 %% of clients / RTT = %.0f", name, r.TPS, floor*100, bound)
