@@ -27,10 +27,11 @@ func (r *TunnelBenchmarkReconciler) warnFailedTransactions(tb *benchv1.TunnelBen
 		return
 	}
 	all := run.Transactions + run.FailedTransactions
-	msg := fmt.Sprintf("run %d of transport %s: %d of %d transactions failed (%.1f%%, more than %.0f%%): pgbench counts "+
-		"serialization and deadlock failures and goes on, so its tps counts only the others; the run takes no part in "+
-		"the comparisons. Check the script and the server's log for the failures' cause", run.Round, transport,
-		run.FailedTransactions, all, 100*float64(run.FailedTransactions)/float64(all), 100*benchv1.MaxFailedShare)
+	msg := fmt.Sprintf("run %d of transport %s: %d of %d transactions failed (%.1f%%, more than %.0f%%; pgbench: %d "+
+		"serialization failures, %d deadlocks): pgbench counts them and goes on, so its tps counts only the others; the "+
+		"run takes no part in the comparisons. Check the script's isolation and the server's log", run.Round, transport,
+		run.FailedTransactions, all, 100*float64(run.FailedTransactions)/float64(all), 100*benchv1.MaxFailedShare,
+		run.SerializationFailures, run.DeadlockFailures)
 	r.warnOnce(tb, ConditionTransactionsFailed, "TooManyFailed", msg)
 }
 

@@ -31,7 +31,7 @@ func TestFailedRunsLeftOut(t *testing.T) {
 }
 
 // TestTransactionsFailedCondition: a run of which 72 % of the transactions failed (pgbench exit 0)
-// sets TransactionsFailed, naming the run and the count.
+// sets TransactionsFailed, naming the run, the count and pgbench's causes.
 func TestTransactionsFailedCondition(t *testing.T) {
 	needsEnvtest(t)
 	ns := newNamespace(t)
@@ -43,14 +43,16 @@ func TestTransactionsFailedCondition(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(report.Report{
-		Result:  &pgbench.Result{TPS: 280, LatencyAvgMs: 14, Transactions: 2800, FailedTransactions: 7200, Clients: 4, Threads: 2},
+		Result: &pgbench.Result{TPS: 280, LatencyAvgMs: 14, Transactions: 2800, FailedTransactions: 7200, Clients: 4, Threads: 2,
+			SerializationFailures: ptr.To[int64](7150), DeadlockFailures: ptr.To[int64](50)},
 		Command: "pgbench -f script.sql -T 10", StartTime: time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second),
 		EndTime: time.Now().UTC().Truncate(time.Second),
 	})
 	finishJob(t, waitForJob(t, ns, jobName(tb.Name, "direct")), 0, string(b))
 	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
 	c := assertCondition(t, done, ConditionTransactionsFailed, metav1.ConditionTrue, "TooManyFailed")
-	if !strings.Contains(c.Message, "run 1 of transport direct: 7200 of 10000 transactions failed (72.0%") {
+	if !strings.Contains(c.Message, "run 1 of transport direct: 7200 of 10000 transactions failed (72.0%") ||
+		!strings.Contains(c.Message, "pgbench: 7150 serialization failures, 50 deadlocks") {
 		t.Errorf("TransactionsFailed %q", c.Message)
 	}
 	assertEvents(t, ns, tb.Name, "TransactionsFailed")

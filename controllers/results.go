@@ -54,6 +54,7 @@ func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1
 	res := rep.Result
 	run.TPS, run.LatencyAvgMs, run.ConnectionTimeMs = res.TPS, res.LatencyAvgMs, res.ConnectionTimeMs
 	run.Transactions, run.FailedTransactions = res.Transactions, res.FailedTransactions
+	run.SerializationFailures, run.DeadlockFailures = ptr.Deref(res.SerializationFailures, 0), ptr.Deref(res.DeadlockFailures, 0)
 	run.P99Ms = runP99(rep.Latency)
 	run.OpenLoop = openLoopRun(tb, res.OpenLoop)
 	run.Steadiness = steadiness(res.Progress)

@@ -1093,6 +1093,11 @@ type RunResult struct {
 	// Transactions and FailedTransactions are this run's counts.
 	Transactions       int64 `json:"transactions"`
 	FailedTransactions int64 `json:"failedTransactions"`
+	// SerializationFailures and DeadlockFailures are pgbench's causes of the failed transactions.
+	// +optional
+	SerializationFailures int64 `json:"serializationFailures,omitempty"`
+	// +optional
+	DeadlockFailures int64 `json:"deadlockFailures,omitempty"`
 	// Steadiness is whether the run's tps held still while it was measured, judged from pgbench's
 	// progress reports (at least 5); absent with fewer.
 	// +optional

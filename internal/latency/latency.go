@@ -44,9 +44,10 @@ func NewRecorder() *Recorder {
 //
 //	client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries]
 //
-// where time is the transaction's latency in microseconds, or "failed" or "skipped". A line that
-// does not have that shape is an error naming its number: the file is not a pgbench log (or was
-// written with --aggregate-interval, whose lines carry sums, not single latencies).
+// where time is the transaction's latency in microseconds, or "failed" (with --failures-detailed
+// "serialization" or "deadlock") or "skipped". A line that does not have that shape is an error
+// naming its number: the file is not a pgbench log (or was written with --aggregate-interval,
+// whose lines carry sums, not single latencies).
 func (r *Recorder) ReadLog(in io.Reader) error {
 	sc := bufio.NewScanner(in)
 	for n := 1; sc.Scan(); n++ {
@@ -59,7 +60,8 @@ func (r *Recorder) ReadLog(in io.Reader) error {
 			return fmt.Errorf("line %d is not a pgbench transaction log line: %q", n, line)
 		}
 		switch fields[2] {
-		case "failed":
+		case "failed", "serialization", "deadlock":
+			// --failures-detailed names the failure's cause instead of "failed".
 			r.Failed++
 			continue
 		case "skipped":

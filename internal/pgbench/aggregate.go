@@ -78,7 +78,19 @@ func Aggregate(parts []*Result) *Result {
 	}
 	out.Progress = sumProgress(parts)
 	out.OpenLoop = sumOpenLoop(parts)
+	for _, p := range parts {
+		out.SerializationFailures = addCount(out.SerializationFailures, p.SerializationFailures)
+		out.DeadlockFailures = addCount(out.DeadlockFailures, p.DeadlockFailures)
+	}
 	return out
+}
+
+// addCount adds a process's count to the sum so far; a count no process reported stays nil.
+func addCount(sum, n *int64) *int64 {
+	if n == nil {
+		return sum
+	}
+	return ptr(ptrValue(sum) + *n)
 }
 
 // sumOpenLoop adds up the schedules of processes that ran at the same time: skipped and late
@@ -96,9 +108,7 @@ func sumOpenLoop(parts []*Result) *OpenLoop {
 		}
 		out.Skipped += o.Skipped
 		out.LagMaxMs = max(out.LagMaxMs, o.LagMaxMs)
-		if o.Late != nil {
-			out.Late = ptr(ptrValue(out.Late) + *o.Late)
-		}
+		out.Late = addCount(out.Late, o.Late)
 		n += float64(p.Transactions)
 		lag += float64(p.Transactions) * o.LagAvgMs
 	}

@@ -90,7 +90,9 @@ func LoadArgs(load runspec.Load) []string {
 		// -P also makes pgbench report the latency stddev in its summary.
 		args = append(args, "-P", seconds(load.ProgressInterval))
 	}
-	return args
+	// pgbench's own word for failed transactions (serialization or deadlock), in its summary and
+	// its transaction log; pgbench 15 and later.
+	return append(args, "--failures-detailed")
 }
 
 // SplitLoad returns the loads of n pgbench processes that run at the same moment, one per SSH

@@ -27,7 +27,7 @@ func TestLoadArgs(t *testing.T) {
 			load: benchv1.LoadSpec{Builtin: "select-only"},
 			wantLoad: runspec.Load{Builtin: "select-only", Protocol: "simple", Clients: 1, Threads: 1,
 				Duration: benchv1.DefaultDuration, ProgressInterval: 5 * time.Second, StallTimeout: 30 * time.Second},
-			want: "-b select-only -M simple -c 1 -j 1 -T 60 -P 5",
+			want: "-b select-only -M simple -c 1 -j 1 -T 60 -P 5 --failures-detailed",
 		},
 		{
 			name: "published tunnel study: prepared, 16 clients, 4 threads, 60s",
@@ -35,7 +35,7 @@ func TestLoadArgs(t *testing.T) {
 				Duration: &metav1.Duration{Duration: time.Minute}},
 			wantLoad: runspec.Load{Builtin: "tpcb-like", Protocol: "prepared", Clients: 16, Threads: 4,
 				Duration: time.Minute, ProgressInterval: 5 * time.Second, StallTimeout: 30 * time.Second},
-			want: "-b tpcb-like -M prepared -c 16 -j 4 -T 60 -P 5",
+			want: "-b tpcb-like -M prepared -c 16 -j 4 -T 60 -P 5 --failures-detailed",
 		},
 		{
 			name: "inline script, transactions, reconnect, sub-second progress rounds up",
@@ -44,7 +44,7 @@ func TestLoadArgs(t *testing.T) {
 				StallTimeout: &metav1.Duration{Duration: 2 * time.Minute}},
 			wantLoad: runspec.Load{Script: true, Protocol: "extended", Clients: 8, Threads: 2, Transactions: 500,
 				Reconnect: true, ProgressInterval: 1500 * time.Millisecond, StallTimeout: 2 * time.Minute},
-			want: "-n -f /tmp/tunnelbench/script.sql -M extended -c 8 -j 2 -t 500 -C -P 2",
+			want: "-n -f /tmp/tunnelbench/script.sql -M extended -c 8 -j 2 -t 500 -C -P 2 --failures-detailed",
 		},
 		{
 			name: "open loop: a rate and a sub-millisecond latency limit",
@@ -52,7 +52,7 @@ func TestLoadArgs(t *testing.T) {
 				Rate: ptr(int32(200)), LatencyLimit: &metav1.Duration{Duration: 2500 * time.Microsecond}},
 			wantLoad: runspec.Load{Builtin: "select-only", Protocol: "simple", Clients: 4, Threads: 2, Duration: time.Minute,
 				ProgressInterval: 5 * time.Second, StallTimeout: 30 * time.Second, Rate: 200, LatencyLimit: 2500 * time.Microsecond},
-			want: "-b select-only -M simple -c 4 -j 2 -T 60 -R 200 -L 2.5 -P 5",
+			want: "-b select-only -M simple -c 4 -j 2 -T 60 -R 200 -L 2.5 -P 5 --failures-detailed",
 		},
 	}
 	for _, tt := range tests {
@@ -71,7 +71,7 @@ func TestLoadArgs(t *testing.T) {
 // TestLoadArgsLeavesZeroToPgbench: a field the load does not set is no flag at all.
 func TestLoadArgsLeavesZeroToPgbench(t *testing.T) {
 	got := strings.Join(LoadArgs(runspec.Load{Builtin: "select-only", Duration: 1500 * time.Millisecond}), " ")
-	if got != "-b select-only -T 2" {
+	if got != "-b select-only -T 2 --failures-detailed" {
 		t.Errorf("LoadArgs = %q", got)
 	}
 }
@@ -87,10 +87,10 @@ func TestSplitLoad(t *testing.T) {
 		got = append(got, strings.Join(LoadArgs(l), " "))
 	}
 	want := []string{
-		"-b select-only -M prepared -c 3 -j 1 -T 60 -P 1",
-		"-b select-only -M prepared -c 3 -j 1 -T 60 -P 1",
-		"-b select-only -M prepared -c 2 -j 1 -T 60 -P 1",
-		"-b select-only -M prepared -c 2 -j 1 -T 60 -P 1",
+		"-b select-only -M prepared -c 3 -j 1 -T 60 -P 1 --failures-detailed",
+		"-b select-only -M prepared -c 3 -j 1 -T 60 -P 1 --failures-detailed",
+		"-b select-only -M prepared -c 2 -j 1 -T 60 -P 1 --failures-detailed",
+		"-b select-only -M prepared -c 2 -j 1 -T 60 -P 1 --failures-detailed",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("split across 4 tunnels:\n got %q\nwant %q", got, want)

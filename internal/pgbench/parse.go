@@ -26,6 +26,10 @@ type Result struct {
 	Threads                 int32           `json:"threads"`
 	DurationSeconds         *float64        `json:"durationSeconds"`
 	Progress                []ProgressPoint `json:"progress"`
+	// SerializationFailures and DeadlockFailures split FailedTransactions by cause, as pgbench
+	// counts them with --failures-detailed; nil when it did not.
+	SerializationFailures *int64 `json:"serializationFailures,omitempty"`
+	DeadlockFailures      *int64 `json:"deadlockFailures,omitempty"`
 	// OpenLoop is how a run at a fixed rate (-R) kept its schedule; nil for a closed loop.
 	OpenLoop *OpenLoop `json:"openLoop,omitempty"`
 }
@@ -158,6 +162,10 @@ func parseField(res *Result, key, value string) {
 		res.Transactions = atoi(value)
 	case "number of failed transactions":
 		res.FailedTransactions = atoi(value)
+	case "number of serialization failures":
+		res.SerializationFailures = ptr(atoi(value))
+	case "number of deadlock failures":
+		res.DeadlockFailures = ptr(atoi(value))
 	case "latency average":
 		res.LatencyAvgMs = atofMs(value)
 	case "latency stddev":

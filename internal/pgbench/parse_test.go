@@ -87,7 +87,7 @@ func TestParseRecordedOutputs(t *testing.T) {
 			want: Result{
 				TPS: 987.478234, LatencyAvgMs: 4.762, ConnectionTimeMs: 33.944,
 				Transactions: 1969, FailedTransactions: 1381, Clients: 8, Threads: 2, DurationSeconds: f64(2),
-				Progress: []ProgressPoint{},
+				Progress: []ProgressPoint{}, SerializationFailures: i64(1381), DeadlockFailures: i64(0),
 			},
 		},
 		{

@@ -108,12 +108,8 @@ func unmeasuredOf(runs []benchv1.RunResult) []Unmeasured {
 // copy, over the runs that counted them: the median with the rate's interval method.
 type Wire struct {
 	// Per is what the bytes are counted per: transaction or row.
-	Per                string  `json:"per"`
-	Median             float64 `json:"median"`
-	Low                float64 `json:"low,omitempty"`
-	High               float64 `json:"high,omitempty"`
-	IntervalConfidence float64 `json:"intervalConfidence,omitempty"`
-	Runs               int     `json:"runs"`
+	Per string `json:"per"`
+	Estimate
 }
 
 // wireOf is the runs' bytes per transaction (per row for a copy), nil when none counted them.
@@ -132,11 +128,7 @@ func wireOf(runs []benchv1.RunResult) *Wire {
 	if len(values) == 0 {
 		return nil
 	}
-	out := &Wire{Per: per, Median: stats.Summarize(values).Median, Runs: len(values)}
-	if ci := stats.MedianCI(values); ci.Confidence > 0 {
-		out.Low, out.High, out.IntervalConfidence = ci.Low, ci.High, ci.Confidence
-	}
-	return out
+	return &Wire{Per: per, Estimate: *estimate(values)}
 }
 
 // Setup is a transport's connection setup, phase by phase: the median of its runs' medians.
