@@ -131,7 +131,7 @@ func TestRunCommandTakesTheOperatorsFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep.Failure == nil || rep.Failure.Reason != benchv1.ReasonServerUnreachable ||
-		rep.Command != "pgbench -b select-only -M prepared -c 4 -j 2 -T 10 -P 5" {
+		rep.Command != "pgbench -b select-only -M prepared -c 4 -j 2 -T 10 -P 5 --failures-detailed" {
 		t.Errorf("report %+v (failure %+v)", rep, rep.Failure)
 	}
 }
