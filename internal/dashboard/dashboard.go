@@ -103,6 +103,14 @@ func panels() []panel {
 			description: "Bytes the path put on the network from the runner's pod, both directions, per transaction or " +
 				"per row of a copy, after the tunnels' encryption and compression (median of the runs).",
 			queries: []query{{sel("tunnelbench_transport_wire_bytes"), "{{transport}} per {{per}}"}}},
+		{title: "Open loop: schedule lag", unit: "s", kind: "bars", width: 12, height: 8,
+			description: "How late an open-loop transport's transactions started against their schedule (spec.load.rate): " +
+				"the median of the runs' means and the longest of any run. A closed loop would have hidden this wait.",
+			queries: []query{{sel("tunnelbench_transport_schedule_lag_seconds"), "{{transport}} {{figure}}"}}},
+		{title: "Runs that did not hold steady", unit: "short", kind: "bars", width: 12, height: 8,
+			description: "Runs whose tps trended while measured (NotSteady): their figure is a moment of a trend; the " +
+				"condition recommends a warm-up.",
+			queries: []query{{sel("tunnelbench_transport_unsteady_runs"), "{{transport}}"}}},
 		{title: "Benchmarks by phase", unit: "short", kind: "stat", width: 24, height: 4,
 			queries: []query{{"sum by (phase) (tunnelbench_benchmarks)", "{{phase}}"}}},
 	}

@@ -43,6 +43,9 @@ type Recorder struct {
 	cpuPerTx       *prometheus.GaugeVec
 	wireBytes      *prometheus.GaugeVec
 	limitedRuns    *prometheus.GaugeVec
+	scheduleLag    *prometheus.GaugeVec
+	skipped        *prometheus.GaugeVec
+	unsteadyRuns   *prometheus.GaugeVec
 
 	mu     sync.Mutex
 	phases map[string]benchv1.Phase // namespace/name → phase
@@ -94,6 +97,15 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 			"Bytes a transport's path put on the network from the runner's pod, both directions, per transaction or per row "+
 				"of a copy (label per), median over the runs.",
 			append(transportLabels[:3:3], "per")),
+		scheduleLag: gauge("transport_schedule_lag_seconds",
+			"How late an open-loop transport's transactions started against their schedule: the median over the runs of "+
+				"each run's mean (figure mean), and the longest of any run (figure max).",
+			append(transportLabels[:3:3], "figure")),
+		skipped: gauge("transport_skipped_transactions",
+			"Transactions an open-loop transport skipped, spec.load.latencyLimit behind their schedule, over all its runs.",
+			transportLabels),
+		unsteadyRuns: gauge("transport_unsteady_runs",
+			"Runs of a transport whose tps trended while it was measured (NotSteady).", transportLabels),
 		limitedRuns: gauge("transport_limited_runs",
 			"Runs of a transport that a part (client, a sidecar, network) limited, by the documented thresholds.",
 			append(transportLabels[:3:3], "part")),
@@ -157,6 +169,7 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 			}
 		}
 		r.observeCost(labels, res.Runs)
+		r.observeSchedule(labels, res.Runs)
 		if c := res.Comparison; c != nil && c.Ratio > 0 {
 			r.ratio.With(with(labels, "bound", "estimate")).Set(c.Ratio)
 			if c.Lower != nil && c.Upper != nil {
@@ -194,7 +207,8 @@ func (r *Recorder) Forget(namespace, name string) {
 func (r *Recorder) series() []prometheus.Collector {
 	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
 		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate, r.liveTPS, r.linkRTT,
-		r.linkBandwidth, r.failedBench, r.benchPhase, r.cpuPerTx, r.wireBytes, r.limitedRuns}
+		r.linkBandwidth, r.failedBench, r.benchPhase, r.cpuPerTx, r.wireBytes, r.limitedRuns, r.scheduleLag, r.skipped,
+		r.unsteadyRuns}
 }
 
 // observeCost publishes each measured part's CPU per transaction (the median over the runs) and
@@ -237,6 +251,28 @@ func (r *Recorder) observeWire(labels prometheus.Labels, runs []benchv1.RunResul
 	if len(perRow) > 0 {
 		r.wireBytes.With(with(labels, "per", "row")).Set(stats.Median(perRow))
 	}
+}
+
+// observeSchedule publishes how open-loop runs kept their schedule, and how many runs trended.
+func (r *Recorder) observeSchedule(labels prometheus.Labels, runs []benchv1.RunResult) {
+	var lags []float64
+	var longest, skipped, unsteady float64
+	for _, run := range runs {
+		if o := run.OpenLoop; o != nil {
+			lags = append(lags, o.ScheduleLagMs/1000)
+			longest = max(longest, o.ScheduleLagMaxMs/1000)
+			skipped += float64(o.Skipped)
+		}
+		if s := run.Steadiness; s != nil && !s.Steady {
+			unsteady++
+		}
+	}
+	if len(lags) > 0 {
+		r.scheduleLag.With(with(labels, "figure", "mean")).Set(stats.Median(lags))
+		r.scheduleLag.With(with(labels, "figure", "max")).Set(longest)
+		r.skipped.With(labels).Set(skipped)
+	}
+	r.unsteadyRuns.With(labels).Set(unsteady)
 }
 
 // with is labels plus one more.

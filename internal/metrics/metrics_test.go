@@ -133,6 +133,38 @@ func TestLinkAndFailureSeries(t *testing.T) {
 
 // TestCostSeries: each part's CPU per transaction is the median of its runs', in seconds, and the
 // runs each limiter limited are counted; both go once the benchmark is forgotten.
+// TestScheduleSeries: an open-loop transport's lag (median of the runs' means, the longest of any
+// run), its skipped transactions, and the runs that trended.
+func TestScheduleSeries(t *testing.T) {
+	r := NewRecorder(prometheus.NewRegistry())
+	run := func(lag, longest float64, skipped int64, steady bool) benchv1.RunResult {
+		return benchv1.RunResult{OpenLoop: &benchv1.OpenLoopRun{RateTPS: 100, ScheduleLagMs: lag, ScheduleLagMaxMs: longest,
+			Skipped: skipped}, Steadiness: &benchv1.Steadiness{Steady: steady}}
+	}
+	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
+	tb.Status.Results = []benchv1.TransportResult{{Transport: "wan",
+		Runs: []benchv1.RunResult{run(0.5, 9, 0, true), run(0.3, 12, 2, false), run(0.6, 4, 1, true)}}}
+	r.Observe(tb)
+	for _, c := range []struct {
+		g    prometheus.Gauge
+		want float64
+	}{
+		{r.scheduleLag.WithLabelValues("ns", "b", "wan", "mean"), 0.5e-3},
+		{r.scheduleLag.WithLabelValues("ns", "b", "wan", "max"), 12e-3},
+		{r.skipped.WithLabelValues("ns", "b", "wan"), 3},
+		{r.unsteadyRuns.WithLabelValues("ns", "b", "wan"), 1},
+	} {
+		if got := testutil.ToFloat64(c.g); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%v, want %v", got, c.want)
+		}
+	}
+	r.Forget("ns", "b")
+	if n := testutil.CollectAndCount(r.scheduleLag) + testutil.CollectAndCount(r.skipped) +
+		testutil.CollectAndCount(r.unsteadyRuns); n != 0 {
+		t.Errorf("%d series left after Forget", n)
+	}
+}
+
 func TestCostSeries(t *testing.T) {
 	r := NewRecorder(prometheus.NewRegistry())
 	us := func(v float64) *float64 { return &v }
