@@ -42,7 +42,7 @@ func FuzzReportIntoStatus(f *testing.F) {
 		tb := newBenchmark("ns", "fuzz", benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect})
 		tb.Generation = 1
 		if rep.Result != nil {
-			recordRun(tb, tb.Spec.Transports[0], benchv1.RunResult{Round: 1, Job: "j"}, rep, specs.Pod{})
+			recordRun(tb, 0, tb.Spec.Transports[0], benchv1.RunResult{Round: 1, Job: "j"}, rep, specs.Pod{})
 		}
 		reason, msg := explainFailedJob(&batchv1.Job{}, rep, nil)
 		r.fail(tb, benchv1.ReasonPgbenchError, "transport direct: "+reason+": "+msg)

@@ -25,7 +25,7 @@ func (r *TunnelBenchmarkReconciler) cancel(ctx context.Context, tb *benchv1.Tunn
 		return err
 	}
 	done := 0
-	for _, res := range tb.Status.Results {
+	for _, res := range tb.Status.AllResults() {
 		done += int(res.Repetitions)
 	}
 	tb.Status.Phase = benchv1.PhaseCancelled

@@ -60,7 +60,7 @@ func inSpecOrder(tb *benchv1.TunnelBenchmark) *benchv1.TunnelBenchmark {
 		slices.SortStableFunc(want, func(a, b plannedRun) int { return a.transport - b.transport })
 	}
 	for seed := range int64(1 << 20) {
-		if slices.Equal(schedule(n, rounds, tb.Order(), seed), want) {
+		if slices.Equal(schedule(1, n, rounds, tb.Order(), seed), want) {
 			tb.Spec.Load.Seed = ptr.To(seed)
 			return tb
 		}
@@ -142,7 +142,8 @@ func jobName(benchmark, transport string) string {
 
 // roundJobName is the name of a benchmark's Job for a transport's round.
 func roundJobName(benchmark, transport string, round int32) string {
-	return (&benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Name: benchmark}}).RunJobName(transport, round)
+	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Name: benchmark}}
+	return tb.RunJobName(benchv1.RunRef{Transport: transport, Round: round})
 }
 
 func waitForPhase(t *testing.T, ns, name string, phase benchv1.Phase) *benchv1.TunnelBenchmark {

@@ -77,7 +77,7 @@ func bitRate(bps int64) string {
 func (r *TunnelBenchmarkReconciler) judgeLinks(tb *benchv1.TunnelBenchmark) {
 	var misses []string
 	measured := false
-	for _, res := range tb.Status.Results {
+	for _, res := range tb.Status.AllResults() {
 		if res.Link == nil || res.Link.Measured == nil {
 			continue
 		}

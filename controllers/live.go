@@ -20,8 +20,8 @@ import (
 // ConfigMap (runspec.Live) at each of pgbench's progress reports, into status.live. The operator
 // reads that one ConfigMap by name, uncached: no watch on ConfigMaps, no cache of other
 // workloads' ones; its role already has get on ConfigMaps.
-func (r *TunnelBenchmarkReconciler) observeLive(ctx context.Context, tb *benchv1.TunnelBenchmark, transport string,
-	round int32, jobName string) {
+func (r *TunnelBenchmarkReconciler) observeLive(ctx context.Context, tb *benchv1.TunnelBenchmark, ref benchv1.RunRef,
+	jobName string) {
 	cm := &corev1.ConfigMap{}
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName}, cm); err != nil {
 		log.FromContext(ctx).V(1).Info("No live progress to read", "configmap", jobName, "error", err.Error())
@@ -37,7 +37,7 @@ func (r *TunnelBenchmarkReconciler) observeLive(ctx context.Context, tb *benchv1
 		return
 	}
 	tb.Status.Live = &benchv1.LiveRun{
-		Transport: transport, Round: round, Repetitions: tb.Repetitions(), Phase: l.Phase,
+		Transport: ref.Transport, Point: tb.PointName(ref.Point), Round: ref.Round, Repetitions: tb.Repetitions(), Phase: l.Phase,
 		ElapsedSeconds: roundTo(l.ElapsedSeconds, 10), DurationSeconds: l.DurationSeconds,
 		TPS: roundTo(l.TPS, 10), LatencyMs: roundTo(l.LatencyMs, 1000),
 		// Whole seconds, as the API keeps them: a finer time would differ from the stored one on

@@ -19,18 +19,20 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
+	"github.com/tunnelbench/tunnelbench/internal/sweep"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // recordRun adds one run's report to its transport's result: the run's own figures, the details of
 // the path as the latest run saw them, and the summaries over the runs so far. Each transport then
 // records its own part (Transport.Record) on the returned result.
-func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1.RunResult, rep *report.Report,
+func recordRun(tb *benchv1.TunnelBenchmark, point int, t benchv1.TransportSpec, run benchv1.RunResult, rep *report.Report,
 	pod specs.Pod) *benchv1.TransportResult {
-	out := tb.Status.Result(t.Name)
+	results := tb.PointResults(point)
+	out := benchv1.FindResult(*results, t.Name)
 	if out == nil {
-		tb.Status.Results = append(tb.Status.Results, benchv1.TransportResult{Transport: t.Name, Type: t.Type})
-		out = &tb.Status.Results[len(tb.Status.Results)-1]
+		*results = append(*results, benchv1.TransportResult{Transport: t.Name, Type: t.Type})
+		out = &(*results)[len(*results)-1]
 	}
 	if !rep.StartTime.IsZero() {
 		run.StartTime = &metav1.Time{Time: rep.StartTime}
@@ -73,7 +75,8 @@ func recordRun(tb *benchv1.TunnelBenchmark, t benchv1.TransportSpec, run benchv1
 		out.ConnectionStorm = stormResult(s)
 	}
 	if len(res.Progress) > 0 {
-		out.Series = append(out.Series, runSeries(run.Round, res.Progress, maxSeriesPoints/int(tb.Repetitions())))
+		// A transport's points share its budget.
+		out.Series = append(out.Series, runSeries(run.Round, res.Progress, maxSeriesPoints/(tb.Points()*int(tb.Repetitions()))))
 	}
 
 	aggregateRuns(out, res.Reconnect)
@@ -159,8 +162,8 @@ func supported(unsupported *[]string, name string, q, ms, samples float64) *floa
 // that a slow path logs all its transactions rather than a sample sized for the fastest path.
 // Another transport's rate would not do: the path not yet measured may be faster than any, and a
 // log sized too small for it would fill the pod's memory.
-func pathRate(tb *benchv1.TunnelBenchmark, transport string) float64 {
-	res := tb.Status.Result(transport)
+func pathRate(results []benchv1.TransportResult, transport string) float64 {
+	res := benchv1.FindResult(results, transport)
 	if res == nil {
 		return 0
 	}
@@ -252,18 +255,34 @@ func spread(xs []float64) *benchv1.Spread {
 	return out
 }
 
-// summarize derives the progress, each result's comparison with the baseline (the first transport
-// in the spec) and the best transport from the recorded runs.
+// summarize derives the progress and, at every point, each result's comparison with the baseline
+// (the first transport in the spec) and the best transport from the recorded runs; for a sweep,
+// each transport's curve across the points.
 func summarize(tb *benchv1.TunnelBenchmark) {
 	done := 0
-	for _, r := range tb.Status.Results {
+	for _, r := range tb.Status.AllResults() {
 		done += len(r.Runs)
 	}
 	tb.Status.Progress = benchv1.ProgressString(done, tb.TotalRuns())
-	baseline := tb.Status.Result(tb.Spec.Transports[0].Name)
+	method := methodOf(tb.Order())
+	if tb.Spec.Sweep == nil {
+		tb.Status.Best = summarizePoint(method, tb.Spec.Transports[0].Name, tb.Status.Results)
+		return
+	}
+	for point := range tb.Points() {
+		sp := &tb.Status.Sweep.Points[point]
+		sp.Best = summarizePoint(method, tb.Spec.Transports[0].Name, sp.Results)
+	}
+	tb.Status.Sweep.Curves = sweep.Curves(method, tb.Spec.Transports, tb.Status.Sweep.Points)
+}
+
+// summarizePoint sets each result's comparison with the baseline, all measured at one point, and
+// returns the best of them.
+func summarizePoint(method benchv1.ComparisonMethod, baselineName string, results []benchv1.TransportResult) *benchv1.BestTransport {
+	baseline := benchv1.FindResult(results, baselineName)
 	var family []*benchv1.TransportResult
-	for i := range tb.Status.Results {
-		res := &tb.Status.Results[i]
+	for i := range results {
+		res := &results[i]
 		res.Comparison = nil
 		switch {
 		case baseline == nil:
@@ -276,7 +295,6 @@ func summarize(tb *benchv1.TunnelBenchmark) {
 	}
 	// Every transport against the one baseline is a family of tests: their verdicts are adjusted
 	// together (Holm), so that the chance of any false one stays at 5 %.
-	method := methodOf(tb.Order())
 	ratios := make([]stats.Ratio, len(family))
 	errs := make([]error, len(family))
 	for i, res := range family {
@@ -286,7 +304,7 @@ func summarize(tb *benchv1.TunnelBenchmark) {
 	for i, res := range family {
 		res.Comparison = comparison(method, baseline, res, adjusted[i], errs[i])
 	}
-	tb.Status.Best = best(method, tb.Status.Results)
+	return best(method, results)
 }
 
 // methodOf is how runs in the order are compared. Interleaved rounds are paired: round i of every
@@ -302,13 +320,9 @@ func methodOf(order benchv1.RunOrder) benchv1.ComparisonMethod {
 	return benchv1.MethodPaired
 }
 
-// ratioOf is candidate's figure (tps, or MB/s for a copy) against baseline's: paired by round
-// over the rounds both have run, or unpaired over all their runs.
+// ratioOf is candidate's figure (tps, or MB/s for a copy) against baseline's (sweep.RatioOf).
 func ratioOf(method benchv1.ComparisonMethod, baseline, candidate *benchv1.TransportResult) (stats.Ratio, error) {
-	if method == benchv1.MethodUnpaired {
-		return stats.UnpairedRatio(baseline.CountedFigures(), candidate.CountedFigures())
-	}
-	return stats.PairedRatio(benchv1.PairedFigures(baseline, candidate))
+	return sweep.RatioOf(method, baseline, candidate)
 }
 
 // compare is candidate against baseline alone, unadjusted.
@@ -318,20 +332,12 @@ func compare(method benchv1.ComparisonMethod, baseline, candidate *benchv1.Trans
 }
 
 // comparison is what status says of a ratio: its estimate, interval and verdict, how it was drawn
-// and whether it mixes placements.
+// (sweep.Comparison) and whether it mixes placements.
 func comparison(method benchv1.ComparisonMethod, baseline, candidate *benchv1.TransportResult, ratio stats.Ratio,
 	err error) *benchv1.Comparison {
-	out := &benchv1.Comparison{Baseline: baseline.Transport, Method: method, Pairs: int32(ratio.N)}
+	out := sweep.Comparison(method, baseline.Transport, ratio, err, 0)
 	if err != nil {
-		out.Verdict, out.Reason = benchv1.VerdictIndistinguishable, "no comparison: "+err.Error()
 		return out
-	}
-	out.Ratio, out.Verdict, out.Reason = ratio.Estimate, benchv1.Verdict(ratio.Verdict()), ratio.Reason()
-	if method == benchv1.MethodUnpaired {
-		out.Reason += " (unpaired: the runs were sequential, so a drift of the machine between transports is not cancelled)"
-	}
-	if ratio.HasInterval {
-		out.Lower, out.Upper, out.Level = ptr.To(ratio.Low), ptr.To(ratio.High), cmp.Or(ratio.Level, 0.95)
 	}
 	if b, c := placements(baseline), placements(candidate); len(b) > 0 && len(c) > 0 && !slices.Equal(b, c) {
 		out.MixedPlacement = true

@@ -62,7 +62,7 @@ func TestSummarize(t *testing.T) {
 				tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: n, Type: benchv1.TransportDirect})
 				for i, tps := range tt.tps[n] {
 					rep := &report.Report{Result: &pgbench.Result{TPS: tps, LatencyAvgMs: 1000 / max(tps, 1)}}
-					recordRun(tb, tb.Spec.Transports[len(tb.Spec.Transports)-1],
+					recordRun(tb, 0, tb.Spec.Transports[len(tb.Spec.Transports)-1],
 						benchv1.RunResult{Round: int32(i + 1)}, rep, specs.Pod{})
 				}
 			}
@@ -101,7 +101,7 @@ func TestRecordRun(t *testing.T) {
 	tb := &benchv1.TunnelBenchmark{}
 	spec := benchv1.TransportSpec{Name: "x", Type: benchv1.TransportTLS}
 	for i, tps := range []float64{1000, 800, 1200} {
-		recordRun(tb, spec, benchv1.RunResult{Round: int32(i + 1), Job: fmt.Sprintf("job-%d", i+1)}, &report.Report{
+		recordRun(tb, 0, spec, benchv1.RunResult{Round: int32(i + 1), Job: fmt.Sprintf("job-%d", i+1)}, &report.Report{
 			Result:    &pgbench.Result{TPS: tps, LatencyAvgMs: 4000 / tps, LatencyStddevMs: &stddev, Transactions: int64(tps * 10)},
 			TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
 			Command:   "pgbench -T 10",
@@ -153,7 +153,7 @@ func TestRecordRunConnectionFigures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := &benchv1.TunnelBenchmark{}
-			tt.check(t, recordRun(tb, benchv1.TransportSpec{Name: "x"}, benchv1.RunResult{Round: 1}, &tt.rep, specs.Pod{}))
+			tt.check(t, recordRun(tb, 0, benchv1.TransportSpec{Name: "x"}, benchv1.RunResult{Round: 1}, &tt.rep, specs.Pod{}))
 		})
 	}
 }
@@ -205,74 +205,107 @@ func TestExplainFailedJob(t *testing.T) {
 	}
 }
 
-// TestLargestStatusFits fills the status of the largest benchmark the API accepts (16 transports
-// of 30-character names, 20 repetitions each, 8 tunnels, a 1200-point progress per run, latency
-// histograms spread over six decades) and checks that nothing is truncated and that the whole
-// status stays under 256 KiB.
+// TestLargestStatusFits fills the status of the largest benchmarks the API accepts (16 transports
+// of 30-character names, 20 repetitions each; and the largest sweeps, at 312 runs and 24 curve
+// points, or 16 points of one transport) with 8 tunnels, a 1200-point progress per
+// run, latency histograms spread over six decades, and checks that nothing is truncated and that
+// the whole status stays under 256 KiB.
 func TestLargestStatusFits(t *testing.T) {
-	tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{Load: benchv1.LoadSpec{Repetitions: 20}}}
-	tb.Name = strings.Repeat("b", 63)
-	// 1 µs to about 10 s, spread log-uniformly: a wide histogram encodes large.
-	hist, samples := histogram(t, 20_000, func(i int) int64 { return int64(math.Pow(10, float64(i%7000)/1000)) })
-	progress := progressPoints(report.MaxProgressPoints, func(i int) float64 { return 123456.789 + float64(i) })
-	stddev := 0.123456
-	for ti := range 16 {
-		spec := benchv1.TransportSpec{Name: fmt.Sprintf("%s-%02d", strings.Repeat("t", 27), ti), Type: benchv1.TransportSSH}
-		tb.Spec.Transports = append(tb.Spec.Transports, spec)
-		var lats []*report.Latency
-		for round := int32(1); round <= 20; round++ {
-			rep := &report.Report{
-				Result: &pgbench.Result{TPS: 123456.789 + float64(ti) + float64(round)*17.3, LatencyAvgMs: 0.123456,
-					LatencyStddevMs: &stddev, ConnectionTimeMs: 12.345678, Transactions: 1234567890, Progress: progress},
-				Latency:   &report.Latency{Histogram: hist, SamplingRate: 0.3333, Samples: samples},
-				TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
-				Command:   "pgbench -b select-only -M prepared -c 64 -j 8 -T 86400 -P 1 " + strings.Repeat("x", 100),
-				StartTime: time.Now(), EndTime: time.Now(),
-			}
-			lats = append(lats, rep.Latency)
-			res := recordRun(tb, spec, benchv1.RunResult{Round: round, Job: tb.RunJobName(spec.Name, round),
-				Node: strings.Repeat("n", 63)}, rep, specs.Pod{})
-			if err := mergeLatency(res, lats); err != nil {
+	for _, shape := range []struct{ points, transports, reps int }{{1, 16, 20}, {2, 12, 13}, {12, 2, 13}, {3, 8, 13}, {16, 1, 20}} {
+		t.Run(fmt.Sprintf("%d points × %d transports × %d repetitions", shape.points, shape.transports, shape.reps), func(t *testing.T) {
+			tb := largestStatus(t, shape.points, shape.transports, int32(shape.reps))
+			b, err := json.Marshal(tb.Status)
+			if err != nil {
 				t.Fatal(err)
 			}
-			res.SSH = &benchv1.NegotiatedSSH{Cipher: "chacha20-poly1305@openssh.com", MAC: "<implicit>", Compression: "zlib@openssh.com"}
-			res.Tunnels = nil
-			for i := range 8 {
-				res.Tunnels = append(res.Tunnels, benchv1.TunnelResult{Tunnel: int32(i), TPS: 12345.678, LatencyAvgMs: 1.234,
-					Transactions: 123456789})
+			t.Logf("status: %d bytes", len(b))
+			if len(b) > 256*1024 {
+				t.Errorf("status is %d bytes, over 256 KiB", len(b))
 			}
-			res.Provenance = &benchv1.Provenance{Node: strings.Repeat("n", 63), ServerNode: strings.Repeat("s", 63),
-				RunnerImage:    "registry.example.com/tunnelbench/tunnelbench@sha256:" + strings.Repeat("0", 64),
-				PgbenchVersion: "pgbench (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)", CPURequest: "500m", MemoryLimit: "512Mi"}
-			summarize(tb)
+			var back benchv1.TunnelBenchmarkStatus
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatal(err)
+			}
+			total := shape.points * shape.transports * shape.reps
+			if got := len(back.AllResults()); got != shape.points*shape.transports || back.Progress != fmt.Sprintf("%d/%d", total, total) {
+				t.Fatalf("%d results, progress %s", got, back.Progress)
+			}
+			for _, r := range back.AllResults() {
+				points := 0
+				for _, s := range r.Series {
+					points += len(s.TPS)
+				}
+				if len(r.Runs) != shape.reps || len(r.Series) != shape.reps || points > 120 || points == 0 || r.Latency == nil ||
+					r.Latency.Samples != int64(shape.reps)*samplesOf(t) || r.Comparison == nil || r.Runs[shape.reps-1].P99Ms == nil {
+					t.Errorf("%s: %d runs, %d series (%d points), latency %+v", r.Transport, len(r.Runs), len(r.Series), points, r.Latency)
+				}
+			}
+			if shape.points > 1 && (len(back.Sweep.Curves) != shape.transports || back.Sweep.Curves[0].Knee == nil) {
+				t.Errorf("sweep curves: %+v", back.Sweep.Curves)
+			}
+		})
+	}
+}
+
+// largestHistogram is a wide histogram (1 µs to about 10 s, spread log-uniformly), which encodes large.
+func largestHistogram(t *testing.T) (string, int64) {
+	return histogram(t, 20_000, func(i int) int64 { return int64(math.Pow(10, float64(i%7000)/1000)) })
+}
+
+func samplesOf(t *testing.T) int64 { _, n := largestHistogram(t); return n }
+
+// largestStatus records every run of a benchmark of the shape with the largest figures each field
+// takes.
+func largestStatus(t *testing.T, points, transports int, reps int32) *benchv1.TunnelBenchmark {
+	tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{Load: benchv1.LoadSpec{Repetitions: reps}}}
+	tb.Name = strings.Repeat("b", 63)
+	if points > 1 {
+		tb.Spec.Sweep = &benchv1.SweepSpec{}
+		for p := range points {
+			tb.Spec.Sweep.Clients = append(tb.Spec.Sweep.Clients, int32(1000-points+p+1))
+		}
+	}
+	hist, samples := largestHistogram(t)
+	progress := progressPoints(report.MaxProgressPoints, func(i int) float64 { return 123456.789 + float64(i) })
+	stddev := 0.123456
+	for ti := range transports {
+		tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{
+			Name: fmt.Sprintf("%s-%02d", strings.Repeat("t", 27), ti), Type: benchv1.TransportSSH})
+	}
+	for point := range points {
+		for _, spec := range tb.Spec.Transports {
+			var lats []*report.Latency
+			for round := int32(1); round <= reps; round++ {
+				rep := &report.Report{
+					Result: &pgbench.Result{TPS: 123456.789 + float64(point*1000) + float64(round)*17.3, LatencyAvgMs: 0.123456,
+						LatencyStddevMs: &stddev, ConnectionTimeMs: 12.345678, Transactions: 1234567890, Progress: progress},
+					Latency:   &report.Latency{Histogram: hist, SamplingRate: 0.3333, Samples: samples},
+					TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
+					Command:   "pgbench -b select-only -M prepared -c 64 -j 8 -T 86400 -P 1 " + strings.Repeat("x", 100),
+					StartTime: time.Now(), EndTime: time.Now(),
+				}
+				lats = append(lats, rep.Latency)
+				ref := benchv1.RunRef{Transport: spec.Name, Point: point, Round: round}
+				res := recordRun(tb, point, spec, benchv1.RunResult{Round: round, Job: tb.RunJobName(ref),
+					Node: strings.Repeat("n", 63)}, rep, specs.Pod{})
+				if err := mergeLatency(res, lats); err != nil {
+					t.Fatal(err)
+				}
+				res.SSH = &benchv1.NegotiatedSSH{Cipher: "chacha20-poly1305@openssh.com", MAC: "<implicit>", Compression: "zlib@openssh.com"}
+				res.Tunnels = nil
+				for i := range 8 {
+					res.Tunnels = append(res.Tunnels, benchv1.TunnelResult{Tunnel: int32(i), TPS: 12345.678, LatencyAvgMs: 1.234,
+						Transactions: 123456789})
+				}
+				res.Provenance = &benchv1.Provenance{Node: strings.Repeat("n", 63), ServerNode: strings.Repeat("s", 63),
+					RunnerImage:    "registry.example.com/tunnelbench/tunnelbench@sha256:" + strings.Repeat("0", 64),
+					PgbenchVersion: "pgbench (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)", CPURequest: "500m", MemoryLimit: "512Mi"}
+				summarize(tb)
+			}
 		}
 	}
 	tb.Status.RunOrder = plannedOrder(tb)
-	b, err := json.Marshal(tb.Status)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("status of 16 transports × 20 repetitions: %d bytes", len(b))
-	if len(b) > 256*1024 {
-		t.Errorf("status is %d bytes, over 256 KiB", len(b))
-	}
-	var back benchv1.TunnelBenchmarkStatus
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	if len(back.Results) != 16 || back.Progress != "320/320" {
-		t.Fatalf("%d results, progress %s", len(back.Results), back.Progress)
-	}
-	for _, r := range back.Results {
-		points := 0
-		for _, s := range r.Series {
-			points += len(s.TPS)
-		}
-		if len(r.Runs) != 20 || len(r.Series) != 20 || points > 120 || points == 0 || r.Latency == nil ||
-			r.Latency.Samples != 20*samples || r.Comparison == nil || r.Runs[19].P99Ms == nil {
-			t.Errorf("%s: %d runs, %d series (%d points), latency %+v", r.Transport, len(r.Runs), len(r.Series), points, r.Latency)
-		}
-	}
+	return tb
 }
 
 // TestComparePlacements: a transport whose runs ran on other nodes (runner→server) than the

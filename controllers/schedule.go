@@ -3,16 +3,23 @@ package controllers
 import (
 	"hash/fnv"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
 // plannedRun is one measured run of a benchmark: a round (from 1) of the transport at index
-// transport in the spec.
+// transport in the spec, at the sweep's point at index point (0 without a sweep).
 type plannedRun struct {
 	transport int
+	point     int
 	round     int32
+}
+
+// ref addresses the run by the transport's name: how Jobs, result ConfigMaps and status find it.
+func (p plannedRun) ref(tb *benchv1.TunnelBenchmark) benchv1.RunRef {
+	return benchv1.RunRef{Transport: tb.Spec.Transports[p.transport].Name, Point: p.point, Round: p.round}
 }
 
 // maxSeed keeps a seed exact in JSON, whose numbers are float64 to many clients (2⁵³ − 1).
@@ -30,28 +37,39 @@ func runSeed(tb *benchv1.TunnelBenchmark) int64 {
 	return int64(h.Sum64() & maxSeed)
 }
 
-// schedule is the order of a benchmark's runs. Interleaved runs every transport once per round,
-// each round in its own random order, so that drift on the machine falls on every transport alike,
-// none always runs first or last, and round i of one transport can be paired with round i of the
-// baseline; sequential runs all rounds of a transport before the next (A A A, C C C, B B B), the
-// transports in a random order. Either way a transport's rounds run in order, so "round r is done"
-// is "at least r rounds are recorded". The same seed gives the same order.
-func schedule(transports int, rounds int32, order benchv1.RunOrder, seed int64) []plannedRun {
-	out := make([]plannedRun, 0, transports*int(rounds))
+// schedule is the order of a benchmark's runs. Interleaved runs every (point, transport) once per
+// round, each round in its own random order, so that drift on the machine falls on every
+// transport and point alike, none always runs first or last, and round i of one transport can be
+// paired with round i of the baseline (and of the previous point); sequential runs all rounds of
+// one (point, transport) before the next (A A A, C C C, B B B), in a random order. Either way a
+// transport's rounds at a point run in order, so "round r is done" is "at least r rounds are
+// recorded". The same seed gives the same order; without a sweep (one point) the order is the
+// one a benchmark before sweeps had.
+func schedule(points, transports int, rounds int32, order benchv1.RunOrder, seed int64) []plannedRun {
+	units := points * transports
+	out := make([]plannedRun, 0, units*int(rounds))
+	run := func(unit int, round int32) plannedRun {
+		return plannedRun{transport: unit % transports, point: unit / transports, round: round}
+	}
 	if order == benchv1.OrderSequential {
-		for _, t := range permutation(transports, seed, 0) {
+		for _, u := range permutation(units, seed, 0) {
 			for r := int32(1); r <= rounds; r++ {
-				out = append(out, plannedRun{transport: t, round: r})
+				out = append(out, run(u, r))
 			}
 		}
 		return out
 	}
 	for r := int32(1); r <= rounds; r++ {
-		for _, t := range permutation(transports, seed, uint64(r)) {
-			out = append(out, plannedRun{transport: t, round: r})
+		for _, u := range permutation(units, seed, uint64(r)) {
+			out = append(out, run(u, r))
 		}
 	}
 	return out
+}
+
+// scheduleOf is tb's schedule.
+func scheduleOf(tb *benchv1.TunnelBenchmark) []plannedRun {
+	return schedule(tb.Points(), len(tb.Spec.Transports), tb.Repetitions(), tb.Order(), runSeed(tb))
 }
 
 // permutation is a random order of 0..n-1 drawn from the seed and a stream (the round): a
@@ -72,23 +90,25 @@ func permutation(n int, seed int64, stream uint64) []int {
 }
 
 // plannedOrder is the order the runs of tb will take, as status records it: per round the
-// transports' names (one entry for a sequential benchmark).
+// transports' names, with their point's value in a sweep ("ssh@4"); one entry for a sequential
+// benchmark.
 func plannedOrder(tb *benchv1.TunnelBenchmark) *benchv1.RunOrderStatus {
-	seed := runSeed(tb)
-	out := &benchv1.RunOrderStatus{Order: tb.Order(), Seed: seed}
+	out := &benchv1.RunOrderStatus{Order: tb.Order(), Seed: runSeed(tb)}
+	_, values := tb.Spec.Sweep.Parameter()
 	var names []string
 	round := int32(1)
-	for _, p := range schedule(len(tb.Spec.Transports), tb.Repetitions(), tb.Order(), seed) {
-		if tb.Order() == benchv1.OrderSequential {
-			if p.round == 1 {
-				names = append(names, tb.Spec.Transports[p.transport].Name)
-			}
+	for _, p := range scheduleOf(tb) {
+		if tb.Order() == benchv1.OrderSequential && p.round != 1 {
 			continue
 		}
 		if p.round != round {
 			out.Rounds, names, round = append(out.Rounds, strings.Join(names, " ")), nil, p.round
 		}
-		names = append(names, tb.Spec.Transports[p.transport].Name)
+		name := tb.Spec.Transports[p.transport].Name
+		if len(values) > 0 {
+			name += "@" + strconv.Itoa(int(values[p.point]))
+		}
+		names = append(names, name)
 	}
 	out.Rounds = append(out.Rounds, strings.Join(names, " "))
 	return out
@@ -97,8 +117,8 @@ func plannedOrder(tb *benchv1.TunnelBenchmark) *benchv1.RunOrderStatus {
 // nextRun is the first run of the schedule that has not been recorded, or false when every run
 // has.
 func nextRun(tb *benchv1.TunnelBenchmark) (plannedRun, bool) {
-	for _, p := range schedule(len(tb.Spec.Transports), tb.Repetitions(), tb.Order(), runSeed(tb)) {
-		res := tb.Status.Result(tb.Spec.Transports[p.transport].Name)
+	for _, p := range scheduleOf(tb) {
+		res := benchv1.FindResult(*tb.PointResults(p.point), tb.Spec.Transports[p.transport].Name)
 		if res == nil || res.Repetitions < p.round {
 			return p, true
 		}

@@ -39,7 +39,7 @@ func TestScheduleShape(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d×%d %s", tt.transports, tt.rounds, tt.order), func(t *testing.T) {
 			for seed := range int64(50) {
-				runs := schedule(tt.transports, tt.rounds, tt.order, seed)
+				runs := schedule(1, tt.transports, tt.rounds, tt.order, seed)
 				if len(runs) != tt.transports*int(tt.rounds) {
 					t.Fatalf("seed %d: %d runs, want %d", seed, len(runs), tt.transports*int(tt.rounds))
 				}
@@ -58,7 +58,7 @@ func TestScheduleShape(t *testing.T) {
 						t.Fatalf("seed %d: run %d is of round %d in %s", seed, i, p.round, render(runs))
 					}
 				}
-				if again := schedule(tt.transports, tt.rounds, tt.order, seed); !slices.Equal(again, runs) {
+				if again := schedule(1, tt.transports, tt.rounds, tt.order, seed); !slices.Equal(again, runs) {
 					t.Fatalf("seed %d gives %s, then %s", seed, render(runs), render(again))
 				}
 			}
@@ -73,7 +73,7 @@ func TestScheduleIsRandom(t *testing.T) {
 	first := make([]int, 3)
 	const seeds = 3000
 	for seed := range int64(seeds) {
-		for _, p := range schedule(3, 5, benchv1.OrderInterleaved, seed) {
+		for _, p := range schedule(1, 3, 5, benchv1.OrderInterleaved, seed) {
 			if p.round == 1 {
 				first[p.transport]++
 				break
@@ -86,10 +86,10 @@ func TestScheduleIsRandom(t *testing.T) {
 			t.Errorf("transport %d runs first in %d of %d benchmarks, want about %d", i, n, seeds, seeds/3)
 		}
 	}
-	if got, want := render(schedule(3, 2, benchv1.OrderInterleaved, 42)), "C1 B1 A1 A2 C2 B2"; got != want {
+	if got, want := render(schedule(1, 3, 2, benchv1.OrderInterleaved, 42)), "C1 B1 A1 A2 C2 B2"; got != want {
 		t.Errorf("seed 42: %s, want %s (the recorded order of a seed must not change)", got, want)
 	}
-	if a, b := render(schedule(4, 3, benchv1.OrderInterleaved, 1)), render(schedule(4, 3, benchv1.OrderInterleaved, 2)); a == b {
+	if a, b := render(schedule(1, 4, 3, benchv1.OrderInterleaved, 1)), render(schedule(1, 4, 3, benchv1.OrderInterleaved, 2)); a == b {
 		t.Errorf("seeds 1 and 2 give the same order %s", a)
 	}
 }
@@ -140,7 +140,7 @@ func TestNextRun(t *testing.T) {
 			got = append(got, p)
 			record(tb.Spec.Transports[p.transport].Name, p.round)
 		}
-		if want := schedule(3, 2, order, 7); !slices.Equal(got, want) {
+		if want := schedule(1, 3, 2, order, 7); !slices.Equal(got, want) {
 			t.Errorf("%s: runs %s, want %s", order, render(got), render(want))
 		}
 	}

@@ -25,9 +25,8 @@ import (
 
 // step is one Job of a benchmark: initialization or a transport's run.
 type step struct {
-	transport string
-	// round is the repetition, from 1; 0 for initialization.
-	round int32
+	// ref is the run: transport, sweep point and round (from 1); round 0 for initialization.
+	ref benchv1.RunRef
 	// pod is what the transport adds to the runner pod; run is what the runner is told, and
 	// run.Init marks initialization.
 	pod         specs.Pod
@@ -61,19 +60,19 @@ type stepOutcome struct {
 // created before instead of creating another.
 func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.TunnelBenchmark, s step,
 	deadline time.Time) (stepOutcome, error) {
-	logger := log.FromContext(ctx).WithValues("transport", s.transport)
+	logger := log.FromContext(ctx).WithValues("transport", s.ref.Transport)
 	job := &batchv1.Job{}
-	key := types.NamespacedName{Namespace: tb.Namespace, Name: specs.JobName(tb, s.transport, s.round)}
+	key := types.NamespacedName{Namespace: tb.Namespace, Name: specs.JobName(tb, s.ref)}
 	err := r.Get(ctx, key, job)
 	expired := !r.now().Before(deadline)
 	if apierrors.IsNotFound(err) && expired {
 		return stepOutcome{state: stepFailed, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}, nil
 	}
 	if apierrors.IsNotFound(err) {
-		if s.round > 0 {
+		if s.ref.Round > 0 {
 			// Where the runner will store its report: made before the Job, so the runner
 			// never finds it missing.
-			result := transport.Peer{Object: specs.ResultConfigMap(tb, s.transport, s.round)}
+			result := transport.Peer{Object: specs.ResultConfigMap(tb, s.ref)}
 			switch ready, problem, err := r.ensurePeer(ctx, tb, result); {
 			case err != nil:
 				return stepOutcome{}, err
@@ -84,7 +83,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 			}
 		}
 		desired := specs.Job(specs.JobRequest{
-			Benchmark: tb, Transport: s.transport, Round: s.round, Pod: s.pod, Run: s.run,
+			Benchmark: tb, Ref: s.ref, Pod: s.pod, Run: s.run,
 			ActiveDeadline: time.Until(deadline), Defaults: r.Defaults,
 		})
 		if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -300,16 +301,20 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	return ctrl.Result{}, nil
 }
 
-// runTransport makes one run of a transport, the same way for every type: its peers are created
-// (once; they stay up between its rounds) and awaited (bounded), the round's Job runs, its result
-// is recorded, and after the transport's last round what served only it is removed. One run per
-// pass: the pass that records a run ends there (requeued at once) and writes the result before
-// the next run's Job is made, so a Job of a later run never exists beside an earlier result that a
-// conflicting status write lost (a cancel arriving then would end the benchmark without it).
+// runTransport makes one run of a transport, the same way for every type and at every point of
+// a sweep: its peers are created (once; they stay up between its rounds and points) and awaited
+// (bounded), the run's Job runs, its result is recorded, and after the transport's last run what
+// served only it is removed. One run per pass: the pass that records a run ends there (requeued
+// at once) and writes the result before the next run's Job is made, so a Job of a later run never
+// exists beside an earlier result that a conflicting status write lost (a cancel arriving then
+// would end the benchmark without it).
 func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv1.TunnelBenchmark, server transport.Server,
 	p plannedRun, deadline time.Time) (res ctrl.Result, err error) {
-	t := tb.Spec.Transports[p.transport]
-	tc := r.transportContext(tb, server, t)
+	ref := p.ref(tb)
+	// The benchmark as it runs at the point: its load and transports carry the point's value.
+	at := tb.AtPoint(p.point)
+	t := at.Spec.Transports[p.transport]
+	tc := r.transportContext(at, server, t)
 	if tc.Link, err = tb.NetworkFor(t); err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 		return ctrl.Result{}, nil
@@ -324,11 +329,11 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return ctrl.Result{}, err
 	}
 	path := peers
-	started := r.jobExists(ctx, tb, t.Name, p.round)
+	started := r.jobExists(ctx, tb, ref)
 	if !r.now().Before(deadline) || started {
 		// Peers are needed to start a run, not to read it: past the deadline, or once the
-		// round's Job exists (a pass that lost its status write after the transport's last
-		// round removed them), the Job is only read (runStep).
+		// run's Job exists (a pass that lost its status write after the transport's last
+		// run removed them), the Job is only read (runStep).
 		peers = nil
 	}
 	ready, problem, err := r.ensurePeers(ctx, tb, peers)
@@ -341,34 +346,17 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	case !ready:
 		return r.poll(tb), nil
 	}
-	run := r.runnerContract(tb, false)
-	run.ExpectedTPS = pathRate(tb, t.Name)
-	pod, err := tr.Pod(&run)
+	s, err := r.runStepFor(ctx, tb, tc, tr, ref, path, started)
 	if err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 		return ctrl.Result{}, nil
 	}
-	transport.WithLink(tc, tr, &pod, &run)
-	transport.MeasureSidecars(&pod, &run)
-	if !started {
-		// Where the server's pod is, is looked up for the Job about to be made, not at every pass.
-		if part, why := r.serverPart(r.observeServer(ctx, tb)); why == "" {
-			run.CPUParts = append(run.CPUParts, part)
-		}
-		run.CPUParts = append(run.CPUParts, r.nodeReadParts(ctx, tb.Namespace, tr)...)
-	}
 	if res, done, err := r.ensureRunnerAccess(ctx, tb, deadline); !done || err != nil {
 		return res, err
 	}
-	reps := tb.Repetitions()
-	s := step{
-		transport: t.Name, round: p.round, pod: pod, run: run,
-		description: fmt.Sprintf("transport %s round %d/%d (%s)", t.Name, p.round, reps, t.Type),
-		peers:       path,
-	}
 	out, err := r.runStep(ctx, tb, s, deadline)
+	jobName := specs.JobName(tb, ref)
 	if err == nil && out.state == stepRunning && tc.Link.Emulated() && tc.Link.Emulator == benchv1.EmulatorChaosMesh {
-		jobName := specs.JobName(tb, t.Name, p.round)
 		problem, err := r.emulateChaosLink(ctx, tb, t.Name, tc.Link, tr.Hop(), jobName)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -380,7 +368,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		}
 	}
 	if err == nil && out.state == stepRunning {
-		r.observeLive(ctx, tb, t.Name, p.round, specs.JobName(tb, t.Name, p.round))
+		r.observeLive(ctx, tb, ref, jobName)
 		return r.liveRequeue(tb, out.requeue), nil
 	}
 	if err != nil {
@@ -388,19 +376,65 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	}
 	tb.Status.Live = nil
 	if tc.Link.Emulator == benchv1.EmulatorChaosMesh {
-		r.removeChaosLink(ctx, tb, specs.JobName(tb, t.Name, p.round))
+		r.removeChaosLink(ctx, tb, jobName)
 	}
 	if out.state == stepFailed {
 		// Its peers go with the rest once the failure is stored (Reconcile).
 		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", s.description, out.message))
 		return ctrl.Result{}, nil
 	}
+	r.recordStep(ctx, tb, p, s, out, tr, tc.Link)
+	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+}
+
+// runStepFor is the step of a run: the runner's contract and pod at the run's point, with the
+// transport's part, its link and the parts whose CPU the run measures.
+func (r *TunnelBenchmarkReconciler) runStepFor(ctx context.Context, tb *benchv1.TunnelBenchmark, tc transport.Context,
+	tr transport.Transport, ref benchv1.RunRef, path []transport.Peer, started bool) (step, error) {
+	t := tc.Spec
+	run := r.runnerContract(tc.Benchmark, false)
+	run.ExpectedTPS = pathRate(*tb.PointResults(ref.Point), t.Name)
+	pod, err := tr.Pod(&run)
+	if err != nil {
+		return step{}, err
+	}
+	transport.WithLink(tc, tr, &pod, &run)
+	transport.MeasureSidecars(&pod, &run)
+	if !started {
+		// Where the server's pod is, is looked up for the Job about to be made, not at every pass.
+		if part, why := r.serverPart(r.observeServer(ctx, tb)); why == "" {
+			run.CPUParts = append(run.CPUParts, part)
+		}
+		run.CPUParts = append(run.CPUParts, r.nodeReadParts(ctx, tb.Namespace, tr)...)
+	}
+	return step{
+		ref: ref, pod: pod, run: run, peers: path,
+		description: fmt.Sprintf("transport %s round %d/%d (%s)", runLabel(tb, ref), ref.Round, tb.Repetitions(), t.Type),
+	}, nil
+}
+
+// runLabel names a run's transport, with its sweep's point when there is one: "ssh" or
+// "ssh at clients=16".
+func runLabel(tb *benchv1.TunnelBenchmark, ref benchv1.RunRef) string {
+	if point := tb.PointName(ref.Point); point != "" {
+		return ref.Transport + " at " + point
+	}
+	return ref.Transport
+}
+
+// recordStep records a succeeded run: its figures, what it cost and where it ran, in its point's
+// results; the warnings it calls for; the summaries; and, after the transport's last run, the
+// removal of what served only it.
+func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.TunnelBenchmark, p plannedRun, s step,
+	out stepOutcome, tr transport.Transport, link benchv1.Link) {
+	t := tb.Spec.Transports[p.transport]
+	label := runLabel(tb, s.ref)
 	prov := r.provenance(ctx, tb, out.job, out.report)
-	at := placement{node: prov.Node, server: r.observeServer(ctx, tb), peer: r.peerPod(ctx, tb.Namespace, path, tr)}
+	at := placement{node: prov.Node, server: r.observeServer(ctx, tb), peer: r.peerPod(ctx, tb.Namespace, s.peers, tr)}
 	measured := benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node, ServerNode: at.serverNode(),
 		PeerNode: at.peerNode()}
 	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, out.job, at, out.report)
-	result := recordRun(tb, t, measured, out.report, pod)
+	result := recordRun(tb, p.point, t, measured, out.report, s.pod)
 	if out.report.Copy == nil {
 		if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {
 			log.FromContext(ctx).Error(err, "Cannot merge the latency histograms", "transport", t.Name)
@@ -408,33 +442,42 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	}
 	result.Unguarded = !tb.IsExclusive()
 	result.Provenance = prov
-	r.warnSharedNode(tb, t.Name, prov)
-	r.warnClientBound(tb, t.Name, measured)
-	r.warnFailedTransactions(tb, t.Name, result.Runs[len(result.Runs)-1])
-	r.warnSkippedTransactions(tb, t.Name, result.Runs[len(result.Runs)-1])
-	r.warnNotSteady(tb, t.Name, result.Runs[len(result.Runs)-1])
+	latest := result.Runs[len(result.Runs)-1]
+	r.warnSharedNode(tb, label, prov)
+	r.warnClientBound(tb, label, measured)
+	r.warnFailedTransactions(tb, label, latest)
+	r.warnSkippedTransactions(tb, label, latest)
+	r.warnNotSteady(tb, label, latest)
 	tr.Record(out.report, result)
-	recordLink(result, tc.Link, tr.Hop().What, out.report.Link)
+	recordLink(result, link, tr.Hop().What, out.report.Link)
 	r.judgeLinks(tb)
 	summarize(tb)
-	if result.Done(reps) {
+	if transportDone(tb, t.Name) {
 		r.removeOwned(ctx, tb, t.Name)
 	}
+	reps := tb.Repetitions()
 	if c := out.report.Copy; c != nil {
 		r.event(tb, corev1.EventTypeNormal, "RunCompleted", "Measure", "Transport %s round %d/%d: %.3f MB/s, %.0f rows/s",
-			t.Name, p.round, reps, c.MBPerSecond, c.RowsPerSecond)
-	} else {
-		r.event(tb, corev1.EventTypeNormal, "RunCompleted", "Measure",
-			"Transport %s round %d/%d: %.1f tps, latency %.3f ms", t.Name, p.round, reps, out.report.Result.TPS,
-			out.report.Result.LatencyAvgMs)
+			label, p.round, reps, c.MBPerSecond, c.RowsPerSecond)
+		return
 	}
-	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+	r.event(tb, corev1.EventTypeNormal, "RunCompleted", "Measure", "Transport %s round %d/%d: %.1f tps, latency %.3f ms",
+		label, p.round, reps, out.report.Result.TPS, out.report.Result.LatencyAvgMs)
 }
 
-// jobExists reports whether the Job of a transport's round exists (in the cache).
-func (r *TunnelBenchmarkReconciler) jobExists(ctx context.Context, tb *benchv1.TunnelBenchmark, transport string,
-	round int32) bool {
-	key := types.NamespacedName{Namespace: tb.Namespace, Name: specs.JobName(tb, transport, round)}
+// transportDone reports whether every run of a transport, at every point, is recorded.
+func transportDone(tb *benchv1.TunnelBenchmark, name string) bool {
+	for point := range tb.Points() {
+		if !benchv1.FindResult(*tb.PointResults(point), name).Done(tb.Repetitions()) {
+			return false
+		}
+	}
+	return true
+}
+
+// jobExists reports whether the Job of a run exists (in the cache).
+func (r *TunnelBenchmarkReconciler) jobExists(ctx context.Context, tb *benchv1.TunnelBenchmark, ref benchv1.RunRef) bool {
+	key := types.NamespacedName{Namespace: tb.Namespace, Name: specs.JobName(tb, ref)}
 	return r.Get(ctx, key, &batchv1.Job{}) == nil
 }
 
@@ -502,10 +545,15 @@ func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time
 	tb.Status.StartTime = &metav1.Time{Time: now}
 	tb.Status.Progress = benchv1.ProgressString(0, tb.TotalRuns())
 	tb.Status.RunOrder = plannedOrder(tb)
+	tb.PointResults(0) // a sweep's points, empty
+	points := ""
+	if param, values := tb.Spec.Sweep.Parameter(); param != "" {
+		points = fmt.Sprintf(" at %d points of %s", len(values), param)
+	}
 	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Accepted", "waiting for the server")
 	r.event(tb, corev1.EventTypeNormal, "Accepted", "Accept",
-		"Benchmark accepted: %d transports × %d repetitions (%s, seed %d), timeout %s", len(tb.Spec.Transports),
-		tb.Repetitions(), tb.Order(), tb.Status.RunOrder.Seed, tb.TimeoutDuration())
+		"Benchmark accepted: %d transports × %d repetitions%s (%s, seed %d), timeout %s", len(tb.Spec.Transports),
+		tb.Repetitions(), points, tb.Order(), tb.Status.RunOrder.Seed, tb.TimeoutDuration())
 }
 
 // waitForServer reports a server that does not resolve yet, and fails once serverWait is over.
@@ -548,7 +596,8 @@ func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.
 	if run.Copy.Set() {
 		description = fmt.Sprintf("initialization (copy data set %s, %d bytes of %s)", run.Copy.Table(), run.Copy.Bytes, run.Copy.Data)
 	}
-	step := step{transport: benchv1.InitTransportLabel, pod: transport.ForInit(server), run: run, description: description}
+	step := step{ref: benchv1.RunRef{Transport: benchv1.InitTransportLabel}, pod: transport.ForInit(server), run: run,
+		description: description}
 	out, err := r.runStep(ctx, tb, step, deadline)
 	switch {
 	case err != nil || out.state == stepRunning:
@@ -569,6 +618,10 @@ func (r *TunnelBenchmarkReconciler) complete(tb *benchv1.TunnelBenchmark) {
 	tb.Status.CompletionTime = &metav1.Time{Time: r.now()}
 	tb.Status.Live = nil
 	msg := fmt.Sprintf("%d transports measured, %d repetitions each", len(tb.Status.Results), tb.Repetitions())
+	if sw := tb.Status.Sweep; sw != nil {
+		msg = fmt.Sprintf("%d transports measured at %d points of %s, %d repetitions each%s", len(tb.Spec.Transports),
+			len(sw.Points), sw.Parameter, tb.Repetitions(), knees(sw))
+	}
 	if b := tb.Status.Best; b != nil && b.Significant {
 		msg += fmt.Sprintf("; best: %s at %.1f tps (median), ahead of every other at 95%%", b.Transport, b.TPS)
 	} else if b != nil {
@@ -577,6 +630,26 @@ func (r *TunnelBenchmarkReconciler) complete(tb *benchv1.TunnelBenchmark) {
 	r.setCondition(tb, benchv1.ConditionCompleted, metav1.ConditionTrue, "Completed", msg)
 	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionFalse, "Completed", msg)
 	r.event(tb, corev1.EventTypeNormal, "Completed", "Complete", "%s", msg)
+}
+
+// knees says where each transport's curve stops gaining, e.g. "; knees: direct at 4, ssh at 8
+// (still gaining)".
+func knees(sw *benchv1.SweepStatus) string {
+	var parts []string
+	for _, c := range sw.Curves {
+		switch {
+		case c.Knee == nil:
+			parts = append(parts, c.Transport+" none")
+		case !c.Saturated:
+			parts = append(parts, fmt.Sprintf("%s at %d (still gaining)", c.Transport, *c.Knee))
+		default:
+			parts = append(parts, fmt.Sprintf("%s at %d", c.Transport, *c.Knee))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; knees: " + strings.Join(parts, ", ")
 }
 
 // fail ends a benchmark with a reason and a message that says what broke and what to do.

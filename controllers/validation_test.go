@@ -579,6 +579,110 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Timeout = &metav1.Duration{Duration: time.Second} },
 			want:   []string{"spec.timeout", "at least 10s"},
 		},
+		{
+			name:   "a sweep of nothing",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Sweep = &benchv1.SweepSpec{} },
+			want:   []string{"spec.sweep", "exactly one of clients or tunnels"},
+		},
+		{
+			name:   "a sweep of one point",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{4}} },
+			want:   []string{"spec.sweep.clients", "at least 2 items"},
+		},
+		{
+			name:   "a sweep out of order",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 8, 4}} },
+			want:   []string{"spec.sweep.clients must be in increasing order"},
+		},
+		{
+			name:   "a sweep with a point twice",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 4, 4}} },
+			want:   []string{"spec.sweep.clients", "Duplicate value"},
+		},
+		{
+			name:   "a sweep past the clients bound",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2000}} },
+			want:   []string{"spec.sweep.clients[1]", "less than or equal to 1000"},
+		},
+		{
+			name: "both parameters swept",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2}, Tunnels: []int32{1, 2}}
+			},
+			want: []string{"spec.sweep", "exactly one of clients or tunnels"},
+		},
+		{
+			name: "a session pool smaller than a point's clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{PoolSize: 10})
+				tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 4, 16}}
+			},
+			want: []string{"pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session, " +
+				"at every point of spec.sweep.clients"},
+		},
+		{
+			name: "more tunnels than a point's clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Tunnels: 2})
+				tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 4}}
+			},
+			want: []string{"ssh.tunnels must not exceed spec.load.clients (every point of spec.sweep.clients)"},
+		},
+		{
+			name: "a tunnels sweep without ssh",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Sweep = &benchv1.SweepSpec{Tunnels: []int32{1, 2}}
+				tb.Spec.Load.Clients, tb.Spec.Load.Threads = 4, 1
+			},
+			want: []string{"spec.sweep.tunnels needs a transport of type ssh"},
+		},
+		{
+			name: "a tunnels sweep past the clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(nil)
+				tb.Spec.Sweep = &benchv1.SweepSpec{Tunnels: []int32{1, 2, 4}}
+				tb.Spec.Load.Clients = 2
+			},
+			want: []string{"spec.sweep.tunnels must not exceed spec.load.clients"},
+		},
+		{
+			name: "a swept copy",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Initialize = "", true
+				tb.Spec.Load.Copy = &benchv1.CopyLoad{Size: resource.MustParse("64Mi")}
+				tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2}}
+			},
+			want: []string{"spec.sweep does not apply to a copy load"},
+		},
+		{
+			name: "a sweep of more runs than status holds",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2, 4, 8, 16, 32, 64, 128}}
+				tb.Spec.Load.Repetitions, tb.Spec.Load.Duration = 20, &metav1.Duration{Duration: time.Second}
+				tb.Spec.Load.Warmup = &metav1.Duration{}
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "a", Type: "direct"}, {Name: "b", Type: "direct"},
+					{Name: "c", Type: "direct"}}
+			},
+			want: []string{"spec.sweep: points × transports × repetitions must be at most 320"},
+		},
+		{
+			name: "a sweep of more curves than status holds",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2, 4, 8, 16}}
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "a", Type: "direct"}, {Name: "b", Type: "direct"},
+					{Name: "c", Type: "direct"}, {Name: "d", Type: "direct"}, {Name: "e", Type: "direct"}}
+				tb.Spec.Load.Duration = &metav1.Duration{Duration: time.Second}
+			},
+			want: []string{"spec.sweep: points × transports must be at most 24"},
+		},
+		{
+			name: "a sweep longer than the timeout",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2, 4, 8, 16, 32, 64}}
+				tb.Spec.Load.Duration, tb.Spec.Load.Repetitions = &metav1.Duration{Duration: 60 * time.Second}, 5
+			},
+			want: []string{"spec.timeout is shorter than the runs alone (sweep points × transports"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -686,6 +790,22 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 		{"a verify-full sidecar pooler across chaos-mesh's link", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar", ServerTLS: "verify-full"})
 			tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "1Gbit", Emulator: "chaos-mesh"}
+		}},
+		{"a clients sweep with more threads than its first point", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2, 4, 8}}
+			tb.Spec.Load.Clients, tb.Spec.Load.Threads = 4, 4
+			tb.Spec.Load.Duration = &metav1.Duration{Duration: 10 * time.Second}
+		}},
+		{"a tunnels sweep of an ssh transport beside a direct reference", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "ssh", Type: "ssh"}}
+			tb.Spec.Sweep = &benchv1.SweepSpec{Tunnels: []int32{1, 2, 4}}
+			tb.Spec.Load.Clients, tb.Spec.Load.Threads = 8, 4
+			tb.Spec.Load.Duration = &metav1.Duration{Duration: 10 * time.Second}
+		}},
+		{"the largest sweep: 16 points × 1 transport × 20 repetitions", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}
+			tb.Spec.Load.Repetitions, tb.Spec.Load.Duration = 20, &metav1.Duration{Duration: time.Second}
+			tb.Spec.Load.Warmup = &metav1.Duration{}
 		}},
 		{"external verify-full with a CA", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db", Database: "app",

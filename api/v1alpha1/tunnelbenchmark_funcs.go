@@ -21,7 +21,9 @@ const (
 	// the whole benchmark shares (the SSH gateway, a managed server) do not carry it.
 	LabelTransport = "tunnelbench.io/transport"
 	// LabelRound is the repetition a runner Job measures, from 1.
-	LabelRound     = "tunnelbench.io/round"
+	LabelRound = "tunnelbench.io/round"
+	// LabelPoint is the value of the sweep's parameter a runner Job measures.
+	LabelPoint     = "tunnelbench.io/point"
 	LabelComponent = "app.kubernetes.io/component"
 	LabelName      = "app.kubernetes.io/name"
 	LabelManagedBy = "app.kubernetes.io/managed-by"
@@ -95,11 +97,112 @@ func (tb *TunnelBenchmark) JobName(transport string) string {
 	return tb.ObjectName(roleJob, transport)
 }
 
-// RunJobName is the deterministic name of the Job that runs one repetition (round, from 1) of a
-// transport.
-func (tb *TunnelBenchmark) RunJobName(transport string, round int32) string {
-	return hashed(fmt.Sprintf("%s-%s-r%d", tb.Name, transport, round),
-		fmt.Sprintf("%s/%s/%s/%d", tb.Name, roleJob, transport, round), nameHashLength, maxNameLength)
+// RunJobName is the deterministic name of the Job that runs one measured run: a repetition
+// (round, from 1) of a transport, at a sweep's point ("-c16" for clients 16) when there is one.
+func (tb *TunnelBenchmark) RunJobName(ref RunRef) string {
+	param, values := tb.Spec.Sweep.Parameter()
+	if param == "" {
+		return hashed(fmt.Sprintf("%s-%s-r%d", tb.Name, ref.Transport, ref.Round),
+			fmt.Sprintf("%s/%s/%s/%d", tb.Name, roleJob, ref.Transport, ref.Round), nameHashLength, maxNameLength)
+	}
+	value := values[ref.Point]
+	return hashed(fmt.Sprintf("%s-%s-%c%d-r%d", tb.Name, ref.Transport, param[0], value, ref.Round),
+		fmt.Sprintf("%s/%s/%s/%s=%d/%d", tb.Name, roleJob, ref.Transport, param, value, ref.Round), nameHashLength, maxNameLength)
+}
+
+// RunRef addresses one measured run of a benchmark: a round (from 1) of a transport at a sweep's
+// point (its index in the sweep's values; 0 without a sweep).
+// +kubebuilder:object:generate=false
+type RunRef struct {
+	Transport string
+	Point     int
+	Round     int32
+}
+
+// Parameter is what the sweep varies and its values; "" and nil for no sweep (a nil receiver).
+func (s *SweepSpec) Parameter() (SweepParameter, []int32) {
+	switch {
+	case s == nil:
+		return "", nil
+	case len(s.Clients) > 0:
+		return SweepClients, s.Clients
+	case len(s.Tunnels) > 0:
+		return SweepTunnels, s.Tunnels
+	}
+	return "", nil
+}
+
+// Points is how many points the benchmark measures: the sweep's values, or 1 without a sweep.
+func (tb *TunnelBenchmark) Points() int {
+	if _, values := tb.Spec.Sweep.Parameter(); len(values) > 0 {
+		return len(values)
+	}
+	return 1
+}
+
+// PointName says which point of the sweep a run measures, e.g. "clients=16"; "" without a sweep.
+func (tb *TunnelBenchmark) PointName(point int) string {
+	param, values := tb.Spec.Sweep.Parameter()
+	if param == "" || point < 0 || point >= len(values) {
+		return ""
+	}
+	return fmt.Sprintf("%s=%d", param, values[point])
+}
+
+// AtPoint is the benchmark as it runs at a sweep's point: a copy whose load (clients, and threads
+// no more than clients) or ssh transports (tunnels) carry the point's value, and no sweep, so that
+// whatever builds a run from a spec builds the point's. The benchmark itself without a sweep.
+func (tb *TunnelBenchmark) AtPoint(point int) *TunnelBenchmark {
+	param, values := tb.Spec.Sweep.Parameter()
+	if param == "" {
+		return tb
+	}
+	out := tb.DeepCopy()
+	out.Spec.Sweep = nil
+	value := values[point]
+	switch param {
+	case SweepClients:
+		out.Spec.Load.Clients = value
+		out.Spec.Load.Threads = min(max(out.Spec.Load.Threads, DefaultThreads), value)
+	case SweepTunnels:
+		for i := range out.Spec.Transports {
+			t := &out.Spec.Transports[i]
+			if t.Type == TransportSSH {
+				if t.SSH == nil {
+					t.SSH = &SSHTransport{}
+				}
+				t.SSH.Tunnels = value
+			}
+		}
+	}
+	return out
+}
+
+// PointResults is where the results of a point are kept: status.results without a sweep, the
+// point's entry of status.sweep otherwise (made, with every point, when missing).
+func (tb *TunnelBenchmark) PointResults(point int) *[]TransportResult {
+	param, values := tb.Spec.Sweep.Parameter()
+	if param == "" {
+		return &tb.Status.Results
+	}
+	if tb.Status.Sweep == nil || len(tb.Status.Sweep.Points) != len(values) {
+		sweep := &SweepStatus{Parameter: param}
+		for _, v := range values {
+			sweep.Points = append(sweep.Points, SweepPoint{Value: v})
+		}
+		tb.Status.Sweep = sweep
+	}
+	return &tb.Status.Sweep.Points[point].Results
+}
+
+// FindResult is the result of a transport in a list of results, or nil.
+func FindResult(results []TransportResult, transport string) *TransportResult {
+	for i := range results {
+		if results[i].Transport == transport {
+			return &results[i]
+		}
+	}
+	return nil
 }
 
 // RunnerAccountName is the ServiceAccount (and its Role and RoleBinding) of the benchmark's runner
@@ -162,9 +265,9 @@ func (tb *TunnelBenchmark) WarmupDuration() time.Duration {
 	return tb.Spec.Load.Warmup.Duration
 }
 
-// TotalRuns is how many measured runs the benchmark makes: transports × repetitions.
+// TotalRuns is how many measured runs the benchmark makes: points × transports × repetitions.
 func (tb *TunnelBenchmark) TotalRuns() int {
-	return len(tb.Spec.Transports) * int(tb.Repetitions())
+	return tb.Points() * len(tb.Spec.Transports) * int(tb.Repetitions())
 }
 
 // Done reports whether every repetition of the transport has run.
@@ -174,12 +277,23 @@ func (r *TransportResult) Done(repetitions int32) bool {
 
 // Result returns the recorded result of a transport, or nil.
 func (s *TunnelBenchmarkStatus) Result(transport string) *TransportResult {
+	return FindResult(s.Results, transport)
+}
+
+// AllResults is every recorded result: status.results, and every sweep point's.
+func (s *TunnelBenchmarkStatus) AllResults() []*TransportResult {
+	var out []*TransportResult
 	for i := range s.Results {
-		if s.Results[i].Transport == transport {
-			return &s.Results[i]
+		out = append(out, &s.Results[i])
+	}
+	if s.Sweep != nil {
+		for p := range s.Sweep.Points {
+			for i := range s.Sweep.Points[p].Results {
+				out = append(out, &s.Sweep.Points[p].Results[i])
+			}
 		}
 	}
-	return nil
+	return out
 }
 
 // ProgressString renders "done/total".

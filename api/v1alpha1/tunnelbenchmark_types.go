@@ -76,7 +76,53 @@ type TunnelBenchmarkSpec struct {
 	// Without it, the paths run at the cluster network's own speed.
 	// +optional
 	Network *NetworkSpec `json:"network,omitempty"`
+
+	// Sweep measures every transport at several values of one parameter, each value a point
+	// measured as a benchmark without a sweep is (every transport, the repetitions in random
+	// interleaved rounds, intervals and verdicts per point), and draws each transport's curve
+	// across the points with its knee and peak (status.sweep).
+	// +optional
+	Sweep *SweepSpec `json:"sweep,omitempty"`
 }
+
+// SweepSpec is the one parameter a benchmark sweeps, and its values. Every round runs every
+// (point, transport) once, in its own random order, so that drift falls on every point alike and
+// round i of one point pairs with round i of the next (the curve's gains are paired).
+// +kubebuilder:validation:XValidation:rule="[has(self.clients), has(self.tunnels)].filter(x, x).size() == 1",message="spec.sweep: set exactly one of clients or tunnels"
+type SweepSpec struct {
+	// Clients are the values of pgbench -c, in increasing order; spec.load.clients does not apply,
+	// and threads at a point are the fewer of spec.load.threads and its clients.
+	// +kubebuilder:validation:MinItems=2
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=1000
+	// +kubebuilder:validation:XValidation:rule="self.isSorted()",message="spec.sweep.clients must be in increasing order"
+	// +listType=set
+	// +optional
+	Clients []int32 `json:"clients,omitempty"`
+
+	// Tunnels are the values of ssh.tunnels of every ssh transport, in increasing order (each
+	// transport's own ssh.tunnels does not apply); the other transports are measured at every
+	// point alike, as references.
+	// +kubebuilder:validation:MinItems=2
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=32
+	// +kubebuilder:validation:XValidation:rule="self.isSorted()",message="spec.sweep.tunnels must be in increasing order"
+	// +listType=set
+	// +optional
+	Tunnels []int32 `json:"tunnels,omitempty"`
+}
+
+// SweepParameter is what a sweep varies.
+// +kubebuilder:validation:Enum=clients;tunnels
+type SweepParameter string
+
+// Parameters a sweep may vary.
+const (
+	SweepClients SweepParameter = "clients"
+	SweepTunnels SweepParameter = "tunnels"
+)
 
 // BenchmarkTLS configures the certificates the operator requests.
 type BenchmarkTLS struct {
@@ -819,7 +865,11 @@ const LinkTolerance = 0.20
 
 // LiveRun is the run in progress, as the runner last reported it.
 type LiveRun struct {
-	Transport   string `json:"transport"`
+	Transport string `json:"transport"`
+	// Point is the sweep's point the run measures, e.g. "clients=16"; absent without a sweep.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Point       string `json:"point,omitempty"`
 	Round       int32  `json:"round"`
 	Repetitions int32  `json:"repetitions"`
 	// Phase is warm-up (discarded) or load (measured).
@@ -885,6 +935,11 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	Best *BestTransport `json:"best,omitempty"`
 
+	// Sweep holds a swept benchmark's results (spec.sweep): each point's, as results holds a
+	// benchmark's without a sweep (results and best are then empty), and each transport's curve.
+	// +optional
+	Sweep *SweepStatus `json:"sweep,omitempty"`
+
 	// RunOrder is the order the runs were planned in: its seed and each round's transports.
 	// +optional
 	RunOrder *RunOrderStatus `json:"runOrder,omitempty"`
@@ -896,6 +951,91 @@ type TunnelBenchmarkStatus struct {
 	Live *LiveRun `json:"live,omitempty"`
 }
 
+// SweepStatus is what a sweep measured: every point's results and every transport's curve.
+type SweepStatus struct {
+	// Parameter is what the sweep varies.
+	Parameter SweepParameter `json:"parameter"`
+	// Points hold each value's results, in the spec's order.
+	// +kubebuilder:validation:MaxItems=16
+	Points []SweepPoint `json:"points"`
+	// Curves are each transport's figures across the points, with knee and peak, in spec order,
+	// once every point has at least one run of the transport.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Curves []SweepCurve `json:"curves,omitempty"`
+}
+
+// SweepPoint is one value of a sweep and what every transport measured at it.
+type SweepPoint struct {
+	// Value is the swept parameter's value.
+	Value int32 `json:"value"`
+	// Results holds one entry per transport measured at this point, in spec order, each compared
+	// with the baseline at the same point.
+	// +listType=map
+	// +listMapKey=transport
+	// +optional
+	Results []TransportResult `json:"results,omitempty"`
+	// Best is the point's fastest transport, as status.best of a benchmark without a sweep.
+	// +optional
+	Best *BestTransport `json:"best,omitempty"`
+}
+
+// SweepCurve is how one transport's figure moves as the swept parameter grows.
+type SweepCurve struct {
+	Transport string `json:"transport"`
+	// Points are the transport's median figure at each value, with its interval, its latency and
+	// its gain over the previous point.
+	// +kubebuilder:validation:MaxItems=16
+	Points []CurvePoint `json:"points"`
+	// Knee is the value of the last point whose gain over the previous point is significant: its
+	// paired interval (Holm-adjusted over the curve's steps) lies wholly above 1 + KneeMinGain.
+	// The first value when no step gains; unset until every point has two rounds.
+	// +optional
+	Knee *int32 `json:"knee,omitempty"`
+	// Saturated is true when a later point than the knee was measured: the curve stopped gaining
+	// within the sweep. False with the knee at the last point: it may still gain beyond.
+	Saturated bool `json:"saturated"`
+	// KneeReason says how the knee was found, or why there is none.
+	// +kubebuilder:validation:MaxLength=1024
+	KneeReason string `json:"kneeReason"`
+	// Peak is the value with the highest median figure, and PeakTPS that median tps.
+	Peak    int32   `json:"peak"`
+	PeakTPS float64 `json:"peakTPS"`
+}
+
+// CurvePoint is a transport's figures at one point of a sweep.
+type CurvePoint struct {
+	Value int32 `json:"value"`
+	// Runs is how many runs of the point count.
+	Runs int32 `json:"runs"`
+	// TPS is the median tps over the point's runs, and TPSLow and TPSHigh the distribution-free
+	// interval of that median at Confidence (the fewest runs bound it with less than 95 %: 3 runs
+	// give their range at 75 %).
+	TPS float64 `json:"tps"`
+	// +optional
+	TPSLow *float64 `json:"tpsLow,omitempty"`
+	// +optional
+	TPSHigh *float64 `json:"tpsHigh,omitempty"`
+	// +optional
+	Confidence float64 `json:"confidence,omitempty"`
+	// LatencyAvgMs is the median of the runs' mean latency; P50Ms and P99Ms the merged
+	// histogram's percentiles, when its samples support them.
+	LatencyAvgMs float64 `json:"latencyAvgMs"`
+	// +optional
+	P50Ms *float64 `json:"p50Ms,omitempty"`
+	// +optional
+	P99Ms *float64 `json:"p99Ms,omitempty"`
+	// Gain is this point's figure over the previous point's, round by round, with its interval
+	// and verdict; absent at the first point.
+	// +optional
+	Gain *Comparison `json:"gain,omitempty"`
+	// Limiter is the part that ran out in most of the point's runs, with how many, e.g.
+	// "client in 3/3 runs"; absent when none did.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Limiter string `json:"limiter,omitempty"`
+}
+
 // RunOrderStatus is the order a benchmark runs its transports in, recorded when it starts.
 type RunOrderStatus struct {
 	// Order is spec.load.order with its default applied.
@@ -903,9 +1043,10 @@ type RunOrderStatus struct {
 	// Seed is the seed of the random order: spec.load.seed, or the one derived from the UID.
 	Seed int64 `json:"seed"`
 	// Rounds lists the transports in the order they run, one entry per round for an interleaved
-	// benchmark (e.g. "tls ssh direct"), one entry for a sequential one.
+	// benchmark (e.g. "tls ssh direct"), one entry for a sequential one; a sweep's entries name
+	// transport and point (e.g. "ssh@4 direct@1 ssh@1 direct@4").
 	// +kubebuilder:validation:MaxItems=20
-	// +kubebuilder:validation:items:MaxLength=1100
+	// +kubebuilder:validation:items:MaxLength=1800
 	Rounds []string `json:"rounds"`
 }
 
@@ -1479,19 +1620,24 @@ type TunnelBenchmark struct {
 
 	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
 	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="spec.cancel cannot be undone: a cancelled benchmark stays cancelled; create a new one (kubectl tunnelbench rerun)"
-	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout)) && has(self.exclusive) == has(oldSelf.exclusive) && (!has(self.exclusive) || self.exclusive == oldSelf.exclusive) && has(self.network) == has(oldSelf.network) && (!has(self.network) || self.network == oldSelf.network)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout)) && has(self.exclusive) == has(oldSelf.exclusive) && (!has(self.exclusive) || self.exclusive == oldSelf.exclusive) && has(self.network) == has(oldSelf.network) && (!has(self.network) || self.network == oldSelf.network) && has(self.sweep) == has(oldSelf.sweep) && (!has(self.sweep) || self.sweep == oldSelf.sweep)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, (has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require') || (has(t.tls) && has(t.tls.clientCertificate)))",message="spec.tls.issuerRef issues the server certificate of spec.server.managed, the certificate of a pooler with clientTLS require and tls.clientCertificate: this benchmark has none of them"
 	// +kubebuilder:validation:XValidation:rule="has(self.tls) || self.transports.all(t, !has(t.tls) || !has(t.tls.clientCertificate))",message="spec.transports: tls.clientCertificate needs spec.tls.issuerRef to issue it"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.poolMode) || t.pooler.poolMode != 'transaction' || !has(self.load.protocol) || self.load.protocol != 'prepared')",message="spec.transports: pooler.poolMode transaction cannot run spec.load.protocol prepared: PgBouncer 1.18 does not keep prepared statements across transactions; use poolMode session or protocol extended"
-	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.maxClientConnections) ? t.pooler.maxClientConnections : 1000) >= self.load.clients)",message="spec.transports: pooler.maxClientConnections (default 1000) must be at least spec.load.clients, or the pooler refuses pgbench's clients"
-	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20) >= self.load.clients)",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.maxClientConnections) ? t.pooler.maxClientConnections : 1000) >= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients))",message="spec.transports: pooler.maxClientConnections (default 1000) must be at least spec.load.clients (every point of spec.sweep.clients), or the pooler refuses pgbench's clients"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20) >= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients))",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session, at every point of spec.sweep.clients: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full')",message="spec.transports: pooler.serverTLS verify-full needs spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!(has(self.server.cnpg) || has(self.server.managed)) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || (has(t.pooler.placement) && t.pooler.placement == 'sidecar'))",message="spec.transports: pooler.serverTLS cannot be set for a CloudNativePG Pooler (placement service with a cnpg server): it always uses TLS with its own client certificate"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || !has(t.pooler) || !has(t.pooler.placement) || t.pooler.placement != 'sidecar' || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full' || !(has(t.network) ? (has(t.network.rtt) || has(t.network.bandwidth)) && (!has(t.network.emulator) || t.network.emulator == 'userspace') : has(self.network) && (has(self.network.rtt) || has(self.network.bandwidth)) && (!has(self.network.emulator) || self.network.emulator == 'userspace')))",message="spec.transports: a sidecar pooler with serverTLS verify-full cannot cross the userspace link (PgBouncer would check the server's name against the link proxy's loopback address): use serverTLS require, or emulator chaos-mesh"
-	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= self.load.clients)",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (each tunnel runs its own pgbench with at least one client)"
-	// +kubebuilder:validation:XValidation:rule="!has(self.server.managed) || self.transports.all(t, t.type == 'pooler') || self.load.clients <= (has(self.server.managed.parameters) && 'max_connections' in self.server.managed.parameters && self.server.managed.parameters['max_connections'].matches('^[0-9]{1,6}$') ? int(self.server.managed.parameters['max_connections']) : 100) - 3",message="spec.load.clients must leave 3 of the managed server's max_connections (spec.server.managed.parameters, default 100) to superusers: raise max_connections or lower clients"
-	// +kubebuilder:validation:XValidation:rule="has(self.load.copy) || has(self.load.transactions) || size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) * ((has(self.load.duration) ? duration(self.load.duration).getSeconds() : 60) + (has(self.load.warmup) ? duration(self.load.warmup).getSeconds() : 5)) <= (has(self.timeout) ? duration(self.timeout).getSeconds() : 1800)",message="spec.timeout is shorter than the runs alone (transports × repetitions × (warmup + duration)): raise spec.timeout (default 30m) or shorten the load"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.min() : self.load.clients))",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (every point of spec.sweep.clients) (each tunnel runs its own pgbench with at least one client)"
+	// +kubebuilder:validation:XValidation:rule="!has(self.server.managed) || self.transports.all(t, t.type == 'pooler') || (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients) <= (has(self.server.managed.parameters) && 'max_connections' in self.server.managed.parameters && self.server.managed.parameters['max_connections'].matches('^[0-9]{1,6}$') ? int(self.server.managed.parameters['max_connections']) : 100) - 3",message="spec.load.clients must leave 3 of the managed server's max_connections (spec.server.managed.parameters, default 100) to superusers: raise max_connections or lower clients (every point of spec.sweep.clients)"
+	// +kubebuilder:validation:XValidation:rule="has(self.load.copy) || has(self.load.transactions) || (has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : size(self.sweep.tunnels)) : 1) * size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) * ((has(self.load.duration) ? duration(self.load.duration).getSeconds() : 60) + (has(self.load.warmup) ? duration(self.load.warmup).getSeconds() : 5)) <= (has(self.timeout) ? duration(self.timeout).getSeconds() : 1800)",message="spec.timeout is shorter than the runs alone (sweep points × transports × repetitions × (warmup + duration)): raise spec.timeout (default 30m) or shorten the load"
+	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.load.copy)",message="spec.sweep does not apply to a copy load: a copy has no clients or tunnels to sweep"
+	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.sweep.tunnels) || self.transports.exists(t, t.type == 'ssh')",message="spec.sweep.tunnels needs a transport of type ssh: it sweeps their ssh.tunnels"
+	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.sweep.tunnels) || self.sweep.tunnels.max() <= self.load.clients",message="spec.sweep.tunnels must not exceed spec.load.clients at any point (each tunnel runs its own pgbench with at least one client)"
+	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : size(self.sweep.tunnels)) : 1) * size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) <= 320",message="spec.sweep: points × transports × repetitions must be at most 320, the runs one benchmark's status holds; split the sweep over several benchmarks"
+	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : size(self.sweep.tunnels)) : 1) * size(self.transports) <= 24",message="spec.sweep: points × transports must be at most 24, the curves one benchmark's status holds; split the sweep over several benchmarks"
 	Spec TunnelBenchmarkSpec `json:"spec"`
 
 	// +optional

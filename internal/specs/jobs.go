@@ -19,10 +19,9 @@ import (
 // JobRequest describes one Job to build.
 type JobRequest struct {
 	Benchmark *benchv1.TunnelBenchmark
-	// Transport is the transport's name, or benchv1.InitTransportLabel for initialization.
-	Transport string
-	// Round is the repetition the Job runs, from 1; 0 for initialization.
-	Round int32
+	// Ref is the run: transport, sweep point and round (from 1); the transport
+	// benchv1.InitTransportLabel and round 0 for initialization.
+	Ref benchv1.RunRef
 	// Pod is what the transport adds to the runner pod.
 	Pod Pod
 	// Run is what the runner is told (RunFor, then the transport's part); Run.Init marks the
@@ -42,13 +41,13 @@ func Job(req JobRequest) *batchv1.Job {
 		runnerSpec = *tb.Spec.Runner
 	}
 	image, pullPolicy := RunnerImage(tb, req.Defaults)
-	meta := OwnedMeta(tb, JobName(tb, req.Transport, req.Round), RunnerComponent, req.Transport)
+	meta := OwnedMeta(tb, JobName(tb, req.Ref), RunnerComponent, req.Ref.Transport)
 	serviceAccount := ""
 	volumes := append([]corev1.Volume{TmpVolume()}, req.Pod.Volumes...)
 	mounts := append([]corev1.VolumeMount{{Name: runspec.TmpVolume, MountPath: runspec.TmpMountPath}}, req.Pod.Mounts...)
-	if req.Round > 0 {
+	if req.Ref.Round > 0 {
 		// A measured run stores its report in its result ConfigMap (ResultConfigMap).
-		meta.Labels[benchv1.LabelRound] = itoa(req.Round)
+		runLabels(tb, req.Ref, meta.Labels)
 		req.Run.ResultConfigMap = meta.Name
 		serviceAccount = tb.RunnerAccountName()
 		v, m := apiAccess()
@@ -57,7 +56,7 @@ func Job(req JobRequest) *batchv1.Job {
 
 	env := append([]corev1.EnvVar{
 		{Name: "HOME", Value: runspec.TmpMountPath},
-		{Name: "PGAPPNAME", Value: "tunnelbench/" + tb.Name + "/" + req.Transport},
+		{Name: "PGAPPNAME", Value: "tunnelbench/" + tb.Name + "/" + req.Ref.Transport},
 	}, req.Pod.Env...)
 	if req.Run.Load.Script {
 		env = append(env, corev1.EnvVar{Name: runspec.ScriptEnv, Value: tb.Spec.Load.Script})
@@ -102,12 +101,20 @@ func Job(req JobRequest) *batchv1.Job {
 	}
 }
 
-// JobName is the name of the Job of a transport's round, or of the initialization (round 0).
-func JobName(tb *benchv1.TunnelBenchmark, transport string, round int32) string {
-	if round == 0 {
-		return tb.JobName(transport)
+// JobName is the name of the Job of a run, or of the initialization (round 0).
+func JobName(tb *benchv1.TunnelBenchmark, ref benchv1.RunRef) string {
+	if ref.Round == 0 {
+		return tb.JobName(ref.Transport)
 	}
-	return tb.RunJobName(transport, round)
+	return tb.RunJobName(ref)
+}
+
+// runLabels marks what a measured run's objects measure: its round, and its sweep's point.
+func runLabels(tb *benchv1.TunnelBenchmark, ref benchv1.RunRef, labels map[string]string) {
+	labels[benchv1.LabelRound] = itoa(ref.Round)
+	if _, values := tb.Spec.Sweep.Parameter(); len(values) > 0 {
+		labels[benchv1.LabelPoint] = itoa(values[ref.Point])
+	}
 }
 
 func itoa(i int32) string { return strconv.Itoa(int(i)) }

@@ -22,7 +22,7 @@ func TestEveryDerivedNameIsADNSLabel(t *testing.T) {
 	transport := strings.Repeat("t", 30)
 	names := map[string]string{
 		"init Job":          tb.JobName(benchv1.InitTransportLabel),
-		"run Job, round 20": specs.JobName(tb, transport, 20),
+		"run Job, round 20": specs.JobName(tb, benchv1.RunRef{Transport: transport, Round: 20}),
 		"runner account":    tb.RunnerAccountName(),
 		"SSH gateway":       tb.GatewayName(),
 		"pooler":            tb.PoolerName(transport),
@@ -37,7 +37,7 @@ func TestEveryDerivedNameIsADNSLabel(t *testing.T) {
 		names["CloudNativePG "+suffix] = tb.ManagedClusterName() + suffix
 	}
 	for _, suffix := range chaosmesh.Suffixes {
-		names["NetworkChaos "+suffix] = chaosmesh.ObjectName(specs.JobName(tb, transport, 20), suffix)
+		names["NetworkChaos "+suffix] = chaosmesh.ObjectName(specs.JobName(tb, benchv1.RunRef{Transport: transport, Round: 20}), suffix)
 	}
 	seen := map[string]string{}
 	for what, n := range names {

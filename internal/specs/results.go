@@ -23,9 +23,9 @@ const (
 // the benchmark is deleted.
 
 // ResultConfigMap is the empty ConfigMap a run's runner fills; it is named after the run's Job.
-func ResultConfigMap(tb *benchv1.TunnelBenchmark, transport string, round int32) *corev1.ConfigMap {
-	meta := OwnedMeta(tb, JobName(tb, transport, round), ResultComponent, transport)
-	meta.Labels[benchv1.LabelRound] = itoa(round)
+func ResultConfigMap(tb *benchv1.TunnelBenchmark, ref benchv1.RunRef) *corev1.ConfigMap {
+	meta := OwnedMeta(tb, JobName(tb, ref), ResultComponent, ref.Transport)
+	runLabels(tb, ref, meta.Labels)
 	return &corev1.ConfigMap{ObjectMeta: meta}
 }
 
@@ -34,9 +34,11 @@ func ResultConfigMap(tb *benchv1.TunnelBenchmark, transport string, round int32)
 func RunnerAccess(tb *benchv1.TunnelBenchmark) []client.Object {
 	name := tb.RunnerAccountName()
 	var results []string
-	for _, t := range tb.Spec.Transports {
-		for round := int32(1); round <= tb.Repetitions(); round++ {
-			results = append(results, tb.RunJobName(t.Name, round))
+	for point := range tb.Points() {
+		for _, t := range tb.Spec.Transports {
+			for round := int32(1); round <= tb.Repetitions(); round++ {
+				results = append(results, tb.RunJobName(benchv1.RunRef{Transport: t.Name, Point: point, Round: round}))
+			}
 		}
 	}
 	return []client.Object{

@@ -57,7 +57,7 @@ func job(t *testing.T, tb *benchv1.TunnelBenchmark, tr benchv1.TransportSpec, in
 	if err := run.Validate(); err != nil {
 		t.Fatalf("the runner would refuse the run: %v", err)
 	}
-	return specs.Job(specs.JobRequest{Benchmark: tb, Transport: tr.Name, Pod: pod, Run: run,
+	return specs.Job(specs.JobRequest{Benchmark: tb, Ref: benchv1.RunRef{Transport: tr.Name}, Pod: pod, Run: run,
 		ActiveDeadline: 90 * time.Second, Defaults: defaults}), run
 }
 
