@@ -546,6 +546,9 @@ func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time
 	tb.Status.Progress = benchv1.ProgressString(0, tb.TotalRuns())
 	tb.Status.RunOrder = plannedOrder(tb)
 	tb.PointResults(0) // a sweep's points, empty
+	if d, known := tb.PlannedRunTime(); known {
+		tb.Status.PlannedRunTime = d.String()
+	}
 	points := ""
 	if param, values := tb.Spec.Sweep.Parameter(); param != "" {
 		points = fmt.Sprintf(" at %d points of %s", len(values), param)

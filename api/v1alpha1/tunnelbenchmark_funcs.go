@@ -270,6 +270,22 @@ func (tb *TunnelBenchmark) TotalRuns() int {
 	return tb.Points() * len(tb.Spec.Transports) * int(tb.Repetitions())
 }
 
+// PlannedRunTime is how long the measured runs take at least: points × transports × repetitions
+// × (warm-up + duration), what spec.timeout must cover (the CEL rule on TunnelBenchmark checks
+// the same product at apply), without pods' start or the initialization. False for a load of a
+// number of transactions or a copy, whose length is not known before it runs.
+func (tb *TunnelBenchmark) PlannedRunTime() (time.Duration, bool) {
+	l := tb.Spec.Load
+	if l.Copy != nil || l.Transactions != nil {
+		return 0, false
+	}
+	run := DefaultDuration
+	if l.Duration != nil {
+		run = l.Duration.Duration
+	}
+	return time.Duration(tb.TotalRuns()) * (run + tb.WarmupDuration()), true
+}
+
 // Done reports whether every repetition of the transport has run.
 func (r *TransportResult) Done(repetitions int32) bool {
 	return r != nil && r.Repetitions >= repetitions

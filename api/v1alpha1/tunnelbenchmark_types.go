@@ -900,9 +900,16 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
-	// Progress counts finished runs (transports × repetitions), e.g. "4/9".
+	// Progress counts finished runs (sweep points × transports × repetitions), e.g. "4/9".
 	// +optional
 	Progress string `json:"progress,omitempty"`
+
+	// PlannedRunTime is how long the measured runs take at least, set when the benchmark is
+	// accepted: runs × (warm-up + duration), without the pods' start; absent for a load of a
+	// number of transactions or a copy. `kubectl tunnelbench plan -f` shows it before applying.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	PlannedRunTime string `json:"plannedRunTime,omitempty"`
 
 	// Server is the endpoint benchmarked, as host:port/database.
 	// +optional
@@ -1610,6 +1617,7 @@ type TunnelResult struct {
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the tunnelbench.io/benchmark label on every object the operator makes for the benchmark"
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Planned",type=string,JSONPath=`.status.plannedRunTime`
 // +kubebuilder:printcolumn:name="Running",type=string,JSONPath=`.status.live.transport`
 // +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.best.summary`
 // +kubebuilder:printcolumn:name="Best TPS",type=integer,JSONPath=`.status.best.roundedTPS`

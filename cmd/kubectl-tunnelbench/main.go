@@ -41,6 +41,6 @@ func newRoot(out io.Writer) *cobra.Command {
 	k := &kube{}
 	k.bind(root.PersistentFlags())
 	root.SetOut(out)
-	root.AddCommand(reportCmd(k, out), watchCmd(k, out), compareCmd(k, out), rerunCmd(k, out), cancelCmd(k, out))
+	root.AddCommand(reportCmd(k, out), watchCmd(k, out), compareCmd(k, out), rerunCmd(k, out), cancelCmd(k, out), planCmd(out))
 	return root
 }

@@ -59,22 +59,28 @@ func progress(tb *benchv1.TunnelBenchmark) string {
 	}
 	fmt.Fprintf(&b, "%s %s/%s: %s (%s runs) — %s\n", time.Now().Format("15:04:05"), tb.Namespace, tb.Name,
 		orDash(string(tb.Status.Phase)), orDash(tb.Status.Progress), now)
-	reps := int(tb.Repetitions())
+	// Every point's runs count towards a transport's bar.
+	reps := int(tb.Repetitions()) * tb.Points()
 	for _, t := range tb.Spec.Transports {
 		done := 0
 		latest := ""
-		if r := tb.Status.Result(t.Name); r != nil {
-			done = len(r.Runs)
-			if done > 0 {
-				run := r.Runs[done-1]
-				latest = fmt.Sprintf("  last run %.0f tps", run.TPS)
-				if run.MBPerSecond != nil {
-					latest = fmt.Sprintf("  last run %.2f MB/s", *run.MBPerSecond)
-				}
+		for _, r := range tb.Status.AllResults() {
+			if r.Transport != t.Name || len(r.Runs) == 0 {
+				continue
+			}
+			done += len(r.Runs)
+			run := r.Runs[len(r.Runs)-1]
+			latest = fmt.Sprintf("  last run %.0f tps", run.TPS)
+			if run.MBPerSecond != nil {
+				latest = fmt.Sprintf("  last run %.2f MB/s", *run.MBPerSecond)
 			}
 		}
 		if l := tb.Status.Live; l != nil && l.Transport == t.Name {
-			latest = fmt.Sprintf("  round %d: %s %s, %.0f tps, %.3f ms", l.Round, l.Phase, elapsed(l), l.TPS, l.LatencyMs)
+			at := ""
+			if l.Point != "" {
+				at = " at " + l.Point
+			}
+			latest = fmt.Sprintf("  round %d%s: %s %s, %.0f tps, %.3f ms", l.Round, at, l.Phase, elapsed(l), l.TPS, l.LatencyMs)
 		}
 		fmt.Fprintf(&b, "  %-20s %s %d/%d%s\n", t.Name, bar(done, reps, 24), done, reps, latest)
 	}

@@ -30,6 +30,19 @@ func HTML(w io.Writer, s summary.Summary) error {
 		"Rates": rateChart(s), "Latency": latencyChart(s), "Series": seriesChart(s), "Connect": connectChart(s),
 		"Cost": costChart(s), "Forest": forestChart(s),
 	}
+	if s.Sweep != nil {
+		type curve struct {
+			Title, Reason string
+			Rows          [][]string
+		}
+		var curves []curve
+		for _, c := range s.Sweep.Curves {
+			curves = append(curves, curve{curveTitle(s, c), c.KneeReason, sweepRows(c)})
+		}
+		tps, p99 := sweepCharts(s)
+		data = map[string]any{"S": s, "Header": header(s), "SweepHead": sweepHead(s), "Curves": curves,
+			"CurveTPS": tps, "CurveP99": p99}
+	}
 	return page.Execute(w, data)
 }
 
@@ -54,13 +67,26 @@ th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 th{background:#f0f2f6;font-weight:600}
 ul{margin:0;padding-left:18px}
 .note{color:#5b6476;font-size:13px}
-#results{overflow-x:auto}
+#results,.curve{overflow-x:auto}
 </style></head><body>
 <header><h1>{{index .Header 0}}{{if .S.Partial}}<span class="partial">partial</span>{{end}}</h1>
 {{range $i, $l := .Header}}{{if $i}}<p>{{$l}}</p>{{end}}{{end}}
 {{if .S.Best}}<p>best: {{.S.Best}}</p>{{end}}</header>
 <main>
-<div class="charts">
+{{if .S.Sweep}}<div class="charts">
+<section id="curves"><h2>tps against {{.S.Sweep.Parameter}} (median; band: interval of the median; ring: knee)</h2>
+{{if .CurveTPS}}{{.CurveTPS}}{{else}}<p class="note">No curve yet: a transport's curve appears once it has run at every
+point.</p>{{end}}</section>
+{{if .CurveP99}}<section id="curve-latency"><h2>p99 latency against {{.S.Sweep.Parameter}} (ms; band down to p50)</h2>
+{{.CurveP99}}</section>{{end}}
+</div>
+{{range .Curves}}<section class="curve"><h2>{{.Title}}</h2><table><thead><tr>{{range $.SweepHead}}<th>{{.}}</th>{{end}}
+</tr></thead><tbody>{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>
+<p class="note">knee: {{.Reason}}</p></section>{{end}}
+<p class="note">Intervals are of the median, distribution-free. Gains are each point's figure over the previous
+point's, paired by round and Holm-adjusted over the curve's steps; the knee is the last point whose gain lies
+beyond 5 %. The ratio to {{.S.Baseline}} is taken at the same point.</p>
+{{else}}<div class="charts">
 {{if .Forest}}<section id="forest"><h2>Ratio to {{.S.Baseline}} with its interval (log scale; Holm-adjusted above 95 %)</h2>
 {{.Forest}}</section>{{end}}
 <section id="rates"><h2>{{.S.Unit}} per transport (median, interval of the median)</h2>{{.Rates}}</section>
@@ -78,7 +104,7 @@ its coverage. Verdicts come from the ratio's interval against {{.S.Baseline}} (p
 across the transports, so at most a 5 % chance of any false verdict): a transport is called faster or slower
 only when the whole interval says so, as the forest plot shows.{{if .S.OpenLoop}} Open loop: every path ran the
 rate asked, so the ratios compare mean latency, schedule lag included.{{end}}</p>
-</main></body></html>
+{{end}}</main></body></html>
 `))
 
 // palette colours transports in order; verdicts colour the bars.

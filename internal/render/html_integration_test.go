@@ -9,12 +9,43 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/summary"
 )
 
 // TestHTMLInChromium opens the report in a real headless Chromium (Debian's, installed by
 // hack/deps.sh): the page renders without a console message, its DOM holds every transport's name
 // and figure, and a screenshot is left in .cache/test-output/ for people to look at.
 func TestHTMLInChromium(t *testing.T) {
+	s := fixture(t)
+	dom := inChromium(t, "report", s)
+	for _, tr := range s.Transports {
+		if !strings.Contains(dom, ">"+tr.Name+"<") || !strings.Contains(dom, rate(tr.Median, tr.Runs)) {
+			t.Errorf("the rendered page lacks %s or its figure %s", tr.Name, rate(tr.Median, tr.Runs))
+		}
+	}
+	for _, id := range []string{"rates", "latency", "series", "connect", "cost", "results", "paths"} {
+		if !strings.Contains(dom, `id="`+id+`"`) {
+			t.Errorf("the rendered page lacks section %s", id)
+		}
+	}
+}
+
+// TestSweepHTMLInChromium: a sweep's page renders its curves (the README's image is its screenshot).
+func TestSweepHTMLInChromium(t *testing.T) {
+	s := sweepFixture()
+	dom := inChromium(t, "sweep", s)
+	for _, want := range []string{`id="curves"`, `id="curve-latency"`, "direct: knee at 4 clients", "<polyline"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the rendered page lacks %q", want)
+		}
+	}
+}
+
+// inChromium writes s's page as .cache/test-output/render/NAME.html, has headless Chromium render
+// it (failing the test on any console message) and screenshot it beside, and returns its DOM.
+func inChromium(t *testing.T, name string, s summary.Summary) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("opens Chromium: `make test` runs it")
 	}
@@ -22,7 +53,6 @@ func TestHTMLInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal("chromium is not installed: hack/deps.sh installs it (make test runs it)")
 	}
-	s := fixture(t)
 	out, err := filepath.Abs(filepath.Join("..", "..", ".cache", "test-output", "render"))
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +60,7 @@ func TestHTMLInChromium(t *testing.T) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	page := filepath.Join(out, "report.html")
+	page := filepath.Join(out, name+".html")
 	var b bytes.Buffer
 	if err := HTML(&b, s); err != nil {
 		t.Fatal(err)
@@ -59,20 +89,11 @@ func TestHTMLInChromium(t *testing.T) {
 			t.Errorf("console message: %s", line)
 		}
 	}
-	for _, tr := range s.Transports {
-		if !strings.Contains(dom, ">"+tr.Name+"<") || !strings.Contains(dom, rate(tr.Median, tr.Runs)) {
-			t.Errorf("the rendered page lacks %s or its figure %s", tr.Name, rate(tr.Median, tr.Runs))
-		}
-	}
-	for _, id := range []string{"rates", "latency", "series", "connect", "cost", "results", "paths"} {
-		if !strings.Contains(dom, `id="`+id+`"`) {
-			t.Errorf("the rendered page lacks section %s", id)
-		}
-	}
-	shot := filepath.Join(out, "report.png")
+	shot := filepath.Join(out, name+".png")
 	run("--hide-scrollbars", "--window-size=1280,1500", "--screenshot="+shot)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("no screenshot of the page: %v", err)
 	}
 	t.Logf("the page and its screenshot: %s, %s", page, shot)
+	return dom
 }

@@ -175,6 +175,9 @@ func table(w io.Writer, s summary.Summary) error {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
+	if s.Sweep != nil {
+		return sweepTables(w, s)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	head, rows := columns(s)
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
@@ -222,6 +225,10 @@ func markdown(w io.Writer, s summary.Summary) error {
 		fmt.Fprintf(w, "- %s\n", l)
 	}
 	fmt.Fprintln(w)
+	if s.Sweep != nil {
+		sweepMarkdown(w, s)
+		return nil
+	}
 	head, rows := columns(s)
 	fmt.Fprintf(w, "| %s |\n", strings.Join(head, " | "))
 	fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(head)))
@@ -246,6 +253,10 @@ func markdown(w io.Writer, s summary.Summary) error {
 // names them), for spreadsheets.
 func csvReport(w io.Writer, s summary.Summary) error {
 	cw := csv.NewWriter(w)
+	if s.Sweep != nil {
+		_ = cw.WriteAll(sweepCSV(s))
+		return cw.Error()
+	}
 	unit := strings.ReplaceAll(s.Unit, "/", "_per_")
 	_ = cw.Write([]string{"namespace", "benchmark", "phase", "transport", "type", "runs", "repetitions",
 		unit + "_median", unit + "_low", unit + "_high", "interval_confidence", "cv", "ratio_vs_" + s.Baseline,

@@ -37,6 +37,8 @@ type Summary struct {
 	Baseline   string      `json:"baseline,omitempty"`
 	Best       string      `json:"best,omitempty"`
 	Transports []Transport `json:"transports"`
+	// Sweep is a swept benchmark's curves (Transports then holds names and types only).
+	Sweep *Sweep `json:"sweep,omitempty"`
 }
 
 // Transport is one transport's line.
@@ -137,6 +139,7 @@ func Of(tb *benchv1.TunnelBenchmark) Summary {
 	if b := tb.Status.Best; b != nil {
 		s.Best = b.Summary
 	}
+	s.Sweep = sweepOf(tb)
 	// Spec order, so that a transport not yet run shows as such.
 	for _, t := range tb.Spec.Transports {
 		line := Transport{Name: t.Name, Type: string(t.Type), Repetitions: int(tb.Repetitions())}
@@ -252,7 +255,14 @@ func loadOf(tb *benchv1.TunnelBenchmark) string {
 	if l.Protocol != "" {
 		parts = append(parts, string(l.Protocol))
 	}
-	parts = append(parts, fmt.Sprintf("%d clients", l.Clients))
+	switch param, values := tb.Spec.Sweep.Parameter(); param {
+	case benchv1.SweepClients:
+		parts = append(parts, "clients swept over "+joinValues(values))
+	case benchv1.SweepTunnels:
+		parts = append(parts, fmt.Sprintf("%d clients", l.Clients), "ssh tunnels swept over "+joinValues(values))
+	default:
+		parts = append(parts, fmt.Sprintf("%d clients", l.Clients))
+	}
 	if l.Reconnect {
 		parts = append(parts, "reconnect")
 	}
@@ -272,6 +282,14 @@ func loadOf(tb *benchv1.TunnelBenchmark) string {
 		parts = append(parts, reps)
 	}
 	return strings.Join(parts, ", ")
+}
+
+func joinValues(values []int32) string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = fmt.Sprint(v)
+	}
+	return strings.Join(out, ", ")
 }
 
 // linkOf renders the link asked and measured: "asked 10ms 50Mbit/s, measured 10.9ms 49.4Mbit/s".
