@@ -26,7 +26,7 @@ import (
 
 // histogram is the encoded latency histogram of a pgbench transaction log of n transactions, the
 // i-th (from 1) taking micros(i) µs, read as the runner reads real logs.
-func histogram(t *testing.T, n int, micros func(i int) int64) (string, int64) {
+func histogram(t testing.TB, n int, micros func(i int) int64) (string, int64) {
 	t.Helper()
 	var log strings.Builder
 	for i := 1; i <= n; i++ {

@@ -248,15 +248,15 @@ func TestLargestStatusFits(t *testing.T) {
 }
 
 // largestHistogram is a wide histogram (1 µs to about 10 s, spread log-uniformly), which encodes large.
-func largestHistogram(t *testing.T) (string, int64) {
+func largestHistogram(t testing.TB) (string, int64) {
 	return histogram(t, 20_000, func(i int) int64 { return int64(math.Pow(10, float64(i%7000)/1000)) })
 }
 
-func samplesOf(t *testing.T) int64 { _, n := largestHistogram(t); return n }
+func samplesOf(t testing.TB) int64 { _, n := largestHistogram(t); return n }
 
 // largestStatus records every run of a benchmark of the shape with the largest figures each field
 // takes.
-func largestStatus(t *testing.T, points, transports int, reps int32) *benchv1.TunnelBenchmark {
+func largestStatus(t testing.TB, points, transports int, reps int32) *benchv1.TunnelBenchmark {
 	tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{Load: benchv1.LoadSpec{Repetitions: reps}}}
 	tb.Name = strings.Repeat("b", 63)
 	if points > 1 {
@@ -340,6 +340,28 @@ func TestComparePlacements(t *testing.T) {
 			c := compare(benchv1.MethodPaired, tt.baseline, tt.candidate)
 			if c.MixedPlacement != tt.mixed || !strings.Contains(c.Reason, tt.says) {
 				t.Errorf("mixed %v, reason %q; want %v, %q", c.MixedPlacement, c.Reason, tt.mixed, tt.says)
+			}
+		})
+	}
+}
+
+// BenchmarkRecordedPass is the operator's own work in the pass that records a benchmark's last
+// run, the heaviest: its summaries and curves over every run (summarize) and the next run's lookup
+// through the whole schedule (nextRun), for sweeps of 1, 4 and 16 points of 3 transports.
+func BenchmarkRecordedPass(b *testing.B) {
+	for _, points := range []int{1, 4, 16} {
+		transports := 3
+		if points == 16 {
+			transports = 1
+		}
+		b.Run(fmt.Sprintf("%d points × %d transports × 6 repetitions", points, transports), func(b *testing.B) {
+			tb := largestStatus(b, points, transports, 6)
+			b.ResetTimer()
+			for b.Loop() {
+				summarize(tb)
+				if _, more := nextRun(tb); more {
+					b.Fatal("a run left")
+				}
 			}
 		})
 	}

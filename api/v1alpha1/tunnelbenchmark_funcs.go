@@ -195,6 +195,18 @@ func (tb *TunnelBenchmark) PointResults(point int) *[]TransportResult {
 	return &tb.Status.Sweep.Points[point].Results
 }
 
+// ResultsAt is the results of a point as stored, for readers: status.results without a sweep, the
+// point's entry of status.sweep otherwise (nil while there is none).
+func (tb *TunnelBenchmark) ResultsAt(point int) []TransportResult {
+	if tb.Spec.Sweep == nil {
+		return tb.Status.Results
+	}
+	if sw := tb.Status.Sweep; sw != nil && point < len(sw.Points) {
+		return sw.Points[point].Results
+	}
+	return nil
+}
+
 // FindResult is the result of a transport in a list of results, or nil.
 func FindResult(results []TransportResult, transport string) *TransportResult {
 	for i := range results {

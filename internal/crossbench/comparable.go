@@ -41,6 +41,9 @@ func differences(before, after *benchv1.TunnelBenchmark) []string {
 	if !reflect.DeepEqual(comparableLoad(before), comparableLoad(after)) {
 		out = append(out, "spec.load")
 	}
+	if !reflect.DeepEqual(before.Spec.Sweep, after.Spec.Sweep) {
+		out = append(out, "spec.sweep")
+	}
 	if !reflect.DeepEqual(before.Spec.Network, after.Spec.Network) {
 		out = append(out, "spec.network")
 	}
@@ -74,11 +77,21 @@ func comparableLoad(tb *benchv1.TunnelBenchmark) benchv1.LoadSpec {
 func commonTransports(before, after *benchv1.TunnelBenchmark) []string {
 	var out []string
 	for _, t := range before.Spec.Transports[1:] {
-		if transport(after, t.Name) != nil && before.Status.Result(t.Name) != nil && after.Status.Result(t.Name) != nil {
+		if transport(after, t.Name) != nil && measured(before, t.Name) && measured(after, t.Name) {
 			out = append(out, t.Name)
 		}
 	}
 	return slices.Clip(out)
+}
+
+// measured reports whether tb has a result of the transport at every point.
+func measured(tb *benchv1.TunnelBenchmark, name string) bool {
+	for point := range tb.Points() {
+		if benchv1.FindResult(tb.ResultsAt(point), name) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 func transport(tb *benchv1.TunnelBenchmark, name string) *benchv1.TransportSpec {

@@ -46,6 +46,8 @@ type Result struct {
 // Change is one transport's before and after.
 type Change struct {
 	Transport string `json:"transport"`
+	// Point is the sweep's point compared, e.g. "clients=4"; empty without a sweep.
+	Point string `json:"point,omitempty"`
 	// MedianBefore and MedianAfter are the transport's medians (Unit): absolute figures, the
 	// drift between the benchmarks included.
 	MedianBefore float64 `json:"medianBefore"`
@@ -76,37 +78,54 @@ func Compare(before, after *benchv1.TunnelBenchmark, threshold float64) (Result,
 	}
 	base := before.Spec.Transports[0].Name
 	out := Result{Before: qualified(before), After: qualified(after), Unit: unit(after), Baseline: base, Threshold: threshold}
-	bBase, aBase := before.Status.Result(base), after.Status.Result(base)
-	out.Changes = append(out.Changes, Change{Transport: base, MedianBefore: median(bBase), MedianAfter: median(aBase),
-		Verdict: "baseline", Reason: "the reference of both: its own change includes the drift between the benchmarks"})
+	// The changes in order, each point's baseline first; tested are the indexes of those that
+	// form the family.
 	var family []stats.Ratio
 	var changes []Change
-	for _, t := range commonTransports(before, after) {
-		b, a := before.Status.Result(t), after.Status.Result(t)
-		rb, ra := ratios(bBase, b), ratios(aBase, a)
-		if len(rb) < 2 || len(ra) < 2 {
-			return Result{}, fmt.Errorf("%s: %d rounds paired with the baseline before, %d after: "+
-				"comparing benchmarks needs at least 2 on each side (one round has no spread to judge a change by)",
-				t, len(rb), len(ra))
+	var tested []int
+	for point := range before.Points() {
+		pb, pa := before.ResultsAt(point), after.ResultsAt(point)
+		at := before.PointName(point)
+		bBase, aBase := benchv1.FindResult(pb, base), benchv1.FindResult(pa, base)
+		changes = append(changes, Change{Transport: base, Point: at, MedianBefore: median(bBase),
+			MedianAfter: median(aBase), Verdict: "baseline",
+			Reason: "the reference of both: its own change includes the drift between the benchmarks"})
+		for _, t := range commonTransports(before, after) {
+			b, a := benchv1.FindResult(pb, t), benchv1.FindResult(pa, t)
+			rb, ra := ratios(bBase, b), ratios(aBase, a)
+			if len(rb) < 2 || len(ra) < 2 {
+				return Result{}, fmt.Errorf("%s: %d rounds paired with the baseline before, %d after: "+
+					"comparing benchmarks needs at least 2 on each side (one round has no spread to judge a change by)",
+					where(t, at), len(rb), len(ra))
+			}
+			r, err := stats.UnpairedRatio(rb, ra)
+			if err != nil {
+				return Result{}, fmt.Errorf("%s: %w", where(t, at), err)
+			}
+			family, tested = append(family, r), append(tested, len(changes))
+			changes = append(changes, Change{Transport: t, Point: at, MedianBefore: median(b), MedianAfter: median(a),
+				VsBaselineBefore: geomean(rb), VsBaselineAfter: geomean(ra)})
 		}
-		r, err := stats.UnpairedRatio(rb, ra)
-		if err != nil {
-			return Result{}, fmt.Errorf("%s: %w", t, err)
-		}
-		family = append(family, r)
-		changes = append(changes, Change{Transport: t, MedianBefore: median(b), MedianAfter: median(a),
-			VsBaselineBefore: geomean(rb), VsBaselineAfter: geomean(ra)})
 	}
+	// Every transport at every point is one test of the family.
 	for i, r := range stats.HolmBeyond(family, threshold) {
-		ch := &changes[i]
+		ch := &changes[tested[i]]
 		ch.Ratio, ch.Low, ch.High, ch.Level = r.Estimate, r.Low, r.High, orLevel(r.Level)
 		ch.Verdict, ch.Reason = string(r.VerdictBeyond(threshold)), reason(r, threshold)
 		if ch.Verdict == string(stats.Slower) {
-			out.Regressions = append(out.Regressions, ch.Transport)
+			out.Regressions = append(out.Regressions, where(ch.Transport, ch.Point))
 		}
 	}
-	out.Changes = append(out.Changes, changes...)
+	out.Changes = changes
 	return out, nil
+}
+
+// where names a transport at a sweep's point: "ssh at clients=4", or "ssh" without a sweep.
+func where(transport, point string) string {
+	if point == "" {
+		return transport
+	}
+	return transport + " at " + point
 }
 
 // ratios are candidate's paired ratios to baseline, round by round.

@@ -212,3 +212,48 @@ func TestFalseAlarms(t *testing.T) {
 	}
 	t.Logf("%d fixed-seed trials each:\n%s", trials, table.String())
 }
+
+// swept is completed's benchmark as a sweep of two clients points: each transport's rounds at the
+// first point are tps, at the second twice them, but for ssh at the second, scaled by sshAt2.
+func swept(name string, sshAt2 float64, tps ...[]float64) *benchv1.TunnelBenchmark {
+	tb := completed(name, tps...)
+	tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2}}
+	results := tb.Status.Results
+	tb.Status.Results = nil
+	tb.Status.Sweep = &benchv1.SweepStatus{Parameter: benchv1.SweepClients,
+		Points: []benchv1.SweepPoint{{Value: 1, Results: results}, {Value: 2}}}
+	for _, r := range results {
+		second := *r.DeepCopy()
+		for i := range second.Runs {
+			second.Runs[i].TPS *= 2
+			if r.Transport == "ssh" {
+				second.Runs[i].TPS *= sshAt2
+			}
+		}
+		tb.Status.Sweep.Points[1].Results = append(tb.Status.Sweep.Points[1].Results, second)
+	}
+	return tb
+}
+
+// TestCompareSweeps: two sweeps are compared point by point, every (point, transport) one test of
+// the family; a regression names its point, and sweeps of other points cannot be compared.
+func TestCompareSweeps(t *testing.T) {
+	rounds := func(x float64) []float64 { return []float64{x, x * 1.01, x * 0.99, x * 1.005} }
+	before := swept("before", 1, rounds(1000), rounds(800), rounds(600))
+	after := swept("after", 0.8, rounds(1000), rounds(800), rounds(600))
+	got, err := Compare(before, after, DefaultThreshold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Changes) != 6 || got.Changes[3].Point != "clients=2" || got.Changes[3].Verdict != "baseline" {
+		t.Fatalf("changes %+v", got.Changes)
+	}
+	if len(got.Regressions) != 1 || got.Regressions[0] != "ssh at clients=2" {
+		t.Errorf("regressions %v, want ssh at clients=2", got.Regressions)
+	}
+	other := swept("after", 1, rounds(1000), rounds(800), rounds(600))
+	other.Spec.Sweep.Clients = []int32{1, 4}
+	if _, err := Compare(before, other, DefaultThreshold); err == nil || !strings.Contains(err.Error(), "spec.sweep") {
+		t.Errorf("sweeps of other points compared: %v", err)
+	}
+}

@@ -15,7 +15,11 @@ func Compare(w io.Writer, c crossbench.Result, format string) error {
 		"CHANGE", "INTERVAL", "VERDICT"}
 	var rows [][]string
 	for _, ch := range c.Changes {
-		row := []string{ch.Transport, rate(ch.MedianBefore, 1), rate(ch.MedianAfter, 1), "-", "-", "-", "-", ch.Verdict}
+		name := ch.Transport
+		if ch.Point != "" {
+			name += " at " + ch.Point
+		}
+		row := []string{name, rate(ch.MedianBefore, 1), rate(ch.MedianAfter, 1), "-", "-", "-", "-", ch.Verdict}
 		if ch.Verdict != "baseline" {
 			row[3], row[4] = fmt.Sprintf("%.3f×", ch.VsBaselineBefore), fmt.Sprintf("%.3f×", ch.VsBaselineAfter)
 			row[5] = fmt.Sprintf("%.3f×", ch.Ratio)

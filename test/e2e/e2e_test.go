@@ -268,6 +268,15 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("open loop across the WAN: the rate kept, the paths compared by latency", func(t *testing.T) {
 		openLoopAcrossTheWAN(t, ns, pg)
 	})
+	t.Run("a sweep of a sleeping script: clients × 100 tps at every point", func(t *testing.T) {
+		sleepSweepIsPhysics(t, ns, pg)
+	})
+	t.Run("a sweep of select 1 reports a knee", func(t *testing.T) {
+		selectSweepFindsAKnee(t, ns, pg)
+	})
+	t.Run("a sweep of ssh tunnels: the per-tunnel gain, or the limiter that explains its absence", func(t *testing.T) {
+		sshTunnelsSweep(t, ns, pg)
+	})
 
 	t.Run("a bulk copy across the WAN: ssh compression on text and on random data", func(t *testing.T) {
 		compressionAcrossTheWAN(t, ns, pg)
