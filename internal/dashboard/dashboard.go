@@ -111,6 +111,14 @@ func panels() []panel {
 			description: "Runs whose tps trended while measured (NotSteady): their figure is a moment of a trend; the " +
 				"condition recommends a warm-up.",
 			queries: []query{{sel("tunnelbench_transport_unsteady_runs"), "{{transport}}"}}},
+		{title: "Sweep: tps at each point (median of the runs)", unit: "short", kind: "bars", width: 12, height: 8,
+			description: "A swept benchmark's curve, one bar per transport and point (spec.sweep): where the bars stop " +
+				"growing is the knee. kubectl tunnelbench report -o html draws it with its intervals.",
+			queries: []query{{sel("tunnelbench_sweep_tps", `bound="median"`), "{{transport}} {{parameter}}={{value}}"}}},
+		{title: "Sweep: the knee of each transport", unit: "short", kind: "bars", width: 12, height: 8,
+			description: "The value of the swept parameter past which a transport gains no more than 5 % (Holm-adjusted " +
+				"paired intervals); saturated false: still gaining at the last point.",
+			queries: []query{{sel("tunnelbench_sweep_knee"), "{{transport}} {{parameter}} (saturated {{saturated}})"}}},
 		{title: "Benchmarks by phase", unit: "short", kind: "stat", width: 24, height: 4,
 			queries: []query{{"sum by (phase) (tunnelbench_benchmarks)", "{{phase}}"}}},
 	}

@@ -3,6 +3,7 @@
 package metrics
 
 import (
+	"strconv"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,6 +47,9 @@ type Recorder struct {
 	scheduleLag    *prometheus.GaugeVec
 	skipped        *prometheus.GaugeVec
 	unsteadyRuns   *prometheus.GaugeVec
+	sweepTPS       *prometheus.GaugeVec
+	sweepLatency   *prometheus.GaugeVec
+	sweepKnee      *prometheus.GaugeVec
 
 	mu     sync.Mutex
 	phases map[string]benchv1.Phase // namespace/name → phase
@@ -109,6 +113,17 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 		limitedRuns: gauge("transport_limited_runs",
 			"Runs of a transport that a part (client, a sidecar, network) limited, by the documented thresholds.",
 			append(transportLabels[:3:3], "part")),
+		sweepTPS: gauge("sweep_tps",
+			"A swept transport's tps at each point (label value of parameter): the median of the point's runs and its "+
+				"distribution-free interval's bounds (label bound).",
+			append(transportLabels[:3:3], "parameter", "value", "bound")),
+		sweepLatency: gauge("sweep_latency_seconds",
+			"A swept transport's latency at each point: p50 and p99 of the point's merged histograms, where supported.",
+			append(transportLabels[:3:3], "parameter", "value", "quantile")),
+		sweepKnee: gauge("sweep_knee",
+			"The value of the swept parameter at a transport's knee: the last point whose gain over the previous one "+
+				"lies beyond 5 %; saturated=\"false\" when it is the last point (the knee lies beyond the sweep).",
+			append(transportLabels[:3:3], "parameter", "saturated")),
 		failedBench: gauge("benchmark_failed", "1 for a benchmark that failed, with the Failed condition's reason.",
 			[]string{"namespace", "benchmark", "reason"}),
 		benchPhase: gauge("benchmark_phase", "1 for each benchmark, labelled with its phase.",
@@ -178,6 +193,7 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 			}
 		}
 	}
+	r.observeSweep(tb)
 	r.benchPhase.DeletePartialMatch(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name})
 	if tb.Status.Phase != "" {
 		r.benchPhase.With(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "phase": string(tb.Status.Phase)}).Set(1)
@@ -208,7 +224,37 @@ func (r *Recorder) series() []prometheus.Collector {
 	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
 		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate, r.liveTPS, r.linkRTT,
 		r.linkBandwidth, r.failedBench, r.benchPhase, r.cpuPerTx, r.wireBytes, r.limitedRuns, r.scheduleLag, r.skipped,
-		r.unsteadyRuns}
+		r.unsteadyRuns, r.sweepTPS, r.sweepLatency, r.sweepKnee}
+}
+
+// observeSweep publishes a sweep's curves: each point's tps with its interval and its latency,
+// and each transport's knee.
+func (r *Recorder) observeSweep(tb *benchv1.TunnelBenchmark) {
+	sw := tb.Status.Sweep
+	if sw == nil {
+		return
+	}
+	for _, c := range sw.Curves {
+		labels := prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "transport": c.Transport,
+			"parameter": string(sw.Parameter)}
+		for _, p := range c.Points {
+			at := with(labels, "value", strconv.Itoa(int(p.Value)))
+			r.sweepTPS.With(with(at, "bound", "median")).Set(p.TPS)
+			if p.TPSLow != nil && p.TPSHigh != nil {
+				r.sweepTPS.With(with(at, "bound", "lower")).Set(*p.TPSLow)
+				r.sweepTPS.With(with(at, "bound", "upper")).Set(*p.TPSHigh)
+			}
+			for q, ms := range map[string]*float64{"0.5": p.P50Ms, "0.99": p.P99Ms} {
+				if ms != nil {
+					r.sweepLatency.With(with(at, "quantile", q)).Set(*ms / 1000)
+				}
+			}
+		}
+		r.sweepKnee.DeletePartialMatch(labels)
+		if c.Knee != nil {
+			r.sweepKnee.With(with(labels, "saturated", strconv.FormatBool(c.Saturated))).Set(float64(*c.Knee))
+		}
+	}
 }
 
 // observeCost publishes each measured part's CPU per transaction (the median over the runs) and

@@ -200,3 +200,46 @@ func TestCostSeries(t *testing.T) {
 		t.Errorf("%d series left after Forget", n)
 	}
 }
+
+// TestSweepSeries: a sweep's curve has a series per point and bound, its latency per quantile
+// where supported, and its knee; a knee that moves replaces its series.
+func TestSweepSeries(t *testing.T) {
+	r := NewRecorder(prometheus.NewRegistry())
+	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
+	curve := benchv1.SweepCurve{Transport: "ssh", Knee: ptr.To[int32](4), Saturated: false, Points: []benchv1.CurvePoint{
+		{Value: 1, TPS: 100, TPSLow: ptr.To(95.0), TPSHigh: ptr.To(105.0), P50Ms: ptr.To(2.0), P99Ms: ptr.To(5.0)},
+		{Value: 4, TPS: 390, P50Ms: ptr.To(2.5)},
+	}}
+	tb.Status.Sweep = &benchv1.SweepStatus{Parameter: benchv1.SweepClients, Curves: []benchv1.SweepCurve{curve}}
+	r.Observe(tb)
+	for _, c := range []struct {
+		g    prometheus.Gauge
+		want float64
+	}{
+		{r.sweepTPS.WithLabelValues("ns", "b", "ssh", "clients", "1", "median"), 100},
+		{r.sweepTPS.WithLabelValues("ns", "b", "ssh", "clients", "1", "lower"), 95},
+		{r.sweepTPS.WithLabelValues("ns", "b", "ssh", "clients", "4", "median"), 390},
+		{r.sweepLatency.WithLabelValues("ns", "b", "ssh", "clients", "1", "0.99"), 5e-3},
+		{r.sweepKnee.WithLabelValues("ns", "b", "ssh", "clients", "false"), 4},
+	} {
+		if got := testutil.ToFloat64(c.g); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%v, want %v", got, c.want)
+		}
+	}
+	// No interval at 4 clients, no p99 there: no series rather than a zero.
+	if n := testutil.CollectAndCount(r.sweepTPS); n != 4 {
+		t.Errorf("%d tps series, want 4", n)
+	}
+	if n := testutil.CollectAndCount(r.sweepLatency); n != 3 {
+		t.Errorf("%d latency series, want 3", n)
+	}
+	tb.Status.Sweep.Curves[0].Saturated = true
+	r.Observe(tb)
+	if n := testutil.CollectAndCount(r.sweepKnee); n != 1 {
+		t.Errorf("%d knee series after the knee settled, want 1", n)
+	}
+	r.Forget("ns", "b")
+	if n := testutil.CollectAndCount(r.sweepTPS) + testutil.CollectAndCount(r.sweepKnee); n != 0 {
+		t.Errorf("%d series left after Forget", n)
+	}
+}
