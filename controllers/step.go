@@ -55,110 +55,216 @@ type stepOutcome struct {
 	requeue ctrl.Result
 }
 
-// runStep creates the step's Job if it does not exist, and otherwise reads its outcome. The Job's
-// deterministic name makes this idempotent: an operator restarted at any point finds the Job it
-// created before instead of creating another.
+// runStep creates the step's Job if it does not exist, and otherwise reads its outcome: what the
+// pass sees of the step is read once (observeStep), judged by a pure function (decideStep) and
+// acted on (actOnStep). The Job's deterministic name makes this idempotent: an operator restarted
+// at any point finds the Job it created before instead of creating another.
 func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.TunnelBenchmark, s step,
 	deadline time.Time) (stepOutcome, error) {
-	logger := log.FromContext(ctx).WithValues("transport", s.ref.Transport)
-	job := &batchv1.Job{}
-	key := types.NamespacedName{Namespace: tb.Namespace, Name: specs.JobName(tb, s.ref)}
-	err := r.Get(ctx, key, job)
-	expired := !r.now().Before(deadline)
-	if apierrors.IsNotFound(err) && expired {
-		return stepOutcome{state: stepFailed, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}, nil
-	}
-	if apierrors.IsNotFound(err) {
-		if s.ref.Round > 0 {
-			// Where the runner will store its report: made before the Job, so the runner
-			// never finds it missing.
-			result := transport.Peer{Object: specs.ResultConfigMap(tb, s.ref)}
-			switch ready, problem, err := r.ensurePeer(ctx, tb, result); {
-			case err != nil:
-				return stepOutcome{}, err
-			case problem != nil:
-				return stepOutcome{state: stepFailed, reason: benchv1.ReasonOwnershipConflict, message: problem.message}, nil
-			case !ready:
-				return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
-			}
-		}
-		desired := specs.Job(specs.JobRequest{
-			Benchmark: tb, Ref: s.ref, Pod: s.pod, Run: s.run,
-			ActiveDeadline: time.Until(deadline), Defaults: r.Defaults,
-		})
-		if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
-			return stepOutcome{}, fmt.Errorf("cannot create Job %s: %w", key.Name, err)
-		}
-		logger.Info("Created Job", "job", key.Name)
-		r.event(tb, corev1.EventTypeNormal, "JobCreated", "Run", "Started %s in Job %s", s.description, key.Name)
-		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "JobRunning",
-			fmt.Sprintf("%s runs in Job %s", s.description, key.Name))
-		return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
-	}
+	o, err := r.observeStep(ctx, tb, s)
 	if err != nil {
-		return stepOutcome{}, fmt.Errorf("cannot get Job %s: %w", key.Name, err)
+		return stepOutcome{}, err
 	}
-	if ofEarlierBenchmark(job, tb) {
-		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Waiting", leftoverMessage("Job", job))
-		return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
-	}
-	if !metav1.IsControlledBy(job, tb) {
-		return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
-			"Job %s exists but does not belong to this benchmark: delete it or rename the benchmark", key.Name)}, nil
-	}
+	d := decideStep(o, tb, s, stepClock{now: r.now(), deadline: deadline,
+		unschedulableWait: orDefault(r.UnschedulableWait, DefaultUnschedulableWait)})
+	return r.actOnStep(ctx, tb, s, o, d, deadline)
+}
 
+// observedStep is what one pass reads of a step's Job, each thing once.
+type observedStep struct {
+	// name is the Job's name; job is nil until it exists.
+	name string
+	job  *batchv1.Job
+	// pods are the Job's pods, for a Job of this benchmark.
+	pods []corev1.Pod
+	// refusals are the Job's FailedCreate events while it has no pod (a quota, an admission policy).
+	refusals []corev1.Event
+	// nodes are the nodes' allocatable resources, read when a pod waits for CPU or memory.
+	nodes []corev1.ResourceList
+	// report is the runner's report once the Job ended: its result ConfigMap's, else the
+	// termination message's; terminated is the runner container's end.
+	report     *report.Report
+	terminated *corev1.ContainerStateTerminated
+}
+
+// observeStep reads the step's Job and, when it is this benchmark's, its pods and what its state
+// calls for.
+func (r *TunnelBenchmarkReconciler) observeStep(ctx context.Context, tb *benchv1.TunnelBenchmark, s step) (observedStep, error) {
+	o := observedStep{name: specs.JobName(tb, s.ref)}
+	job := &batchv1.Job{}
+	switch err := r.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: o.name}, job); {
+	case apierrors.IsNotFound(err):
+		return o, nil
+	case err != nil:
+		return o, fmt.Errorf("cannot get Job %s: %w", o.name, err)
+	}
+	o.job = job
+	if ofEarlierBenchmark(job, tb) || !metav1.IsControlledBy(job, tb) {
+		return o, nil
+	}
+	o.pods = r.jobPods(ctx, job)
+	o.terminated = runnerTermination(o.pods)
+	if jobCondition(job, batchv1.JobComplete) || jobCondition(job, batchv1.JobFailed) {
+		if o.report = r.storedReport(ctx, job.Namespace, job.Name); o.report == nil ||
+			(jobCondition(job, batchv1.JobFailed) && o.report.Failure == nil) {
+			o.report = decodeReport(ctx, job, o.terminated)
+		}
+		return o, nil
+	}
+	if len(o.pods) == 0 {
+		o.refusals = r.failedCreates(ctx, job)
+	}
+	if waitsForResources(o.pods) {
+		o.nodes = r.nodesAllocatable(ctx)
+	}
+	return o, nil
+}
+
+// stepClock is the times a step is judged by.
+type stepClock struct {
+	now, deadline     time.Time
+	unschedulableWait time.Duration
+}
+
+// stepAction is what a pass does about a step.
+type stepAction int
+
+const (
+	// actCreate makes the step's result ConfigMap and Job.
+	actCreate stepAction = iota
+	// actWait looks again later, saying why in Progressing.
+	actWait
+	// actSucceed records the step's report.
+	actSucceed
+	// actFail ends the benchmark with the decision's reason and message.
+	actFail
+)
+
+// stepDecision is what decideStep concluded.
+type stepDecision struct {
+	action stepAction
+	// reason and message: the failure (actFail), or Progressing's (actWait).
+	reason, message string
+	// blame asks act to refine a failed Job's failure from what changed on its path.
+	blame bool
+}
+
+// decideStep judges an observed step, with no API call: create its Job, wait for it (and why),
+// record its report, or fail the benchmark (and why). Past the deadline nothing is created, but
+// a Job that finished is still read.
+func decideStep(o observedStep, tb *benchv1.TunnelBenchmark, s step, c stepClock) stepDecision {
+	expired := !c.now.Before(c.deadline)
+	job := o.job
 	switch {
+	case job == nil && expired:
+		return stepDecision{action: actFail, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}
+	case job == nil:
+		return stepDecision{action: actCreate}
+	case ofEarlierBenchmark(job, tb):
+		return stepDecision{action: actWait, reason: "Waiting", message: leftoverMessage("Job", job)}
+	case !metav1.IsControlledBy(job, tb):
+		return stepDecision{action: actFail, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
+			"Job %s exists but does not belong to this benchmark: delete it or rename the benchmark", job.Name)}
 	case jobCondition(job, batchv1.JobComplete):
-		rep := r.jobReport(ctx, job)
-		if rep == nil || (rep.Result == nil && rep.Copy == nil && !s.run.Init) {
-			return stepOutcome{state: stepFailed, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
-				"Job %s succeeded but its runner left no result in ConfigMap %s or its termination message", key.Name, key.Name)}, nil
+		if rep := o.report; rep == nil || (rep.Result == nil && rep.Copy == nil && !s.run.Init) {
+			return stepDecision{action: actFail, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
+				"Job %s succeeded but its runner left no result in ConfigMap %s or its termination message", job.Name, job.Name)}
 		}
-		if rep.ServerVersion != "" {
-			tb.Status.ServerVersion = rep.ServerVersion
-		}
-		return stepOutcome{state: stepSucceeded, report: rep, job: job}, nil
+		return stepDecision{action: actSucceed}
 	case jobCondition(job, batchv1.JobFailed):
-		return r.failedStep(ctx, tb, job, s), nil
-	}
-	if expired {
+		reason, message := explainFailedJob(job, o.report, o.terminated)
+		return stepDecision{action: actFail, reason: reason, message: message, blame: true}
+	case expired:
 		// Its own activeDeadlineSeconds stops it too.
-		return stepOutcome{state: stepFailed, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}, nil
+		return stepDecision{action: actFail, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}
 	}
-	trouble := r.jobPodTrouble(ctx, job)
-	if trouble == (transport.Status{}) {
-		trouble = r.refusedPod(ctx, job)
+	var nodes func() []corev1.ResourceList
+	if o.nodes != nil {
+		nodes = func() []corev1.ResourceList { return o.nodes }
+	}
+	trouble := judgePods(o.pods, "", c.now, c.unschedulableWait, nodes)
+	if trouble == (transport.Status{}) && len(o.pods) == 0 {
+		trouble = judgeRefusals(job.Name, o.refusals, c.now, c.unschedulableWait)
 	}
 	switch {
 	case trouble.Problem != "":
-		return stepOutcome{state: stepFailed, reason: cmp.Or(trouble.Reason, benchv1.ReasonJobFailed), message: trouble.Problem}, nil
+		return stepDecision{action: actFail, reason: cmp.Or(trouble.Reason, benchv1.ReasonJobFailed), message: trouble.Problem}
 	case trouble.Waiting != "":
-		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Waiting",
-			fmt.Sprintf("Job %s: %s", key.Name, trouble.Waiting))
-	default:
-		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "JobRunning",
-			fmt.Sprintf("%s runs in Job %s", s.description, key.Name))
+		return stepDecision{action: actWait, reason: "Waiting", message: fmt.Sprintf("Job %s: %s", job.Name, trouble.Waiting)}
 	}
+	return stepDecision{action: actWait, reason: "JobRunning", message: fmt.Sprintf("%s runs in Job %s", s.description, job.Name)}
+}
+
+// actOnStep does what the decision says and reports the step's outcome.
+func (r *TunnelBenchmarkReconciler) actOnStep(ctx context.Context, tb *benchv1.TunnelBenchmark, s step, o observedStep,
+	d stepDecision, deadline time.Time) (stepOutcome, error) {
+	switch d.action {
+	case actCreate:
+		return r.createStep(ctx, tb, s, o.name, deadline)
+	case actSucceed:
+		if o.report.ServerVersion != "" {
+			tb.Status.ServerVersion = o.report.ServerVersion
+		}
+		return stepOutcome{state: stepSucceeded, report: o.report, job: o.job}, nil
+	case actFail:
+		reason, message := d.reason, d.message
+		if d.blame {
+			reason, message = r.blame(ctx, tb, o.job, s, reason, message)
+		}
+		return stepOutcome{state: stepFailed, reason: reason, message: message}, nil
+	}
+	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, d.reason, d.message)
 	return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
 }
 
-// refusedPod judges a Job whose pod the API refused to create (a ResourceQuota, a LimitRange, an
-// admission webhook or Pod Security): the Job controller then has no pod and only reports
-// FailedCreate events on the Job while it retries. The refusal is quoted at once in Progressing;
-// a quota may free up, so the benchmark fails only once it has lasted the unschedulable wait.
-func (r *TunnelBenchmarkReconciler) refusedPod(ctx context.Context, job *batchv1.Job) transport.Status {
-	if len(r.jobPods(ctx, job)) > 0 {
-		return transport.Status{}
+// createStep makes a step's result ConfigMap (a measured run's), then its Job.
+func (r *TunnelBenchmarkReconciler) createStep(ctx context.Context, tb *benchv1.TunnelBenchmark, s step, name string,
+	deadline time.Time) (stepOutcome, error) {
+	if s.ref.Round > 0 {
+		// Where the runner will store its report: made before the Job, so the runner never finds
+		// it missing.
+		result := transport.Peer{Object: specs.ResultConfigMap(tb, s.ref)}
+		switch ready, problem, err := r.ensurePeer(ctx, tb, result); {
+		case err != nil:
+			return stepOutcome{}, err
+		case problem != nil:
+			return stepOutcome{state: stepFailed, reason: benchv1.ReasonOwnershipConflict, message: problem.message}, nil
+		case !ready:
+			return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
+		}
 	}
+	desired := specs.Job(specs.JobRequest{
+		Benchmark: tb, Ref: s.ref, Pod: s.pod, Run: s.run, ActiveDeadline: time.Until(deadline), Defaults: r.Defaults,
+	})
+	if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
+		return stepOutcome{}, fmt.Errorf("cannot create Job %s: %w", name, err)
+	}
+	log.FromContext(ctx).Info("Created Job", "transport", s.ref.Transport, "job", name)
+	r.event(tb, corev1.EventTypeNormal, "JobCreated", "Run", "Started %s in Job %s", s.description, name)
+	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "JobRunning",
+		fmt.Sprintf("%s runs in Job %s", s.description, name))
+	return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
+}
+
+// failedCreates are a Job's FailedCreate events: the API refused its pod (a ResourceQuota, a
+// LimitRange, an admission webhook or Pod Security), and the Job controller retries.
+func (r *TunnelBenchmarkReconciler) failedCreates(ctx context.Context, job *batchv1.Job) []corev1.Event {
 	events := &corev1.EventList{}
 	if err := r.APIReader.List(ctx, events, client.InNamespace(job.Namespace), client.MatchingFields{
 		"involvedObject.uid": string(job.UID), "reason": "FailedCreate"}); err != nil {
 		log.FromContext(ctx).Error(err, "Cannot list the Job's events", "job", job.Name)
-		return transport.Status{}
+		return nil
 	}
+	return events.Items
+}
+
+// judgeRefusals judges a Job whose pod the API refused to create: the refusal is quoted at once
+// in Progressing; a quota may free up, so the benchmark fails only once it has lasted the
+// unschedulable wait.
+func judgeRefusals(jobName string, events []corev1.Event, now time.Time, wait time.Duration) transport.Status {
 	var first time.Time
 	message := ""
-	for _, e := range events.Items {
+	for _, e := range events {
 		at := e.FirstTimestamp.Time
 		if at.IsZero() {
 			at = e.EventTime.Time
@@ -171,24 +277,25 @@ func (r *TunnelBenchmarkReconciler) refusedPod(ctx context.Context, job *batchv1
 	if message == "" {
 		return transport.Status{}
 	}
-	wait := orDefault(r.UnschedulableWait, DefaultUnschedulableWait)
-	if refusedFor := r.now().Sub(first).Truncate(time.Second); refusedFor >= wait {
+	if refusedFor := now.Sub(first).Truncate(time.Second); refusedFor >= wait {
 		return transport.Status{Problem: fmt.Sprintf("the API refused to create Job %s's pod for %s: %s; fix the namespace's "+
-			"ResourceQuota or LimitRange, an admission policy, or spec.runner", job.Name, refusedFor, message)}
+			"ResourceQuota or LimitRange, an admission policy, or spec.runner", jobName, refusedFor, message)}
 	}
 	return transport.Status{Waiting: "the API refuses to create the runner pod: " + message}
 }
 
-// failedStep explains a failed Job from what its pod left and what changed on its path (blame).
-func (r *TunnelBenchmarkReconciler) failedStep(ctx context.Context, tb *benchv1.TunnelBenchmark, job *batchv1.Job, s step) stepOutcome {
-	terminated := r.runnerTermination(ctx, job)
-	rep := r.storedReport(ctx, job.Namespace, job.Name)
-	if rep == nil || rep.Failure == nil {
-		rep = decodeReport(ctx, job, terminated)
+// waitsForResources reports whether a pod waits for a node with enough CPU or memory: judgePods
+// then compares it with the nodes' allocatable resources.
+func waitsForResources(pods []corev1.Pod) bool {
+	for _, p := range pods {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
+				strings.Contains(c.Message, "Insufficient") {
+				return true
+			}
+		}
 	}
-	reason, message := explainFailedJob(job, rep, terminated)
-	reason, message = r.blame(ctx, tb, job, s, reason, message)
-	return stepOutcome{state: stepFailed, reason: reason, message: message}
+	return false
 }
 
 // explainFailedJob is the reason and message of a failed Job: the runner's own classified failure
@@ -215,15 +322,6 @@ func explainFailedJob(job *batchv1.Job, rep *report.Report, terminated *corev1.C
 		message += "; its pod ended before the runner reported: deleted, evicted or killed, or its node was lost"
 	}
 	return reason, message
-}
-
-// jobReport reads the runner's report: the whole one from the run's result ConfigMap, which
-// outlives the pod, else the short one of the pod's termination message.
-func (r *TunnelBenchmarkReconciler) jobReport(ctx context.Context, job *batchv1.Job) *report.Report {
-	if rep := r.storedReport(ctx, job.Namespace, job.Name); rep != nil {
-		return rep
-	}
-	return decodeReport(ctx, job, r.runnerTermination(ctx, job))
 }
 
 // storedReport reads a run's report from its result ConfigMap (named after its Job), or nil when
@@ -282,14 +380,14 @@ func (r *TunnelBenchmarkReconciler) jobPods(ctx context.Context, job *batchv1.Jo
 	return owned
 }
 
-// runnerTermination returns the runner container's terminated state in the Job's pods.
-func (r *TunnelBenchmarkReconciler) runnerTermination(ctx context.Context, job *batchv1.Job) *corev1.ContainerStateTerminated {
+// runnerTermination is the runner container's terminated state in a Job's pods, preferring one
+// that carries a message.
+func runnerTermination(pods []corev1.Pod) *corev1.ContainerStateTerminated {
 	var found *corev1.ContainerStateTerminated
-	for _, p := range r.jobPods(ctx, job) {
+	for _, p := range pods {
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.Name == runspec.RunnerContainerName && cs.State.Terminated != nil {
 				t := cs.State.Terminated
-				// Prefer a termination that carries a message.
 				if found == nil || (found.Message == "" && t.Message != "") {
 					found = t
 				}
@@ -297,14 +395,6 @@ func (r *TunnelBenchmarkReconciler) runnerTermination(ctx context.Context, job *
 		}
 	}
 	return found
-}
-
-// jobPodTrouble judges the pods of a Job (podTrouble).
-func (r *TunnelBenchmarkReconciler) jobPodTrouble(ctx context.Context, job *batchv1.Job) transport.Status {
-	return r.podTrouble(ctx, job.Namespace, map[string]string{
-		benchv1.LabelBenchmark: job.Labels[benchv1.LabelBenchmark],
-		benchv1.LabelTransport: job.Labels[benchv1.LabelTransport],
-	}, job.UID, "")
 }
 
 // podTrouble judges the pods with the labels (and, when owner is set, that owner): see judgePods.
