@@ -57,7 +57,7 @@ func recordRun(tb *benchv1.TunnelBenchmark, point int, t benchv1.TransportSpec, 
 	run.TPS, run.LatencyAvgMs, run.ConnectionTimeMs = res.TPS, res.LatencyAvgMs, res.ConnectionTimeMs
 	run.Transactions, run.FailedTransactions = res.Transactions, res.FailedTransactions
 	run.SerializationFailures, run.DeadlockFailures = ptr.Deref(res.SerializationFailures, 0), ptr.Deref(res.DeadlockFailures, 0)
-	run.P99Ms = runP99(rep.Latency)
+	run.P99Ms, run.CycleMs = runP99(rep.Latency), cycleMs(tb, res)
 	run.OpenLoop = openLoopRun(tb, res.OpenLoop)
 	run.Steadiness = steadiness(res.Progress)
 	run.Wire = cost.Wire(rep.Wire, res.Transactions, 0)

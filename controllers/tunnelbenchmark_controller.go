@@ -448,6 +448,7 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 	r.warnFailedTransactions(tb, label, latest)
 	r.warnSkippedTransactions(tb, label, latest)
 	r.warnNotSteady(tb, label, latest)
+	r.warnLatencyInconsistent(tb, label, latest)
 	tr.Record(out.report, result)
 	recordLink(result, link, tr.Hop().What, out.report.Link)
 	r.judgeLinks(tb)

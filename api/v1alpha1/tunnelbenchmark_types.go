@@ -1267,6 +1267,11 @@ type RunResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	PeerNode string `json:"peerNode,omitempty"`
+	// CycleMs is the time each client took per transaction, clients ÷ tps (Little's law), for a
+	// closed loop without reconnection: pgbench's mean latency comes close to it, and far below it
+	// is not believed (condition LatencyInconsistent).
+	// +optional
+	CycleMs *float64 `json:"cycleMs,omitempty"`
 	// P99Ms is this run's 99th percentile latency in milliseconds.
 	// +optional
 	P99Ms *float64 `json:"p99Ms,omitempty"`

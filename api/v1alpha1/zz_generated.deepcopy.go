@@ -738,6 +738,11 @@ func (in *RunResult) DeepCopyInto(out *RunResult) {
 		*out = new(OpenLoopRun)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.CycleMs != nil {
+		in, out := &in.CycleMs, &out.CycleMs
+		*out = new(float64)
+		**out = **in
+	}
 	if in.P99Ms != nil {
 		in, out := &in.P99Ms, &out.P99Ms
 		*out = new(float64)

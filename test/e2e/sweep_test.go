@@ -95,6 +95,9 @@ func selectSweepFindsAKnee(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb.Spec.Load.Repetitions, tb.Spec.Load.Warmup = 3, &metav1.Duration{Duration: time.Second}
 	end := complete(t, tb, 8*time.Minute)
 	logCurves(t, end)
+	if c := findCondition(end, "LatencyInconsistent"); c != nil {
+		t.Logf("LatencyInconsistent: %s", c.Message)
+	}
 	c := end.Status.Sweep.Curves
 	if len(c) != 1 || c[0].Knee == nil || !c[0].Saturated || c[0].KneeReason == "" || *c[0].Knee == 8 {
 		t.Errorf("select 1 on a 2-core node: curve %+v, want a knee before 8 clients", c)
