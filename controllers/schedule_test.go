@@ -145,3 +145,38 @@ func TestNextRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepSchedule: a sweep's round runs every (point, transport) once, each round in its own
+// order; sequential runs one (point, transport)'s rounds together; the points move around (no
+// point always first). One point is a benchmark without a sweep, whose order TestScheduleIsRandom
+// pins.
+func TestSweepSchedule(t *testing.T) {
+	const points, transports, rounds = 4, 3, 5
+	firstPoint := map[int]int{}
+	for seed := range int64(200) {
+		runs := schedule(points, transports, rounds, benchv1.OrderInterleaved, seed)
+		if len(runs) != points*transports*rounds {
+			t.Fatalf("%d runs", len(runs))
+		}
+		seen := map[plannedRun]bool{}
+		for i, p := range runs {
+			if seen[p] || p.round != int32(i/(points*transports))+1 || p.point >= points || p.transport >= transports {
+				t.Fatalf("seed %d: run %d %+v", seed, i, p)
+			}
+			seen[p] = true
+		}
+		firstPoint[runs[0].point]++
+		seq := schedule(points, transports, rounds, benchv1.OrderSequential, seed)
+		for i, p := range seq {
+			if i%rounds != 0 && (p.point != seq[i-1].point || p.transport != seq[i-1].transport || p.round != seq[i-1].round+1) {
+				t.Fatalf("seed %d: sequential sweep interleaves at %d: %+v after %+v", seed, i, p, seq[i-1])
+			}
+		}
+	}
+	for point := range points {
+		// 200 rounds' first runs over 4 points: about 50 each.
+		if n := firstPoint[point]; n < 25 || n > 80 {
+			t.Errorf("point %d ran first in %d of 200 sweeps", point, n)
+		}
+	}
+}

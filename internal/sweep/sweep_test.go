@@ -108,10 +108,15 @@ func TestIncompleteCurve(t *testing.T) {
 
 // TestLimiter: the part that ran out in most runs is named with its count.
 func TestLimiter(t *testing.T) {
-	runs := []benchv1.RunResult{{Limiter: &benchv1.Limiter{Part: "ssh"}}, {Limiter: &benchv1.Limiter{Part: "ssh"}},
+	runs := []benchv1.RunResult{{Limiter: &benchv1.Limiter{Part: "ssh", Evidence: "tunnel-0 at 99% of its core"}},
+		{Limiter: &benchv1.Limiter{Part: "ssh", Evidence: "tunnel-0 at 97% of its core"}},
 		{Limiter: &benchv1.Limiter{Part: "client"}}, {}}
-	if got := limiter(runs); got != "ssh in 2/4 runs" {
+	if got := limiter(runs); got != "ssh in 2/4 runs: tunnel-0 at 99% of its core" {
 		t.Errorf("limiter %q", got)
+	}
+	runs[0].Limiter.Evidence = strings.Repeat("x", 1000)
+	if got := limiter(runs); len(got) > 256 {
+		t.Errorf("a limiter of %d bytes", len(got))
 	}
 	if got := limiter(runs[3:]); got != "" {
 		t.Errorf("limiter %q without one", got)
