@@ -582,7 +582,7 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 		{
 			name:   "a sweep of nothing",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Sweep = &benchv1.SweepSpec{} },
-			want:   []string{"spec.sweep", "exactly one of clients or tunnels"},
+			want:   []string{"spec.sweep", "exactly one of clients, tunnels or poolSize"},
 		},
 		{
 			name:   "a sweep of one point",
@@ -609,7 +609,7 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2}, Tunnels: []int32{1, 2}}
 			},
-			want: []string{"spec.sweep", "exactly one of clients or tunnels"},
+			want: []string{"spec.sweep", "exactly one of clients, tunnels or poolSize"},
 		},
 		{
 			name: "a session pool smaller than a point's clients",
@@ -644,6 +644,28 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 				tb.Spec.Load.Clients = 2
 			},
 			want: []string{"spec.sweep.tunnels must not exceed spec.load.clients"},
+		},
+		{
+			name: "a pool size sweep of a shared pooler",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{PoolMode: "transaction"})
+				tb.Spec.Load.Protocol = "extended"
+				tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{1, 4}}
+			},
+			want: []string{"spec.sweep.poolSize needs pooler transports, every one with placement sidecar"},
+		},
+		{
+			name:   "a pool size sweep without a pooler",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{1, 4}} },
+			want:   []string{"spec.sweep.poolSize needs pooler transports"},
+		},
+		{
+			name: "a session pool sweep below the clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar"})
+				tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{2, 8}}
+			},
+			want: []string{"pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session"},
 		},
 		{
 			name: "a swept copy",
@@ -801,6 +823,12 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 			tb.Spec.Sweep = &benchv1.SweepSpec{Tunnels: []int32{1, 2, 4}}
 			tb.Spec.Load.Clients, tb.Spec.Load.Threads = 8, 4
 			tb.Spec.Load.Duration = &metav1.Duration{Duration: 10 * time.Second}
+		}},
+		{"a pool size sweep of a sidecar pooler in transaction mode", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Transports = append([]benchv1.TransportSpec{{Name: "direct", Type: "direct"}},
+				poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar", PoolMode: "transaction"})...)
+			tb.Spec.Load.Protocol = "extended"
+			tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{1, 2, 4}}
 		}},
 		{"the largest sweep: 16 points × 1 transport × 20 repetitions", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}

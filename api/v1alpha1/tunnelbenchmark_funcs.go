@@ -128,6 +128,8 @@ func (s *SweepSpec) Parameter() (SweepParameter, []int32) {
 		return SweepClients, s.Clients
 	case len(s.Tunnels) > 0:
 		return SweepTunnels, s.Tunnels
+	case len(s.PoolSize) > 0:
+		return SweepPoolSize, s.PoolSize
 	}
 	return "", nil
 }
@@ -150,7 +152,8 @@ func (tb *TunnelBenchmark) PointName(point int) string {
 }
 
 // AtPoint is the benchmark as it runs at a sweep's point: a copy whose load (clients, and threads
-// no more than clients) or ssh transports (tunnels) carry the point's value, and no sweep, so that
+// no more than clients), ssh transports (tunnels) or pooler transports (poolSize) carry the
+// point's value, and no sweep, so that
 // whatever builds a run from a spec builds the point's. The benchmark itself without a sweep.
 func (tb *TunnelBenchmark) AtPoint(point int) *TunnelBenchmark {
 	param, values := tb.Spec.Sweep.Parameter()
@@ -172,6 +175,16 @@ func (tb *TunnelBenchmark) AtPoint(point int) *TunnelBenchmark {
 					t.SSH = &SSHTransport{}
 				}
 				t.SSH.Tunnels = value
+			}
+		}
+	case SweepPoolSize:
+		for i := range out.Spec.Transports {
+			t := &out.Spec.Transports[i]
+			if t.Type == TransportPooler {
+				if t.Pooler == nil {
+					t.Pooler = &PoolerTransport{}
+				}
+				t.Pooler.PoolSize = value
 			}
 		}
 	}

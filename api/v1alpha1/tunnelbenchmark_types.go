@@ -88,7 +88,7 @@ type TunnelBenchmarkSpec struct {
 // SweepSpec is the one parameter a benchmark sweeps, and its values. Every round runs every
 // (point, transport) once, in its own random order, so that drift falls on every point alike and
 // round i of one point pairs with round i of the next (the curve's gains are paired).
-// +kubebuilder:validation:XValidation:rule="[has(self.clients), has(self.tunnels)].filter(x, x).size() == 1",message="spec.sweep: set exactly one of clients or tunnels"
+// +kubebuilder:validation:XValidation:rule="[has(self.clients), has(self.tunnels), has(self.poolSize)].filter(x, x).size() == 1",message="spec.sweep: set exactly one of clients, tunnels or poolSize"
 type SweepSpec struct {
 	// Clients are the values of pgbench -c, in increasing order; spec.load.clients does not apply,
 	// and threads at a point are the fewer of spec.load.threads and its clients.
@@ -112,16 +112,29 @@ type SweepSpec struct {
 	// +listType=set
 	// +optional
 	Tunnels []int32 `json:"tunnels,omitempty"`
+
+	// PoolSize are the values of pooler.poolSize (PgBouncer's default_pool_size) of every pooler
+	// transport, in increasing order; each pooler must be a sidecar (placement sidecar), whose
+	// PgBouncer starts with each run, so that each point's runs meet a pooler of the point's size.
+	// +kubebuilder:validation:MinItems=2
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Minimum=1
+	// +kubebuilder:validation:items:Maximum=10000
+	// +kubebuilder:validation:XValidation:rule="self.isSorted()",message="spec.sweep.poolSize must be in increasing order"
+	// +listType=set
+	// +optional
+	PoolSize []int32 `json:"poolSize,omitempty"`
 }
 
 // SweepParameter is what a sweep varies.
-// +kubebuilder:validation:Enum=clients;tunnels
+// +kubebuilder:validation:Enum=clients;tunnels;poolSize
 type SweepParameter string
 
 // Parameters a sweep may vary.
 const (
-	SweepClients SweepParameter = "clients"
-	SweepTunnels SweepParameter = "tunnels"
+	SweepClients  SweepParameter = "clients"
+	SweepTunnels  SweepParameter = "tunnels"
+	SweepPoolSize SweepParameter = "poolSize"
 )
 
 // BenchmarkTLS configures the certificates the operator requests.
@@ -1638,19 +1651,20 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="has(self.tls) || self.transports.all(t, !has(t.tls) || !has(t.tls.clientCertificate))",message="spec.transports: tls.clientCertificate needs spec.tls.issuerRef to issue it"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.poolMode) || t.pooler.poolMode != 'transaction' || !has(self.load.protocol) || self.load.protocol != 'prepared')",message="spec.transports: pooler.poolMode transaction cannot run spec.load.protocol prepared: PgBouncer 1.18 does not keep prepared statements across transactions; use poolMode session or protocol extended"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.maxClientConnections) ? t.pooler.maxClientConnections : 1000) >= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients))",message="spec.transports: pooler.maxClientConnections (default 1000) must be at least spec.load.clients (every point of spec.sweep.clients), or the pooler refuses pgbench's clients"
-	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20) >= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients))",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session, at every point of spec.sweep.clients: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(self.sweep) && has(self.sweep.poolSize) ? self.sweep.poolSize.min() : (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20)) >= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients))",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session, at every point of spec.sweep.clients: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full')",message="spec.transports: pooler.serverTLS verify-full needs spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!(has(self.server.cnpg) || has(self.server.managed)) || self.transports.all(t, !has(t.pooler) || !has(t.pooler.serverTLS) || (has(t.pooler.placement) && t.pooler.placement == 'sidecar'))",message="spec.transports: pooler.serverTLS cannot be set for a CloudNativePG Pooler (placement service with a cnpg server): it always uses TLS with its own client certificate"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || !has(t.pooler) || !has(t.pooler.placement) || t.pooler.placement != 'sidecar' || !has(t.pooler.serverTLS) || t.pooler.serverTLS != 'verify-full' || !(has(t.network) ? (has(t.network.rtt) || has(t.network.bandwidth)) && (!has(t.network.emulator) || t.network.emulator == 'userspace') : has(self.network) && (has(self.network.rtt) || has(self.network.bandwidth)) && (!has(self.network.emulator) || self.network.emulator == 'userspace')))",message="spec.transports: a sidecar pooler with serverTLS verify-full cannot cross the userspace link (PgBouncer would check the server's name against the link proxy's loopback address): use serverTLS require, or emulator chaos-mesh"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.ssh) || !has(t.ssh.tunnels) || t.ssh.tunnels <= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.min() : self.load.clients))",message="spec.transports: ssh.tunnels must not exceed spec.load.clients (every point of spec.sweep.clients) (each tunnel runs its own pgbench with at least one client)"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.managed) || self.transports.all(t, t.type == 'pooler') || (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients) <= (has(self.server.managed.parameters) && 'max_connections' in self.server.managed.parameters && self.server.managed.parameters['max_connections'].matches('^[0-9]{1,6}$') ? int(self.server.managed.parameters['max_connections']) : 100) - 3",message="spec.load.clients must leave 3 of the managed server's max_connections (spec.server.managed.parameters, default 100) to superusers: raise max_connections or lower clients (every point of spec.sweep.clients)"
-	// +kubebuilder:validation:XValidation:rule="has(self.load.copy) || has(self.load.transactions) || (has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : size(self.sweep.tunnels)) : 1) * size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) * ((has(self.load.duration) ? duration(self.load.duration).getSeconds() : 60) + (has(self.load.warmup) ? duration(self.load.warmup).getSeconds() : 5)) <= (has(self.timeout) ? duration(self.timeout).getSeconds() : 1800)",message="spec.timeout is shorter than the runs alone (sweep points × transports × repetitions × (warmup + duration)): raise spec.timeout (default 30m) or shorten the load"
+	// +kubebuilder:validation:XValidation:rule="has(self.load.copy) || has(self.load.transactions) || (has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : (has(self.sweep.tunnels) ? size(self.sweep.tunnels) : size(self.sweep.poolSize))) : 1) * size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) * ((has(self.load.duration) ? duration(self.load.duration).getSeconds() : 60) + (has(self.load.warmup) ? duration(self.load.warmup).getSeconds() : 5)) <= (has(self.timeout) ? duration(self.timeout).getSeconds() : 1800)",message="spec.timeout is shorter than the runs alone (sweep points × transports × repetitions × (warmup + duration)): raise spec.timeout (default 30m) or shorten the load"
 	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) && has(self.sweep.clients)) || self.load.threads <= self.load.clients",message="spec.load.threads must not exceed spec.load.clients (a clients sweep caps threads at each point's clients instead)"
 	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.load.copy)",message="spec.sweep does not apply to a copy load: a copy has no clients or tunnels to sweep"
+	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.sweep.poolSize) || (self.transports.exists(t, t.type == 'pooler') && self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.placement) && t.pooler.placement == 'sidecar')))",message="spec.sweep.poolSize needs pooler transports, every one with placement sidecar: a shared pooler (placement service) is one PgBouncer for every point, which the sweep cannot resize between runs"
 	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.sweep.tunnels) || self.transports.exists(t, t.type == 'ssh')",message="spec.sweep.tunnels needs a transport of type ssh: it sweeps their ssh.tunnels"
 	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.sweep.tunnels) || self.sweep.tunnels.max() <= self.load.clients",message="spec.sweep.tunnels must not exceed spec.load.clients at any point (each tunnel runs its own pgbench with at least one client)"
-	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : size(self.sweep.tunnels)) : 1) * size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) <= 320",message="spec.sweep: points × transports × repetitions must be at most 320, the runs one benchmark's status holds; split the sweep over several benchmarks"
-	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : size(self.sweep.tunnels)) : 1) * size(self.transports) <= 24",message="spec.sweep: points × transports must be at most 24, the curves one benchmark's status holds; split the sweep over several benchmarks"
+	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : (has(self.sweep.tunnels) ? size(self.sweep.tunnels) : size(self.sweep.poolSize))) : 1) * size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) <= 320",message="spec.sweep: points × transports × repetitions must be at most 320, the runs one benchmark's status holds; split the sweep over several benchmarks"
+	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : (has(self.sweep.tunnels) ? size(self.sweep.tunnels) : size(self.sweep.poolSize))) : 1) * size(self.transports) <= 24",message="spec.sweep: points × transports must be at most 24, the curves one benchmark's status holds; split the sweep over several benchmarks"
 	Spec TunnelBenchmarkSpec `json:"spec"`
 
 	// +optional

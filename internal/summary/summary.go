@@ -260,6 +260,8 @@ func loadOf(tb *benchv1.TunnelBenchmark) string {
 		parts = append(parts, "clients swept over "+joinValues(values))
 	case benchv1.SweepTunnels:
 		parts = append(parts, fmt.Sprintf("%d clients", l.Clients), "ssh tunnels swept over "+joinValues(values))
+	case benchv1.SweepPoolSize:
+		parts = append(parts, fmt.Sprintf("%d clients", l.Clients), "pooler pool size swept over "+joinValues(values))
 	default:
 		parts = append(parts, fmt.Sprintf("%d clients", l.Clients))
 	}

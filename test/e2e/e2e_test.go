@@ -277,6 +277,9 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("a sweep of ssh tunnels: the per-tunnel gain, or the limiter that explains its absence", func(t *testing.T) {
 		sshTunnelsSweep(t, ns, pg)
 	})
+	t.Run("a sweep of a sidecar pooler's pool size: one server connection against four", func(t *testing.T) {
+		poolSizeSweep(t, ns, pg)
+	})
 
 	t.Run("a bulk copy across the WAN: ssh compression on text and on random data", func(t *testing.T) {
 		compressionAcrossTheWAN(t, ns, pg)

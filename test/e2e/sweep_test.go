@@ -134,3 +134,32 @@ func sshTunnelsSweep(t *testing.T, ns string, pg *fixture.Postgres) {
 	t.Logf("tunnels: gained %v (knee %v), limiters named %v", gained, ptrVal(c.Knee), limited)
 	saveSweep(t, end)
 }
+
+// poolSizeSweep: a sidecar PgBouncer in transaction mode, 4 clients each sleeping 5 ms in the
+// server per transaction, swept over pool sizes 1 and 4: one server connection serves the four
+// clients one at a time, four serve them at once, so tps grows about fourfold, and the pooler's own
+// count of server connections never exceeds the point's pool size.
+func poolSizeSweep(t *testing.T, ns string, pg *fixture.Postgres) {
+	tb := benchmark(ns, "pool-sweep", pg, fixture.CredentialsSecret)
+	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "pgbouncer", Type: benchv1.TransportPooler,
+		Pooler: &benchv1.PoolerTransport{Placement: benchv1.PoolerSidecar, PoolMode: "transaction"}}}
+	tb.Spec.Load.Builtin, tb.Spec.Load.Script, tb.Spec.Load.Protocol = "", "select pg_sleep(0.005);", benchv1.Protocol("simple")
+	tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.Repetitions = 4, 2, 2
+	tb.Spec.Load.Duration = &metav1.Duration{Duration: 4 * time.Second}
+	tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{1, 4}}
+	end := complete(t, tb, 6*time.Minute)
+	logCurves(t, end)
+	for _, p := range end.Status.Sweep.Points {
+		r := benchv1.FindResult(p.Results, "pgbouncer")
+		if r == nil || r.Pooler == nil || r.Pooler.ServerConnections == nil || *r.Pooler.ServerConnections < 1 ||
+			*r.Pooler.ServerConnections > p.Value {
+			t.Errorf("pool size %d: pooler %+v", p.Value, ptrVal(r))
+			continue
+		}
+		t.Logf("pool size %d: %.0f tps, %d server connections", p.Value, r.TPS, *r.Pooler.ServerConnections)
+	}
+	c := end.Status.Sweep.Curves[0]
+	if g := c.Points[1].Gain; g == nil || g.Ratio < 3 || g.Verdict != benchv1.VerdictFaster {
+		t.Errorf("four server connections instead of one: gain %+v, want about ×4", ptrVal(g))
+	}
+}
