@@ -27,6 +27,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"os/signal"
 	"syscall"
 	"time"
@@ -102,6 +103,15 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 				_ = os.WriteFile(opts.TerminationLog, b, 0o644)
 			}
 			return 1
+		}
+		if r.Pods > 1 {
+			// One pod of an Indexed Job: its index decides its share and its keys.
+			index, err := strconv.Atoi(os.Getenv(runspec.PodIndexEnv))
+			if err != nil {
+				index = -1
+			}
+			opts.PodIndex, results = index, results.ForPod(r.Pods, index)
+			opts.AwaitStart = results.AwaitStart
 		}
 		opts.Store, opts.AwaitLink, opts.Live = results.Store, results.AwaitLink, results.StoreLive
 	}

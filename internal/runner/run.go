@@ -45,6 +45,11 @@ type Options struct {
 	// Live, when set, receives the load's progress at each of pgbench's progress reports
 	// (ResultConfigMap.StoreLive), for the operator's live view.
 	Live func(ctx context.Context, l runspec.Live) error
+	// PodIndex is this pod's index in a run of several pods (Run.Pods; runspec.PodIndexEnv).
+	PodIndex int
+	// AwaitStart, for a run of several pods, marks this pod ready and blocks until the moment
+	// the operator starts every pod's measured load (ResultConfigMap.AwaitStart).
+	AwaitStart func(ctx context.Context, wait, every time.Duration) error
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
 	// PartsWait bounds the wait for the parts to sample before the run (0: 15 s).
@@ -131,6 +136,17 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	if run.Load.Script {
 		if err := writeScript(); err != nil {
 			return fail(err)
+		}
+	}
+	if run.Pods > 1 {
+		if opts.PodIndex < 0 || opts.PodIndex >= run.Pods || opts.AwaitStart == nil {
+			return fail(fmt.Errorf("runner pod %d of %d: no index in $%s or no result ConfigMap to meet the others in",
+				opts.PodIndex, run.Pods, runspec.PodIndexEnv))
+		}
+		// This pod's share; the report's command stays the whole run's.
+		run.Load = pgbench.SplitLoad(run.Load, run.Pods)[opts.PodIndex]
+		if opts.PodIndex > 0 {
+			run.Storm = 0
 		}
 	}
 	wait, retry := run.WaitTimeout, opts.RetryEvery
@@ -239,6 +255,13 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return fail(err)
 	}
 
+	if run.Pods > 1 {
+		// Every pod connected and warmed up: the measured loads start together.
+		if err := opts.AwaitStart(ctx, wait, cmp.Or(opts.RetryEvery/10, 100*time.Millisecond)); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(stream, "tunnelbench-runner: pod %d of %d starts its load with the others\n", opts.PodIndex, run.Pods)
+	}
 	counter, err := startCounting(ctx, run.Pooler, run.PoolerMetrics, sess)
 	if err != nil {
 		return fail(err)

@@ -460,3 +460,40 @@ func TestRunPublishesLiveProgress(t *testing.T) {
 		t.Errorf("last figure %+v", last)
 	}
 }
+
+// TestRunAsOnePodOfSeveral: pod 1 of 2 runs its half of the clients against real PostgreSQL, after
+// marking itself ready and waiting for the start (after its warm-up, before its measured load);
+// only pod 0 runs the storm; a pod without its index fails before any load.
+func TestRunAsOnePodOfSeveral(t *testing.T) {
+	pgtest.SkipIfShort(t)
+	s := startServer(t, pgtest.Options{})
+	setEnv(t, s.Env("disable"))
+	setEnv(t, map[string]string{runspec.ScriptEnv: "select 1;"})
+	run := runspec.Run{Load: runspec.Load{Script: true, Clients: 4, Threads: 2, Duration: time.Second}, Tunnels: 1,
+		Warmup: time.Second, Storm: 10, ResultConfigMap: "r", Pods: 2}
+	var awaitedAt time.Time
+	await := func(context.Context, time.Duration, time.Duration) error {
+		awaitedAt = time.Now()
+		return nil
+	}
+	for _, index := range []int{1, 0} {
+		rep, out, err := runOnce(t, Options{Run: run, PodIndex: index, AwaitStart: await})
+		if err != nil || rep.Result == nil {
+			t.Fatalf("pod %d: %v, output %q", index, err, out)
+		}
+		if rep.Result.Clients != 2 || rep.Result.Threads != 1 || !strings.Contains(rep.Command, "-c 4 -j 2") {
+			t.Errorf("pod %d ran %d clients, %d threads (command %q), want its half of 4 and 2", index, rep.Result.Clients,
+				rep.Result.Threads, rep.Command)
+		}
+		if awaitedAt.IsZero() || rep.StartTime.Before(awaitedAt) || !strings.Contains(out, "starts its load with the others") {
+			t.Errorf("pod %d's measured load started at %v, before its start (%v)", index, rep.StartTime, awaitedAt)
+		}
+		if (rep.Storm != nil) != (index == 0) {
+			t.Errorf("pod %d: storm %+v", index, rep.Storm)
+		}
+	}
+	rep, _, err := runOnce(t, Options{Run: run, PodIndex: -1, AwaitStart: await})
+	if err == nil || rep.Failure == nil || !strings.Contains(rep.Failure.Message, "no index") || rep.Result != nil {
+		t.Errorf("a pod without its index: %v %+v", err, rep.Failure)
+	}
+}

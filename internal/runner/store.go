@@ -33,6 +33,17 @@ const (
 type ResultConfigMap struct {
 	name       string
 	configMaps corev1client.ConfigMapInterface
+	// pods and index are this pod's place in a run of several (runspec.Run.Pods): they decide its
+	// keys.
+	pods, index int
+}
+
+// ForPod is the ConfigMap as pod index of pods writes it: its report and live progress under keys
+// of its own (runspec.ReportKey, runspec.LiveKeyOf).
+func (c *ResultConfigMap) ForPod(pods, index int) *ResultConfigMap {
+	out := *c
+	out.pods, out.index = pods, index
+	return &out
 }
 
 // OpenResultConfigMap reaches the result ConfigMap name with the pod's API credentials.
@@ -58,9 +69,18 @@ func NewResultConfigMap(configMaps corev1client.ConfigMapInterface, name string)
 	return &ResultConfigMap{name: name, configMaps: configMaps}
 }
 
-// Store keeps the report under runspec.ResultKey, retrying (storeAttempts) a slow API server.
+// Store keeps the report under runspec.ReportKey (ResultKey for a run of one pod), retrying
+// (storeAttempts) a slow API server.
 func (c *ResultConfigMap) Store(ctx context.Context, report []byte) error {
-	patch, err := json.Marshal(map[string]any{"data": map[string]string{runspec.ResultKey: string(report)}})
+	if err := c.patch(ctx, runspec.ReportKey(c.pods, c.index), string(report)); err != nil {
+		return fmt.Errorf("cannot store the report in ConfigMap %s: %w", c.name, err)
+	}
+	return nil
+}
+
+// patch sets one key, retrying (storeAttempts) a slow API server.
+func (c *ResultConfigMap) patch(ctx context.Context, key, value string) error {
+	patch, err := json.Marshal(map[string]any{"data": map[string]string{key: value}})
 	if err != nil {
 		return err
 	}
@@ -75,10 +95,7 @@ func (c *ResultConfigMap) Store(ctx context.Context, report []byte) error {
 		time.Sleep(wait)
 		wait *= 2
 	}
-	if err != nil {
-		return fmt.Errorf("cannot store the report in ConfigMap %s: %w", c.name, err)
-	}
-	return nil
+	return err
 }
 
 // StoreLive keeps the run's live progress under runspec.LiveKey: one attempt, bounded, since the
@@ -88,7 +105,7 @@ func (c *ResultConfigMap) StoreLive(ctx context.Context, l runspec.Live) error {
 	if err != nil {
 		return err
 	}
-	patch, err := json.Marshal(map[string]any{"data": map[string]string{runspec.LiveKey: string(b)}})
+	patch, err := json.Marshal(map[string]any{"data": map[string]string{runspec.LiveKeyOf(c.pods, c.index): string(b)}})
 	if err != nil {
 		return err
 	}
@@ -125,5 +142,58 @@ func (c *ResultConfigMap) AwaitLink(ctx context.Context, wait, every time.Durati
 			return &FailureError{Reason: benchv1.ReasonNetworkEmulationFailed, Message: msg}
 		case <-time.After(every):
 		}
+	}
+}
+
+// AwaitStart marks this pod ready (runspec.ReadyKey) and waits, reading the ConfigMap every
+// `every` for at most `wait`, for the moment the operator sets once every pod of the run is ready
+// (runspec.StartKey); then it sleeps until that moment, so that every pod's measured load starts
+// together. A start already past (a slow read) starts at once.
+func (c *ResultConfigMap) AwaitStart(ctx context.Context, wait, every time.Duration) error {
+	if err := c.patch(ctx, runspec.ReadyKey(c.index), time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+		return fmt.Errorf("cannot mark runner pod %d ready in ConfigMap %s: %w", c.index, c.name, err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var lastErr error
+	for {
+		callCtx, callCancel := context.WithTimeout(waitCtx, storeTimeout)
+		cm, err := c.configMaps.Get(callCtx, c.name, metav1.GetOptions{})
+		callCancel()
+		if err != nil {
+			lastErr = err
+		} else if v := cm.Data[runspec.StartKey]; v != "" {
+			start, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				return fmt.Errorf("the operator's start %q in ConfigMap %s: %w", v, c.name, err)
+			}
+			return sleepUntil(ctx, start)
+		}
+		select {
+		case <-waitCtx.Done():
+			msg := fmt.Sprintf("runner pod %d of %d was ready, but the operator did not start the load within %s: not "+
+				"every pod of the run became ready (see the benchmark's conditions and the Job's pods)", c.index, c.pods, wait)
+			if lastErr != nil {
+				msg += fmt.Sprintf(" (last read: %v)", lastErr)
+			}
+			return &FailureError{Reason: benchv1.ReasonJobFailed, Message: msg}
+		case <-time.After(every):
+		}
+	}
+}
+
+// sleepUntil returns at t, or at once for a t already past, or when ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

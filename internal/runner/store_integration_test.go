@@ -68,3 +68,93 @@ func TestResultConfigMap(t *testing.T) {
 		t.Errorf("missing ConfigMap: %v", err)
 	}
 }
+
+// TestPodsStartTogether: the pods of a run of several mark themselves ready in their result
+// ConfigMap and start together at the moment the operator sets once all are; each keeps its report
+// under its own key; a pod whose partners never become ready fails, saying so.
+func TestPodsStartTogether(t *testing.T) {
+	cfg := apitest.Start(t, &envtest.Environment{})
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	configMaps := cs.CoreV1().ConfigMaps("default")
+	if _, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-pods-r1"}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	const pods = 3
+	// The operator: once every pod is ready, the start, 300 ms ahead.
+	go func() {
+		for ctx.Err() == nil {
+			cm, err := configMaps.Get(ctx, "bench-pods-r1", metav1.GetOptions{})
+			if err == nil && cm.Data[runspec.ReadyKey(0)] != "" && cm.Data[runspec.ReadyKey(1)] != "" &&
+				cm.Data[runspec.ReadyKey(2)] != "" {
+				cm.Data[runspec.StartKey] = time.Now().Add(300 * time.Millisecond).UTC().Format(time.RFC3339Nano)
+				if _, err := configMaps.Update(ctx, cm, metav1.UpdateOptions{}); err == nil {
+					return
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	started := make([]time.Time, pods)
+	errs := make(chan error, pods)
+	for i := range pods {
+		go func() {
+			// The pods become ready at different moments.
+			time.Sleep(time.Duration(i) * 150 * time.Millisecond)
+			results := NewResultConfigMap(configMaps, "bench-pods-r1").ForPod(pods, i)
+			err := results.AwaitStart(ctx, 10*time.Second, 20*time.Millisecond)
+			started[i] = time.Now()
+			if err == nil {
+				err = results.Store(ctx, []byte(`{"command":"pod `+string(rune('0'+i))+`"}`))
+			}
+			errs <- err
+		}()
+	}
+	for range pods {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, last := started[0], started[0]
+	for _, s := range started {
+		first, last = minTime(first, s), maxTime(last, s)
+	}
+	// The last pod was ready 300 ms after the first; all started within a poll of each other.
+	if spread := last.Sub(first); spread > 60*time.Millisecond {
+		t.Errorf("the pods started %s apart: %v", spread, started)
+	}
+	cm, err := configMaps.Get(ctx, "bench-pods-r1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pods {
+		if got := cm.Data[runspec.ReportKey(pods, i)]; !strings.Contains(got, "pod "+string(rune('0'+i))) {
+			t.Errorf("pod %d's report: %q", i, got)
+		}
+	}
+
+	if _, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-alone-r1"}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = NewResultConfigMap(configMaps, "bench-alone-r1").ForPod(2, 1).AwaitStart(ctx, 300*time.Millisecond, 50*time.Millisecond)
+	var fe *FailureError
+	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "runner pod 1 of 2 was ready, but the operator did not start") {
+		t.Errorf("partners never ready: %v", err)
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

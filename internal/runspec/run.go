@@ -112,6 +112,11 @@ type Run struct {
 	// CPU the runner samples at the ends of the measured window, each from the sidecar's loopback
 	// port; the runner's own container is always sampled.
 	CPUParts []CPUPart
+	// Pods is how many runner pods share the load (an Indexed Job; 0 and 1: one). Pod i
+	// (PodIndexEnv) runs share i of the load's clients and threads, marks itself ready after its
+	// warm-up and starts its measured load at the operator's StartKey; it keeps its report under
+	// ReportKey(Pods, i). Only pod 0 runs the connection storm.
+	Pods int
 }
 
 // Args renders the run as the flags of `tunnelbench-runner run` (the subcommand itself not
@@ -147,6 +152,9 @@ func (r Run) Args() []string {
 	a.addBool("await-link", r.AwaitLink)
 	r.Copy.addArgs(&a)
 	a.addString("cpu-parts", cpuPartsValue(r.CPUParts))
+	if r.Pods > 1 {
+		a.addInt("pods", r.Pods)
+	}
 	return a
 }
 
@@ -216,6 +224,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.Float64Var(&r.ExpectedTPS, "expected-tps", 0, "the path's tps in earlier runs: sizes the transaction log's sampling without a warm-up")
 	fs.IntVar(&f.storm, "storm", 0, "after the load, open this many connections one after the other (select 1 each)")
 	fs.IntVar(&r.Tunnels, "tunnels", 0, "SSH tunnels, at least 1: run one pgbench per tunnel, on ports tunnel-port+i")
+	fs.IntVar(&r.Pods, "pods", 0, "runner pods sharing the load (an Indexed Job); this pod's index is $"+PodIndexEnv)
 	fs.IntVar(&r.TunnelPort, "tunnel-port", 0, "loopback port of the first tunnel")
 	fs.StringVar(&r.SSHLogDir, "ssh-log-dir", "", "folder of the tunnels' ssh -v logs")
 	fs.StringVar((*string)(&r.Pooler), "pooler", "", "the connection goes through a pooler: "+PoolerPgBouncer+
@@ -290,6 +299,13 @@ func (r Run) Validate() error {
 		add("%s", stormRange(int(r.Storm)))
 	}
 	errs = append(errs, cpuPartProblems(r.CPUParts)...)
+	if r.Pods < 0 || r.Pods > MaxPods {
+		add("--pods must be between 1 and %d, not %d", MaxPods, r.Pods)
+	}
+	if r.Pods > 1 && (r.ResultConfigMap == "" || r.Init || r.Copy.Set() || r.Load.Clients < r.Pods*max(r.Tunnels, 1)) {
+		add("--pods=%d needs --result-configmap (where the pods meet), a pgbench load and at least one client per pod and "+
+			"tunnel", r.Pods)
+	}
 	if r.Init {
 		if r.Load != (Load{}) {
 			add("--init runs no load: the load flags do not apply")
