@@ -27,8 +27,8 @@ import (
 	"io"
 	"net"
 	"os"
-	"strconv"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
