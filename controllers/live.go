@@ -27,13 +27,8 @@ func (r *TunnelBenchmarkReconciler) observeLive(ctx context.Context, tb *benchv1
 		log.FromContext(ctx).V(1).Info("No live progress to read", "configmap", jobName, "error", err.Error())
 		return
 	}
-	raw, ok := cm.Data[runspec.LiveKey]
+	l, ok := liveOf(cm.Data, tb.RunnerPods())
 	if !ok {
-		return
-	}
-	var l runspec.Live
-	if err := json.Unmarshal([]byte(raw), &l); err != nil {
-		log.FromContext(ctx).Error(err, "Cannot read the runner's live progress", "configmap", jobName)
 		return
 	}
 	tb.Status.Live = &benchv1.LiveRun{
@@ -44,6 +39,33 @@ func (r *TunnelBenchmarkReconciler) observeLive(ctx context.Context, tb *benchv1
 		// every pass and cost a status write each.
 		UpdateTime: metav1.NewTime(l.Time.Truncate(time.Second)),
 	}
+}
+
+// liveOf is a run's live progress in its result ConfigMap's data: its pod's, or the sum of its
+// pods' (tps added, latency weighted by tps, the latest report's time; the pods run in step).
+func liveOf(data map[string]string, pods int) (runspec.Live, bool) {
+	var out runspec.Live
+	found := false
+	for i := range pods {
+		raw, ok := data[runspec.LiveKeyOf(pods, i)]
+		if !ok {
+			continue
+		}
+		var l runspec.Live
+		if json.Unmarshal([]byte(raw), &l) != nil {
+			continue
+		}
+		if out.TPS+l.TPS > 0 {
+			out.LatencyMs = (out.LatencyMs*out.TPS + l.LatencyMs*l.TPS) / (out.TPS + l.TPS)
+		}
+		out.TPS += l.TPS
+		out.Phase, out.ElapsedSeconds, out.DurationSeconds = l.Phase, max(out.ElapsedSeconds, l.ElapsedSeconds), l.DurationSeconds
+		if l.Time.After(out.Time) {
+			out.Time = l.Time
+		}
+		found = true
+	}
+	return out, found
 }
 
 func roundTo(x, per float64) float64 { return math.Round(x*per) / per }

@@ -48,6 +48,8 @@ const (
 type stepOutcome struct {
 	state  stepState
 	report *report.Report
+	// pods are each runner pod's figures of a run of several.
+	pods []benchv1.PodRun
 	// job is the step's Job once it succeeded.
 	job     *batchv1.Job
 	reason  string
@@ -85,6 +87,11 @@ type observedStep struct {
 	// termination message's; terminated is the runner container's end.
 	report     *report.Report
 	terminated *corev1.ContainerStateTerminated
+	// runners is how many pods run the step (spec.runner.pods for a measured run); with several,
+	// data is the run's result ConfigMap's and podReports each pod's report there.
+	runners    int
+	data       map[string]string
+	podReports []*report.Report
 }
 
 // observeStep reads the step's Job and, when it is this benchmark's, its pods and what its state
@@ -104,6 +111,11 @@ func (r *TunnelBenchmarkReconciler) observeStep(ctx context.Context, tb *benchv1
 	}
 	o.pods = r.jobPods(ctx, job)
 	o.terminated = runnerTermination(o.pods)
+	if o.runners = max(s.run.Pods, 1); o.runners > 1 {
+		o.data = r.resultData(ctx, job.Namespace, job.Name)
+		o.podReports = podReports(o.data, o.runners)
+		return o, nil
+	}
 	if jobCondition(job, batchv1.JobComplete) || jobCondition(job, batchv1.JobFailed) {
 		if o.report = r.storedReport(ctx, job.Namespace, job.Name); o.report == nil ||
 			(jobCondition(job, batchv1.JobFailed) && o.report.Failure == nil) {
@@ -138,6 +150,8 @@ const (
 	actSucceed
 	// actFail ends the benchmark with the decision's reason and message.
 	actFail
+	// actRelease starts the measured loads of a run's pods together, once all are ready.
+	actRelease
 )
 
 // stepDecision is what decideStep concluded.
@@ -147,6 +161,8 @@ type stepDecision struct {
 	reason, message string
 	// blame asks act to refine a failed Job's failure from what changed on its path.
 	blame bool
+	// report is the run's report when decide made it (the merge of several pods').
+	report *report.Report
 }
 
 // decideStep judges an observed step, with no API call: create its Job, wait for it (and why),
@@ -165,6 +181,13 @@ func decideStep(o observedStep, tb *benchv1.TunnelBenchmark, s step, c stepClock
 	case !metav1.IsControlledBy(job, tb):
 		return stepDecision{action: actFail, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
 			"Job %s exists but does not belong to this benchmark: delete it or rename the benchmark", job.Name)}
+	}
+	if o.runners > 1 && !expired {
+		if d, handled := decidePods(o, job, o.runners); handled {
+			return d
+		}
+	}
+	switch {
 	case jobCondition(job, batchv1.JobComplete):
 		if rep := o.report; rep == nil || (rep.Result == nil && rep.Copy == nil && !s.run.Init) {
 			return stepDecision{action: actFail, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
@@ -202,10 +225,19 @@ func (r *TunnelBenchmarkReconciler) actOnStep(ctx context.Context, tb *benchv1.T
 	case actCreate:
 		return r.createStep(ctx, tb, s, o.name, deadline)
 	case actSucceed:
-		if o.report.ServerVersion != "" {
-			tb.Status.ServerVersion = o.report.ServerVersion
+		rep := cmp.Or(d.report, o.report)
+		if rep.ServerVersion != "" {
+			tb.Status.ServerVersion = rep.ServerVersion
 		}
-		return stepOutcome{state: stepSucceeded, report: o.report, job: o.job}, nil
+		out := stepOutcome{state: stepSucceeded, report: rep, job: o.job}
+		if o.runners > 1 {
+			out.pods = podRuns(o.podReports, o.pods)
+		}
+		return out, nil
+	case actRelease:
+		if err := r.release(ctx, tb.Namespace, o.name); err != nil {
+			return stepOutcome{}, err
+		}
 	case actFail:
 		reason, message := d.reason, d.message
 		if d.blame {
@@ -334,16 +366,32 @@ func (r *TunnelBenchmarkReconciler) storedReport(ctx context.Context, namespace,
 		}
 		return nil
 	}
-	data := cm.Data[runspec.ResultKey]
-	if data == "" {
-		return nil
-	}
-	rep, err := report.Decode(data)
+	rep, err := reportIn(cm.Data)
 	if err != nil {
 		log.FromContext(ctx).Info("Ignored an unreadable result ConfigMap", "configmap", name, "err", err)
 		return nil
 	}
 	return rep
+}
+
+// reportIn is the run's report in its result ConfigMap's data: its runner's, or its pods' merged
+// (report-0.json, report-1.json, …); nil when there is none.
+func reportIn(data map[string]string) (*report.Report, error) {
+	if raw := data[runspec.ResultKey]; raw != "" {
+		return report.Decode(raw)
+	}
+	var pods []*report.Report
+	for i := 0; data[runspec.ReportKey(runspec.MaxPods, i)] != ""; i++ {
+		rep, err := report.Decode(data[runspec.ReportKey(runspec.MaxPods, i)])
+		if err != nil {
+			return nil, err
+		}
+		pods = append(pods, rep)
+	}
+	if len(pods) == 0 {
+		return nil, nil
+	}
+	return report.MergePods(pods)
 }
 
 // decodeReport reads the runner's report from its container's termination message, or nil.

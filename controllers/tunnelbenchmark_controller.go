@@ -432,7 +432,7 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 	prov := r.provenance(ctx, tb, out.job, out.report)
 	at := placement{node: prov.Node, server: r.observeServer(ctx, tb), peer: r.peerPod(ctx, tb.Namespace, s.peers, tr)}
 	measured := benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node, ServerNode: at.serverNode(),
-		PeerNode: at.peerNode()}
+		PeerNode: at.peerNode(), Pods: out.pods}
 	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, out.job, at, out.report)
 	result := recordRun(tb, p.point, t, measured, out.report, s.pod)
 	if out.report.Copy == nil {

@@ -668,6 +668,45 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session"},
 		},
 		{
+			name: "more runner pods than clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 8}
+			},
+			want: []string{"spec.runner.pods: every pod needs at least one client per tunnel"},
+		},
+		{
+			name: "runner pods × tunnels beyond the first point's clients",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{Tunnels: 2})
+				tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 2}
+				tb.Spec.Load.Clients = 4
+				tb.Spec.Sweep = &benchv1.SweepSpec{Tunnels: []int32{1, 4}}
+			},
+			want: []string{"spec.runner.pods"},
+		},
+		{
+			name: "a copy in several runner pods",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Builtin, tb.Spec.Load.Initialize = "", true
+				tb.Spec.Load.Copy = &benchv1.CopyLoad{Size: resource.MustParse("64Mi")}
+				tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 2}
+			},
+			want: []string{"a copy load runs in one pod"},
+		},
+		{
+			name: "several runner pods across a chaos-mesh link",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 2}
+				tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "1Gbit", Emulator: "chaos-mesh"}
+			},
+			want: []string{"several runner pods cannot cross a chaos-mesh link yet"},
+		},
+		{
+			name:   "seventeen runner pods",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 17} },
+			want:   []string{"spec.runner.pods", "less than or equal to 16"},
+		},
+		{
 			name: "a swept copy",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Load.Builtin, tb.Spec.Load.Initialize = "", true
@@ -829,6 +868,10 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar", PoolMode: "transaction"})...)
 			tb.Spec.Load.Protocol = "extended"
 			tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{1, 2, 4}}
+		}},
+		{"four runner pods of 2 clients each, over a clients sweep from 4", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 4}
+			tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{4, 8}}
 		}},
 		{"the largest sweep: 16 points × 1 transport × 20 repetitions", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}

@@ -266,6 +266,14 @@ func (tb *TunnelBenchmark) TimeoutDuration() time.Duration {
 	return tb.Spec.Timeout.Duration
 }
 
+// RunnerPods is spec.runner.pods with its default applied: how many pods run each measured run.
+func (tb *TunnelBenchmark) RunnerPods() int {
+	if r := tb.Spec.Runner; r != nil && r.Pods > 1 {
+		return int(r.Pods)
+	}
+	return 1
+}
+
 // Repetitions is spec.load.repetitions with its default applied.
 func (tb *TunnelBenchmark) Repetitions() int32 {
 	if tb.Spec.Load.Repetitions < 1 {

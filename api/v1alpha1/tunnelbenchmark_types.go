@@ -775,6 +775,24 @@ type RunnerSpec struct {
 	// Affinity for the runner pods.
 	// +optional
 	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// Pods runs each measured run as this many runner pods (an Indexed Job), the clients and
+	// threads split evenly across them, each with its own copy of the transport's client side
+	// (tunnels, a sidecar pooler, the link proxy). Every pod connects and warms up first; the
+	// operator then starts their measured loads at one moment, and the run's figures are their sum
+	// (tps, transactions) and merge (latency histograms), with each pod's own in status. Default 1.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=16
+	// +optional
+	Pods int32 `json:"pods,omitempty"`
+
+	// TopologySpreadConstraints of the runner pods. With several pods and neither these nor an
+	// affinity set, they are spread across nodes where the scheduler can (kubernetes.io/hostname,
+	// ScheduleAnyway).
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 }
 
 // Phase is the coarse state of a benchmark.
@@ -1323,6 +1341,26 @@ type RunResult struct {
 	// thresholds; absent when none of the parts measured did.
 	// +optional
 	Limiter *Limiter `json:"limiter,omitempty"`
+	// Pods are each runner pod's own figures when the run ran in several (spec.runner.pods).
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Pods []PodRun `json:"pods,omitempty"`
+}
+
+// PodRun is one runner pod's part of a run of several.
+type PodRun struct {
+	// Index is the pod's index in the Job, from 0.
+	Index int32 `json:"index"`
+	// Node is where it ran.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Node string `json:"node,omitempty"`
+	// TPS, Transactions and LatencyAvgMs are its pgbench's figures.
+	TPS          float64 `json:"tps"`
+	Transactions int64   `json:"transactions"`
+	LatencyAvgMs float64 `json:"latencyAvgMs"`
+	// StartOffsetMs is how long after the run's first pod this one started its measured load.
+	StartOffsetMs float64 `json:"startOffsetMs"`
 }
 
 // Parts of a path whose cost is measured.
@@ -1659,6 +1697,8 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.managed) || self.transports.all(t, t.type == 'pooler') || (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients) <= (has(self.server.managed.parameters) && 'max_connections' in self.server.managed.parameters && self.server.managed.parameters['max_connections'].matches('^[0-9]{1,6}$') ? int(self.server.managed.parameters['max_connections']) : 100) - 3",message="spec.load.clients must leave 3 of the managed server's max_connections (spec.server.managed.parameters, default 100) to superusers: raise max_connections or lower clients (every point of spec.sweep.clients)"
 	// +kubebuilder:validation:XValidation:rule="has(self.load.copy) || has(self.load.transactions) || (has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : (has(self.sweep.tunnels) ? size(self.sweep.tunnels) : size(self.sweep.poolSize))) : 1) * size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) * ((has(self.load.duration) ? duration(self.load.duration).getSeconds() : 60) + (has(self.load.warmup) ? duration(self.load.warmup).getSeconds() : 5)) <= (has(self.timeout) ? duration(self.timeout).getSeconds() : 1800)",message="spec.timeout is shorter than the runs alone (sweep points × transports × repetitions × (warmup + duration)): raise spec.timeout (default 30m) or shorten the load"
 	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) && has(self.sweep.clients)) || self.load.threads <= self.load.clients",message="spec.load.threads must not exceed spec.load.clients (a clients sweep caps threads at each point's clients instead)"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runner) || !has(self.runner.pods) || self.runner.pods == 1 || (!has(self.load.copy) && self.transports.all(t, self.runner.pods * (has(self.sweep) && has(self.sweep.tunnels) && t.type == 'ssh' ? self.sweep.tunnels.max() : (has(t.ssh) && has(t.ssh.tunnels) ? t.ssh.tunnels : 1)) <= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.min() : self.load.clients)))",message="spec.runner.pods: every pod needs at least one client per tunnel (spec.load.clients, at every point of a sweep, at least pods × ssh.tunnels), and a copy load runs in one pod"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runner) || !has(self.runner.pods) || self.runner.pods == 1 || ((!has(self.network) || !has(self.network.emulator) || self.network.emulator != 'chaos-mesh') && self.transports.all(t, !has(t.network) || !has(t.network.emulator) || t.network.emulator != 'chaos-mesh'))",message="spec.runner.pods: several runner pods cannot cross a chaos-mesh link yet (the operator awaits its injection for one pod): use the userspace emulator"
 	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.load.copy)",message="spec.sweep does not apply to a copy load: a copy has no clients or tunnels to sweep"
 	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.sweep.poolSize) || (self.transports.exists(t, t.type == 'pooler') && self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.placement) && t.pooler.placement == 'sidecar')))",message="spec.sweep.poolSize needs pooler transports, every one with placement sidecar: a shared pooler (placement service) is one PgBouncer for every point, which the sweep cannot resize between runs"
 	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.sweep.tunnels) || self.transports.exists(t, t.type == 'ssh')",message="spec.sweep.tunnels needs a transport of type ssh: it sweeps their ssh.tunnels"

@@ -63,7 +63,7 @@ func Job(req JobRequest) *batchv1.Job {
 	}
 	deadline := max(int64(req.ActiveDeadline.Seconds()), 1)
 
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: meta,
 		Spec: batchv1.JobSpec{
 			BackoffLimit:          ptr.To[int32](0),
@@ -99,6 +99,25 @@ func Job(req JobRequest) *batchv1.Job {
 			},
 		},
 	}
+	if pods := req.Run.Pods; pods > 1 {
+		indexedJob(job, runnerSpec, pods)
+	}
+	return job
+}
+
+// indexedJob makes a run's Job one of several pods: an Indexed Job whose pods take their share
+// by their index (runspec.PodIndexEnv), all at once, spread across nodes by default.
+func indexedJob(job *batchv1.Job, runner benchv1.RunnerSpec, pods int) {
+	job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	job.Spec.Completions, job.Spec.Parallelism = ptr.To(int32(pods)), ptr.To(int32(pods))
+	spec := &job.Spec.Template.Spec
+	spec.TopologySpreadConstraints = runner.TopologySpreadConstraints
+	if len(spec.TopologySpreadConstraints) == 0 && runner.Affinity == nil {
+		spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+			MaxSkew: 1, TopologyKey: corev1.LabelHostname, WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: job.Labels},
+		}}
+	}
 }
 
 // JobName is the name of the Job of a run, or of the initialization (round 0).
@@ -133,6 +152,10 @@ func RunFor(tb *benchv1.TunnelBenchmark, init bool, waitTimeout time.Duration) r
 		return r
 	}
 	r.Load = pgbench.LoadFor(tb.Spec.Load)
+	if pods := tb.RunnerPods(); pods > 1 {
+		// Omitted for one, as the flags render it.
+		r.Pods = pods
+	}
 	if storm := tb.Spec.Load.ConnectionStorm; storm != nil {
 		r.Storm = storm.Connections
 	}

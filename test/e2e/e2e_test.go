@@ -280,6 +280,9 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("a sweep of a sidecar pooler's pool size: one server connection against four", func(t *testing.T) {
 		poolSizeSweep(t, ns, pg)
 	})
+	t.Run("three runner pods add up to three times one", func(t *testing.T) {
+		runnerPodsAddUp(t, ns, pg)
+	})
 
 	t.Run("a bulk copy across the WAN: ssh compression on text and on random data", func(t *testing.T) {
 		compressionAcrossTheWAN(t, ns, pg)

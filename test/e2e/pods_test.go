@@ -1,0 +1,52 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/test/fixture"
+)
+
+// runnerPodsAddUp: the sleeping script in three runner pods of two clients each makes three times
+// what one pod of two clients makes (2 × 100 tps): 600 within 10 %, each pod 200; the pods start
+// their loads together; the run's transactions are the pods' sum and its merged histogram counts
+// every one of them.
+func runnerPodsAddUp(t *testing.T, ns string, pg *fixture.Postgres) {
+	tb := benchmark(ns, "three-pods", pg, fixture.CredentialsSecret)
+	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
+	tb.Spec.Load.Builtin, tb.Spec.Load.Script, tb.Spec.Load.Protocol = "", "\\sleep 10 ms\n", benchv1.Protocol("simple")
+	tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.Repetitions = 6, 3, 2
+	tb.Spec.Load.Duration = &metav1.Duration{Duration: 4 * time.Second}
+	tb.Spec.Runner.Pods = 3
+	end := complete(t, tb, 6*time.Minute)
+	r := end.Status.Result("direct")
+	var transactions int64
+	for _, run := range r.Runs {
+		t.Logf("run %d: %.1f tps, %d transactions, pods %+v", run.Round, run.TPS, run.Transactions, run.Pods)
+		if math.Abs(run.TPS-600) > 60 || len(run.Pods) != 3 {
+			t.Errorf("run %d: %.1f tps over %d pods, want 600 within 10 %% over 3", run.Round, run.TPS, len(run.Pods))
+			continue
+		}
+		var sum int64
+		for _, p := range run.Pods {
+			sum += p.Transactions
+			if math.Abs(p.TPS-200) > 20 || p.StartOffsetMs > 200 || p.Node == "" {
+				t.Errorf("run %d pod %d: %.1f tps, started %.0f ms after the first, on %q; want 200 tps, together",
+					run.Round, p.Index, p.TPS, p.StartOffsetMs, p.Node)
+			}
+		}
+		if sum != run.Transactions {
+			t.Errorf("run %d: %d transactions, the pods' sum is %d", run.Round, run.Transactions, sum)
+		}
+		transactions += run.Transactions
+	}
+	if l := r.Latency; l == nil || l.Samples != transactions {
+		t.Errorf("merged histogram %+v, want %d samples: every pod's every transaction", r.Latency, transactions)
+	}
+}
