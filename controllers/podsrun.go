@@ -133,6 +133,9 @@ func podRuns(reps []*report.Report, pods []corev1.Pod) []benchv1.PodRun {
 		if res := rep.Result; res != nil {
 			run.TPS, run.Transactions, run.LatencyAvgMs = res.TPS, res.Transactions, res.LatencyAvgMs
 		}
+		if w := rep.Window; w != nil {
+			run.TPS, run.Transactions = w.TPS, w.Transactions
+		}
 		out = append(out, run)
 	}
 	return out

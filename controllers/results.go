@@ -40,6 +40,9 @@ func recordRun(tb *benchv1.TunnelBenchmark, point int, t benchv1.TransportSpec, 
 	if !rep.EndTime.IsZero() {
 		run.EndTime = &metav1.Time{Time: rep.EndTime}
 	}
+	if w := rep.Window; w != nil {
+		run.WindowSeconds = ptr.To(w.Seconds())
+	}
 	out.Command, out.Connection = rep.Command, transport.ConnInfo(pod.Env)
 	out.TLS = nil
 	if rep.TLS != nil {

@@ -1341,6 +1341,11 @@ type RunResult struct {
 	// thresholds; absent when none of the parts measured did.
 	// +optional
 	Limiter *Limiter `json:"limiter,omitempty"`
+	// WindowSeconds, for a run of several runner pods, is the length of the stretch every pod was
+	// loading the server (from the latest pod's first transaction to the earliest pod's last):
+	// the run's and each pod's tps and transactions are counted within it.
+	// +optional
+	WindowSeconds *float64 `json:"windowSeconds,omitempty"`
 	// Pods are each runner pod's own figures when the run ran in several (spec.runner.pods).
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
@@ -1355,7 +1360,8 @@ type PodRun struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Node string `json:"node,omitempty"`
-	// TPS, Transactions and LatencyAvgMs are its pgbench's figures.
+	// TPS and Transactions are its figures within the run's common window (windowSeconds), or
+	// its pgbench's where the window is not known; LatencyAvgMs is its pgbench's.
 	TPS          float64 `json:"tps"`
 	Transactions int64   `json:"transactions"`
 	LatencyAvgMs float64 `json:"latencyAvgMs"`

@@ -813,6 +813,11 @@ func (in *RunResult) DeepCopyInto(out *RunResult) {
 		*out = new(Limiter)
 		**out = **in
 	}
+	if in.WindowSeconds != nil {
+		in, out := &in.WindowSeconds, &out.WindowSeconds
+		*out = new(float64)
+		**out = **in
+	}
 	if in.Pods != nil {
 		in, out := &in.Pods, &out.Pods
 		*out = make([]PodRun, len(*in))

@@ -111,7 +111,7 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 				index = -1
 			}
 			opts.PodIndex, results = index, results.ForPod(r.Pods, index)
-			opts.AwaitStart = results.AwaitStart
+			opts.AwaitStart, opts.AwaitWindow = results.AwaitStart, results.AwaitWindow
 		}
 		opts.Store, opts.AwaitLink, opts.Live = results.Store, results.AwaitLink, results.StoreLive
 	}

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -33,6 +34,51 @@ type Recorder struct {
 	Failed, Skipped int64
 	// Clamped counts latencies beyond the histogram's range, recorded as its highest value.
 	Clamped int64
+	// Window, when set, keeps only the transactions that ended within it: the runner pods of one
+	// run cut their logs to the stretch all of them were loading the server.
+	Window *Span
+	// Covered is the stretch the log's transactions covered, window or not: from the first one's
+	// start (its end less its latency) to the last one's end. Zero before the first line.
+	Covered Span
+}
+
+// Span is a stretch of wall-clock time in Unix microseconds, both ends included.
+type Span struct{ From, To int64 }
+
+// SpanOf is the span from one time to another.
+func SpanOf(from, to time.Time) Span { return Span{From: from.UnixMicro(), To: to.UnixMicro()} }
+
+// Times are the span's ends as times.
+func (s Span) Times() (from, to time.Time) {
+	return time.UnixMicro(s.From).UTC(), time.UnixMicro(s.To).UTC()
+}
+
+// Seconds is the span's length.
+func (s Span) Seconds() float64 { return float64(s.To-s.From) / 1e6 }
+
+// Contains reports whether the moment us lies within the span.
+func (s Span) Contains(us int64) bool { return us >= s.From && us <= s.To }
+
+// cover widens the span to the moments from and to; a zero span becomes them.
+func (s *Span) cover(from, to int64) {
+	if *s == (Span{}) {
+		*s = Span{From: from, To: to}
+		return
+	}
+	s.From, s.To = min(s.From, from), max(s.To, to)
+}
+
+// Common is the stretch every span covers: from the latest start to the earliest end. ok is false
+// when there is none (no span, or two that do not overlap).
+func Common(spans []Span) (common Span, ok bool) {
+	if len(spans) == 0 {
+		return Span{}, false
+	}
+	common = spans[0]
+	for _, s := range spans[1:] {
+		common.From, common.To = max(common.From, s.From), min(common.To, s.To)
+	}
+	return common, common.From < common.To
 }
 
 // NewRecorder returns an empty recorder.
@@ -56,8 +102,18 @@ func (r *Recorder) ReadLog(in io.Reader) error {
 			continue
 		}
 		fields := strings.Fields(line)
-		if len(fields) < 6 || len(fields) > 8 || !isTimestamp(fields[4], fields[5]) {
+		end, ok := timestamp(fields)
+		if !ok {
 			return fmt.Errorf("line %d is not a pgbench transaction log line: %q", n, line)
+		}
+		micros, numeric := strconv.ParseInt(fields[2], 10, 64)
+		if numeric == nil && micros >= 0 {
+			r.Covered.cover(end-micros, end)
+		} else {
+			r.Covered.cover(end, end)
+		}
+		if r.Window != nil && !r.Window.Contains(end) {
+			continue
 		}
 		switch fields[2] {
 		case "failed", "serialization", "deadlock":
@@ -68,8 +124,7 @@ func (r *Recorder) ReadLog(in io.Reader) error {
 			r.Skipped++
 			continue
 		}
-		micros, err := strconv.ParseInt(fields[2], 10, 64)
-		if err != nil || micros < 0 {
+		if numeric != nil || micros < 0 {
 			return fmt.Errorf("line %d: the latency %q is not a number of microseconds", n, fields[2])
 		}
 		r.record(micros)
@@ -80,12 +135,19 @@ func (r *Recorder) ReadLog(in io.Reader) error {
 	return nil
 }
 
-// isTimestamp reports whether the fields are a Unix time in seconds and its microseconds, as the
-// fifth and sixth fields of a transaction log line are (an aggregated log has sums there).
-func isTimestamp(seconds, micros string) bool {
-	s, err1 := strconv.ParseInt(seconds, 10, 64)
-	us, err2 := strconv.ParseInt(micros, 10, 64)
-	return err1 == nil && err2 == nil && s >= 1_000_000_000 && us >= 0 && us < 1_000_000
+// timestamp is a transaction log line's end, in Unix microseconds, from its fifth and sixth
+// fields (a Unix time in seconds and its microseconds); ok is false for a line of another shape
+// (an aggregated log has sums there).
+func timestamp(fields []string) (us int64, ok bool) {
+	if len(fields) < 6 || len(fields) > 8 {
+		return 0, false
+	}
+	s, err1 := strconv.ParseInt(fields[4], 10, 64)
+	frac, err2 := strconv.ParseInt(fields[5], 10, 64)
+	if err1 != nil || err2 != nil || s < 1_000_000_000 || frac < 0 || frac >= 1_000_000 {
+		return 0, false
+	}
+	return s*1_000_000 + frac, true
 }
 
 func (r *Recorder) record(micros int64) {

@@ -217,3 +217,75 @@ func TestMergeRejectsGarbage(t *testing.T) {
 		t.Error("accepted")
 	}
 }
+
+// TestWindowCut cuts a real log to a window: only the transactions that ended within it are
+// counted (checked line by line), and the covered span runs from the first one's start to the
+// last one's end whatever the window.
+func TestWindowCut(t *testing.T) {
+	raw, err := os.ReadFile("testdata/pg15-select-only.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	var ends, starts []int64
+	for _, line := range lines {
+		f := strings.Fields(line)
+		s, _ := strconv.ParseInt(f[4], 10, 64)
+		us, _ := strconv.ParseInt(f[5], 10, 64)
+		lat, _ := strconv.ParseInt(f[2], 10, 64)
+		ends, starts = append(ends, s*1e6+us), append(starts, s*1e6+us-lat)
+	}
+	covered := Span{From: slices.Min(starts), To: slices.Max(ends)}
+	mid := (covered.From + covered.To) / 2
+	tests := []struct {
+		name   string
+		window *Span
+	}{
+		{"no window", nil},
+		{"all of it", &covered},
+		{"first half", &Span{From: covered.From, To: mid}},
+		{"second half", &Span{From: mid + 1, To: covered.To}},
+		{"before it", &Span{From: covered.From - 10, To: covered.From - 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := NewRecorder()
+			rec.Window = tt.window
+			if err := rec.ReadLog(strings.NewReader(string(raw))); err != nil {
+				t.Fatal(err)
+			}
+			var want int64
+			for _, end := range ends {
+				if tt.window == nil || tt.window.Contains(end) {
+					want++
+				}
+			}
+			if rec.Count() != want || rec.Covered != covered {
+				t.Errorf("counted %d of %d covering %+v, want %d covering %+v", rec.Count(), len(lines), rec.Covered,
+					want, covered)
+			}
+		})
+	}
+}
+
+func TestCommon(t *testing.T) {
+	tests := []struct {
+		name  string
+		spans []Span
+		want  Span
+		ok    bool
+	}{
+		{"none", nil, Span{}, false},
+		{"one", []Span{{10, 20}}, Span{10, 20}, true},
+		{"latest start, earliest end", []Span{{10, 30}, {12, 40}, {11, 25}}, Span{12, 25}, true},
+		{"apart", []Span{{10, 20}, {21, 30}}, Span{21, 20}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := Common(tt.spans)
+			if ok != tt.ok || (ok && got != tt.want) {
+				t.Errorf("Common(%v) = %v, %v, want %v, %v", tt.spans, got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+}

@@ -12,7 +12,9 @@ import (
 // the load over the same window (they started together): pgbench's figures added up
 // (pgbench.Aggregate: tps and transactions summed, latency weighted), the latency histograms merged
 // weighted by their sampling (latency.MergeWeighted), bytes on the wire summed, tunnels listed pod
-// after pod, the window from the first start to the last end. What describes the path rather than
+// after pod, the window from the first start to the last end. When every pod cut its figures to
+// the stretch all of them covered (Report.Window), the run's transactions and tps are their sums
+// over it, and its histograms are the cut ones. What describes the path rather than
 // the load (TLS, SSH, the link, a connection's setup, the pooler, the storm, versions) is pod 0's.
 // CPU is left unmeasured: each pod's accounting is its own, against its own cores.
 func MergePods(pods []*Report) (*Report, error) {
@@ -46,6 +48,12 @@ func MergePods(pods []*Report) (*Report, error) {
 		out.Wire = addWire(out.Wire, p.Wire, i == 0)
 	}
 	out.Result = pgbench.Aggregate(results)
+	out.Window = sumWindows(pods)
+	if w := out.Window; w != nil {
+		cut := *out.Result
+		cut.TPS, cut.Transactions = w.TPS, w.Transactions
+		out.Result = &cut
+	}
 	if len(samples) == len(pods) {
 		merged, err := mergeLatency(pods, samples)
 		if err != nil {
@@ -56,6 +64,25 @@ func MergePods(pods []*Report) (*Report, error) {
 	out.Unmeasured = []Unmeasured{{Part: "client", Reason: fmt.Sprintf("the load ran in %d runner pods, each "+
 		"accounting its own CPU against its own cores: not added up yet", len(pods))}}
 	return out, nil
+}
+
+// sumWindows is the run's figures over its pods' common window: their transactions within it added
+// up; nil unless every pod cut to the same window.
+func sumWindows(pods []*Report) *Window {
+	first := pods[0].Window
+	if first == nil {
+		return nil
+	}
+	out := &Window{Start: first.Start, End: first.End}
+	for _, p := range pods {
+		w := p.Window
+		if w == nil || !w.Start.Equal(first.Start) || !w.End.Equal(first.End) {
+			return nil
+		}
+		out.Transactions += w.Transactions
+		out.TPS += w.TPS
+	}
+	return out
 }
 
 // mergeLatency merges the pods' histograms, weighted by their sampling rates.

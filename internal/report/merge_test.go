@@ -72,3 +72,42 @@ func TestMergePods(t *testing.T) {
 		t.Errorf("a missing pod: %v", err)
 	}
 }
+
+// TestMergePodsCutToWindow: pods that cut their figures to one common window add up over it — the
+// run's tps and transactions are the windows', not pgbench's whole-run figures; pods whose windows
+// differ (or one without) leave pgbench's sum.
+func TestMergePodsCutToWindow(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	window := func(n int64, end time.Duration) *Window {
+		return &Window{Start: t0, End: t0.Add(end), Transactions: n, TPS: float64(n) / end.Seconds()}
+	}
+	pod := func(w *Window) *Report {
+		return &Report{Result: &pgbench.Result{TPS: 210, Transactions: 840}, Window: w,
+			Latency: &Latency{Histogram: histogramOf(t, 790, 10_000), SamplingRate: 1, Samples: 790}}
+	}
+	tests := []struct {
+		name         string
+		windows      []*Window
+		tps          float64
+		transactions int64
+	}{
+		{"one window", []*Window{window(790, 4*time.Second), window(780, 4*time.Second)}, 392.5, 1570},
+		{"windows differ", []*Window{window(790, 4*time.Second), window(780, 3*time.Second)}, 420, 1680},
+		{"a pod uncut", []*Window{window(790, 4*time.Second), nil}, 420, 1680},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := MergePods([]*Report{pod(tt.windows[0]), pod(tt.windows[1])})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Result.TPS != tt.tps || got.Result.Transactions != tt.transactions || got.Latency.Samples != 1580 {
+				t.Errorf("tps %v, transactions %d, samples %d; want %v, %d, 1580", got.Result.TPS, got.Result.Transactions,
+					got.Latency.Samples, tt.tps, tt.transactions)
+			}
+			if (got.Window != nil) != (tt.name == "one window") {
+				t.Errorf("window %+v", got.Window)
+			}
+		})
+	}
+}

@@ -57,12 +57,30 @@ type Report struct {
 	Unmeasured []Unmeasured `json:"unmeasured,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
+	// Window, for a pod of a run of several, is its figures cut to the stretch every pod of the
+	// run was loading the server (its Latency is cut to it too).
+	Window *Window `json:"window,omitempty"`
 	// StartTime and EndTime bound the pgbench run.
 	StartTime time.Time `json:"startTime,omitzero"`
 	EndTime   time.Time `json:"endTime,omitzero"`
 	// Failure explains a failed run.
 	Failure *Failure `json:"failure,omitempty"`
 }
+
+// Window is a run's figures within the stretch every one of its runner pods was loading the
+// server: from the latest pod's first transaction's start to the earliest pod's last transaction's
+// end. The pods started together, so it loses only the moments one pod loaded the server alone.
+type Window struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+	// Transactions are the transactions that ended within it (estimated from the logged sample
+	// when pgbench logged one in several); TPS is them over its length.
+	Transactions int64   `json:"transactions"`
+	TPS          float64 `json:"tps"`
+}
+
+// Seconds is the window's length.
+func (w *Window) Seconds() float64 { return w.End.Sub(w.Start).Seconds() }
 
 // CPU is a container's CPU accounting over a window, from its cgroup (internal/cgroupcpu).
 type CPU struct {

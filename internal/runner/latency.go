@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,9 +78,11 @@ func (l *transactionLogs) prefix(i int) string {
 	return filepath.Join(l.dir, fmt.Sprintf("tunnel-%d", i))
 }
 
-// read merges the logs of n processes into one histogram and removes them.
-func (l *transactionLogs) read(n int) (*report.Latency, error) {
+// read merges the logs of n processes into one recorder, keeping only the transactions that ended
+// within window when it is set.
+func (l *transactionLogs) read(n int, window *latency.Span) (*latency.Recorder, error) {
 	rec := latency.NewRecorder()
+	rec.Window = window
 	for i := range n {
 		files, err := filepath.Glob(l.prefix(i) + ".*")
 		if err != nil || len(files) == 0 {
@@ -90,15 +94,44 @@ func (l *transactionLogs) read(n int) (*report.Latency, error) {
 			}
 		}
 	}
+	return rec, nil
+}
+
+// awaitWindow publishes the stretch a pod's transactions covered and returns the one every pod of
+// the run covered (ResultConfigMap.AwaitWindow).
+type awaitWindow func(ctx context.Context, covered latency.Span) (latency.Span, error)
+
+// measure reads the logs of n processes into the run's latency distribution and removes them. For
+// a pod of a run of several (await set) the distribution and the pod's Window are cut to the
+// stretch every pod covered, so that the pods' figures add up over one window.
+func (l *transactionLogs) measure(ctx context.Context, n int, await awaitWindow) (*report.Latency, *report.Window, error) {
+	rec, err := l.read(n, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	var window *report.Window
+	if await != nil {
+		common, err := await(ctx, rec.Covered)
+		if err != nil {
+			return nil, nil, err
+		}
+		if rec, err = l.read(n, &common); err != nil {
+			return nil, nil, err
+		}
+		start, end := common.Times()
+		transactions := int64(math.Round(float64(rec.Count()) / l.rate))
+		window = &report.Window{Start: start, End: end, Transactions: transactions,
+			TPS: float64(transactions) / common.Seconds()}
+	}
 	encoded, err := rec.Encode()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.RemoveAll(l.dir); err != nil {
-		return nil, fmt.Errorf("cannot remove the transaction logs: %w", err)
+		return nil, nil, fmt.Errorf("cannot remove the transaction logs: %w", err)
 	}
 	return &report.Latency{Histogram: encoded, SamplingRate: l.rate, Samples: rec.Count(),
-		Failed: rec.Failed, Skipped: rec.Skipped}, nil
+		Failed: rec.Failed, Skipped: rec.Skipped}, window, nil
 }
 
 func readLog(rec *latency.Recorder, name string) error {

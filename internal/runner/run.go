@@ -15,6 +15,7 @@ import (
 	"time"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/redact"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -50,6 +51,9 @@ type Options struct {
 	// AwaitStart, for a run of several pods, marks this pod ready and blocks until the moment
 	// the operator starts every pod's measured load (ResultConfigMap.AwaitStart).
 	AwaitStart func(ctx context.Context, wait, every time.Duration) error
+	// AwaitWindow, for a run of several pods, publishes the stretch this pod's transactions
+	// covered and returns the one every pod covered (ResultConfigMap.AwaitWindow).
+	AwaitWindow func(ctx context.Context, covered latency.Span, wait, every time.Duration) (latency.Span, error)
 	// Stdout and Stderr receive pgbench's output as it runs.
 	Stdout, Stderr io.Writer
 	// PartsWait bounds the wait for the parts to sample before the run (0: 15 s).
@@ -139,7 +143,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 	}
 	if run.Pods > 1 {
-		if opts.PodIndex < 0 || opts.PodIndex >= run.Pods || opts.AwaitStart == nil {
+		if opts.PodIndex < 0 || opts.PodIndex >= run.Pods || opts.AwaitStart == nil || opts.AwaitWindow == nil {
 			return fail(fmt.Errorf("runner pod %d of %d: no index in $%s or no result ConfigMap to meet the others in",
 				opts.PodIndex, run.Pods, runspec.PodIndexEnv))
 		}
@@ -288,7 +292,13 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 	}
 	rep.Result = pgbench.Aggregate(results)
-	if rep.Latency, err = logs.read(n); err != nil {
+	var await awaitWindow
+	if run.Pods > 1 {
+		await = func(ctx context.Context, covered latency.Span) (latency.Span, error) {
+			return opts.AwaitWindow(ctx, covered, wait, cmp.Or(opts.RetryEvery/10, 100*time.Millisecond))
+		}
+	}
+	if rep.Latency, rep.Window, err = logs.measure(ctx, n, await); err != nil {
 		return fail(err)
 	}
 	rep.SSH = r.negotiated()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -476,8 +477,15 @@ func TestRunAsOnePodOfSeveral(t *testing.T) {
 		awaitedAt = time.Now()
 		return nil
 	}
+	// The other pod covered the middle half of this one's stretch.
+	var covered latency.Span
+	window := func(_ context.Context, c latency.Span, _, _ time.Duration) (latency.Span, error) {
+		covered = c
+		quarter := (c.To - c.From) / 4
+		return latency.Span{From: c.From + quarter, To: c.To - quarter}, nil
+	}
 	for _, index := range []int{1, 0} {
-		rep, out, err := runOnce(t, Options{Run: run, PodIndex: index, AwaitStart: await})
+		rep, out, err := runOnce(t, Options{Run: run, PodIndex: index, AwaitStart: await, AwaitWindow: window})
 		if err != nil || rep.Result == nil {
 			t.Fatalf("pod %d: %v, output %q", index, err, out)
 		}
@@ -491,9 +499,26 @@ func TestRunAsOnePodOfSeveral(t *testing.T) {
 		if (rep.Storm != nil) != (index == 0) {
 			t.Errorf("pod %d: storm %+v", index, rep.Storm)
 		}
+		checkWindow(t, rep, covered)
 	}
-	rep, _, err := runOnce(t, Options{Run: run, PodIndex: -1, AwaitStart: await})
+	rep, _, err := runOnce(t, Options{Run: run, PodIndex: -1, AwaitStart: await, AwaitWindow: window})
 	if err == nil || rep.Failure == nil || !strings.Contains(rep.Failure.Message, "no index") || rep.Result != nil {
 		t.Errorf("a pod without its index: %v %+v", err, rep.Failure)
+	}
+}
+
+// checkWindow: a pod's figures are cut to the middle half of the stretch its load covered, which
+// lies within its pgbench run: about half its transactions, every one in the cut histogram.
+func checkWindow(t *testing.T, rep *report.Report, covered latency.Span) {
+	t.Helper()
+	w, res, l := rep.Window, rep.Result, rep.Latency
+	if w == nil || l == nil || covered.From < rep.StartTime.UnixMicro() || covered.To > rep.EndTime.UnixMicro() {
+		t.Fatalf("window %+v, latency %+v, covered %+v within the run %v–%v", w, l, covered, rep.StartTime, rep.EndTime)
+	}
+	if l.Samples != w.Transactions || w.Seconds() <= 0 || math.Abs(w.TPS-float64(w.Transactions)/w.Seconds()) > 1e-6 {
+		t.Errorf("window %+v (%.3f s) with %d latencies, want one a transaction", w, w.Seconds(), l.Samples)
+	}
+	if share := float64(w.Transactions) / float64(res.Transactions); share < 0.3 || share > 0.7 {
+		t.Errorf("the window's middle half holds %d of %d transactions", w.Transactions, res.Transactions)
 	}
 }

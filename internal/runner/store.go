@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
@@ -196,4 +198,63 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// AwaitWindow writes the stretch this pod's transactions covered (runspec.WindowKey) and waits,
+// reading the ConfigMap every `every` for at most `wait`, for every pod of the run to have written
+// its own; it returns the stretch they all covered, to which each pod cuts its figures. The pods
+// started together and ran the same duration, so the last one writes within moments of the first.
+func (c *ResultConfigMap) AwaitWindow(ctx context.Context, covered latency.Span, wait, every time.Duration) (latency.Span, error) {
+	from, to := covered.Times()
+	if err := c.patch(ctx, runspec.WindowKey(c.index), from.Format(time.RFC3339Nano)+"/"+to.Format(time.RFC3339Nano)); err != nil {
+		return latency.Span{}, fmt.Errorf("cannot write runner pod %d's window in ConfigMap %s: %w", c.index, c.name, err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var lastErr error
+	for {
+		callCtx, callCancel := context.WithTimeout(waitCtx, storeTimeout)
+		cm, err := c.configMaps.Get(callCtx, c.name, metav1.GetOptions{})
+		callCancel()
+		if err != nil {
+			lastErr = err
+		} else if spans, missing, err := podWindows(cm.Data, c.pods); err != nil {
+			return latency.Span{}, fmt.Errorf("ConfigMap %s: %w", c.name, err)
+		} else if missing < 0 {
+			common, ok := latency.Common(spans)
+			if !ok {
+				return latency.Span{}, &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf(
+					"the %d runner pods' loads did not overlap in time (%v): no common window to measure in", c.pods, spans)}
+			}
+			return common, nil
+		} else {
+			lastErr = fmt.Errorf("runner pod %d has not written its window yet", missing)
+		}
+		select {
+		case <-waitCtx.Done():
+			return latency.Span{}, &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf(
+				"runner pod %d of %d ended its load, but not every pod did within %s (%v): see the Job's pods",
+				c.index, c.pods, wait, lastErr)}
+		case <-time.After(every):
+		}
+	}
+}
+
+// podWindows reads the pods' windows from the result ConfigMap's data; missing is the first pod
+// that has not written its own yet, -1 when all have.
+func podWindows(data map[string]string, pods int) (spans []latency.Span, missing int, err error) {
+	for i := range pods {
+		v, ok := data[runspec.WindowKey(i)]
+		if !ok {
+			return nil, i, nil
+		}
+		fromText, toText, _ := strings.Cut(v, "/")
+		from, err1 := time.Parse(time.RFC3339Nano, fromText)
+		to, err2 := time.Parse(time.RFC3339Nano, toText)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, i, fmt.Errorf("runner pod %d's window %q: %w", i, v, err)
+		}
+		spans = append(spans, latency.SpanOf(from, to))
+	}
+	return spans, -1, nil
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/apitest"
+	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
@@ -108,6 +110,17 @@ func TestPodsStartTogether(t *testing.T) {
 			if err == nil {
 				err = results.Store(ctx, []byte(`{"command":"pod `+string(rune('0'+i))+`"}`))
 			}
+			// Their loads covered 1000–2000 µs shifted by 10 µs a pod, and ended 100 ms apart.
+			if err == nil {
+				time.Sleep(time.Duration(i) * 100 * time.Millisecond)
+				shift := int64(10 * i)
+				var common latency.Span
+				common, err = results.AwaitWindow(ctx, latency.Span{From: 1000 + shift, To: 2000 + shift}, 10*time.Second,
+					20*time.Millisecond)
+				if want := (latency.Span{From: 1020, To: 2000}); err == nil && common != want {
+					err = fmt.Errorf("pod %d: common window %+v, want %+v", i, common, want)
+				}
+			}
 			errs <- err
 		}()
 	}
@@ -142,6 +155,11 @@ func TestPodsStartTogether(t *testing.T) {
 	var fe *FailureError
 	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "runner pod 1 of 2 was ready, but the operator did not start") {
 		t.Errorf("partners never ready: %v", err)
+	}
+	_, err = NewResultConfigMap(configMaps, "bench-alone-r1").ForPod(2, 1).AwaitWindow(ctx, latency.Span{From: 1, To: 2},
+		300*time.Millisecond, 50*time.Millisecond)
+	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "not every pod did within 300ms (runner pod 0 has not written") {
+		t.Errorf("a partner that never ends: %v", err)
 	}
 }
 

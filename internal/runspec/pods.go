@@ -36,3 +36,8 @@ func LiveKeyOf(pods, i int) string {
 	}
 	return "live-" + strconv.Itoa(i) + ".json"
 }
+
+// WindowKey is where runner pod i writes, once its load has ended, the stretch its transactions
+// covered ("from/to", RFC 3339 with nanoseconds); each pod waits for every pod's and cuts its
+// figures to the stretch they all covered.
+func WindowKey(i int) string { return "window-" + strconv.Itoa(i) }

@@ -15,8 +15,8 @@ import (
 
 // runnerPodsAddUp: the sleeping script in three runner pods of two clients each makes three times
 // what one pod of two clients makes (2 × 100 tps): 600 within 10 %, each pod 200; the pods start
-// their loads together; the run's transactions are the pods' sum and its merged histogram counts
-// every one of them.
+// their loads together; every figure is cut to the window all three covered (nearly the whole
+// 4 s); the run's transactions are the pods' sum and its merged histogram counts every one of them.
 func runnerPodsAddUp(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb := benchmark(ns, "three-pods", pg, fixture.CredentialsSecret)
 	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
@@ -40,6 +40,9 @@ func runnerPodsAddUp(t *testing.T, ns string, pg *fixture.Postgres) {
 				t.Errorf("run %d pod %d: %.1f tps, started %.0f ms after the first, on %q; want 200 tps, together",
 					run.Round, p.Index, p.TPS, p.StartOffsetMs, p.Node)
 			}
+		}
+		if w := run.WindowSeconds; w == nil || *w < 3.5 || *w > 4.1 {
+			t.Errorf("run %d: common window %v s, want most of the 4 s the pods ran together", run.Round, w)
 		}
 		if sum != run.Transactions {
 			t.Errorf("run %d: %d transactions, the pods' sum is %d", run.Round, run.Transactions, sum)
