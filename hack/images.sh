@@ -213,7 +213,9 @@ build_coredns() {
 build_tunnelbench() {
   local base; base=$(debian_layer)
   local work; work=$(mktemp -d)
-  go_binaries "$work/rootfs"
+  # Explicitly: build runs inside $(...) (import), where set -e does not reach, and an image
+  # without its binaries must never be packed.
+  go_binaries "$work/rootfs" || { log "error: go build of the manager or the runner failed"; exit 1; }
   layer_from "$work/rootfs" "$work/bin.tar"
   local key; key=$(hash_of "$work/bin.tar" <(basename "$base") "$0")
   local archive=$OUT/tunnelbench-$key.tar
