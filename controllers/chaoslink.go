@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,21 +45,11 @@ const chaosNotInstalled = "chaos-mesh is not installed in this cluster (no Netwo
 // the runner, which waits for it before its first connection (runspec.Run.AwaitLink), is told
 // through its result ConfigMap. A failure chaos-mesh reports is a problem at once, quoted.
 func (r *TunnelBenchmarkReconciler) emulateChaosLink(ctx context.Context, tb *benchv1.TunnelBenchmark, transportName string,
-	link benchv1.Link, hop transport.Hop, jobName string) (*peerProblem, error) {
-	job := &batchv1.Job{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName}, job); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
-	if !r.runnerRunning(ctx, job) {
+	link benchv1.Link, hop transport.Hop, seen observedStep) (*peerProblem, error) {
+	if seen.job == nil || !runnerRunning(seen.pods) || seen.data[runspec.LinkInjectedKey] == runspec.LinkInjected {
 		return nil, nil
 	}
-	result := &corev1.ConfigMap{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: tb.Namespace, Name: jobName}, result); err != nil {
-		return nil, fmt.Errorf("cannot get the result ConfigMap %s: %w", jobName, err)
-	}
-	if result.Data[runspec.LinkInjectedKey] == runspec.LinkInjected {
-		return nil, nil
-	}
+	jobName := seen.job.Name
 	peers, err := r.chaosLinkPeers(ctx, tb, transportName, link, hop, jobName)
 	if err != nil {
 		return nil, err
@@ -82,6 +71,7 @@ func (r *TunnelBenchmarkReconciler) emulateChaosLink(ctx context.Context, tb *be
 	if err != nil {
 		return nil, err
 	}
+	result := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tb.Namespace, Name: jobName}}
 	if err := r.Patch(ctx, result, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return nil, fmt.Errorf("cannot tell the runner that its link is in place: %w", err)
 	}
@@ -91,8 +81,8 @@ func (r *TunnelBenchmarkReconciler) emulateChaosLink(ctx context.Context, tb *be
 
 // runnerRunning reports whether a Job's runner pod runs: chaos-mesh acts on a pod's network
 // namespace, which exists once the pod runs (its native sidecars started before the runner).
-func (r *TunnelBenchmarkReconciler) runnerRunning(ctx context.Context, job *batchv1.Job) bool {
-	for _, p := range r.jobPods(ctx, job) {
+func runnerRunning(pods []corev1.Pod) bool {
+	for _, p := range pods {
 		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp.IsZero() {
 			return true
 		}

@@ -31,8 +31,8 @@ var pathFailures = map[string]bool{
 // restarted, becomes the failure of that part (TunnelDown, PoolerUnavailable,
 // NetworkEmulationFailed); a CloudNativePG server's pod that did is added to the message.
 // pgbench's own words stay in the message.
-func (r *TunnelBenchmarkReconciler) blame(ctx context.Context, tb *benchv1.TunnelBenchmark, job *batchv1.Job, s step,
-	reason, message string) (string, string) {
+func (r *TunnelBenchmarkReconciler) blame(ctx context.Context, tb *benchv1.TunnelBenchmark, job *batchv1.Job,
+	pods []corev1.Pod, s step, reason, message string) (string, string) {
 	if !pathFailures[reason] {
 		return reason, message
 	}
@@ -40,7 +40,7 @@ func (r *TunnelBenchmarkReconciler) blame(ctx context.Context, tb *benchv1.Tunne
 	if job.Status.StartTime != nil {
 		started = job.Status.StartTime.Time
 	}
-	part, evidence := sidecarRestarts(r.jobPods(ctx, job))
+	part, evidence := sidecarRestarts(pods)
 	for _, sel := range peerPodSelectors(s.peers) {
 		if evidence != "" {
 			break

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,10 +25,10 @@ const ConditionSharedNode = "SharedNode"
 // provenance records where and with what a transport was measured, as observed: the runner pod's
 // node, image and resources, pgbench's version, and the server's node: a CloudNativePG server's
 // primary's, or, for an external server that is a Service of the cluster, its pod's.
-func (r *TunnelBenchmarkReconciler) provenance(ctx context.Context, tb *benchv1.TunnelBenchmark, job *batchv1.Job,
+func (r *TunnelBenchmarkReconciler) provenance(ctx context.Context, tb *benchv1.TunnelBenchmark, pods []corev1.Pod,
 	rep *report.Report) *benchv1.Provenance {
 	p := &benchv1.Provenance{PgbenchVersion: rep.PgbenchVersion}
-	for _, pod := range r.jobPods(ctx, job) {
+	for _, pod := range pods {
 		p.Node = pod.Spec.NodeName
 		for _, cs := range pod.Status.ContainerStatuses {
 			if cs.Name == runspec.RunnerContainerName {

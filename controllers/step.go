@@ -50,8 +50,10 @@ type stepOutcome struct {
 	report *report.Report
 	// pods are each runner pod's figures of a run of several.
 	pods []benchv1.PodRun
-	// job is the step's Job once it succeeded.
-	job     *batchv1.Job
+	// seen is what the pass observed of the step's Job (the Job, its pods, its result
+	// ConfigMap's data while it runs a chaos-mesh link), for what acts on it after the step:
+	// nothing is read twice in a pass.
+	seen    observedStep
 	reason  string
 	message string
 	requeue ctrl.Result
@@ -115,6 +117,10 @@ func (r *TunnelBenchmarkReconciler) observeStep(ctx context.Context, tb *benchv1
 		o.data = r.resultData(ctx, job.Namespace, job.Name)
 		o.podReports = podReports(o.data, o.runners)
 		return o, nil
+	}
+	if s.run.AwaitLink && !jobCondition(job, batchv1.JobComplete) && !jobCondition(job, batchv1.JobFailed) {
+		// Whether the operator already marked the run's emulated link as in place.
+		o.data = r.resultData(ctx, job.Namespace, job.Name)
 	}
 	if jobCondition(job, batchv1.JobComplete) || jobCondition(job, batchv1.JobFailed) {
 		if o.report = r.storedReport(ctx, job.Namespace, job.Name); o.report == nil ||
@@ -229,7 +235,7 @@ func (r *TunnelBenchmarkReconciler) actOnStep(ctx context.Context, tb *benchv1.T
 		if rep.ServerVersion != "" {
 			tb.Status.ServerVersion = rep.ServerVersion
 		}
-		out := stepOutcome{state: stepSucceeded, report: rep, job: o.job}
+		out := stepOutcome{state: stepSucceeded, report: rep, seen: o}
 		if o.runners > 1 {
 			out.pods = podRuns(o.podReports, o.pods)
 		}
@@ -241,12 +247,12 @@ func (r *TunnelBenchmarkReconciler) actOnStep(ctx context.Context, tb *benchv1.T
 	case actFail:
 		reason, message := d.reason, d.message
 		if d.blame {
-			reason, message = r.blame(ctx, tb, o.job, s, reason, message)
+			reason, message = r.blame(ctx, tb, o.job, o.pods, s, reason, message)
 		}
 		return stepOutcome{state: stepFailed, reason: reason, message: message}, nil
 	}
 	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, d.reason, d.message)
-	return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
+	return stepOutcome{state: stepRunning, requeue: r.poll(tb), seen: o}, nil
 }
 
 // createStep makes a step's result ConfigMap (a measured run's), then its Job.

@@ -357,7 +357,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	out, err := r.runStep(ctx, tb, s, deadline)
 	jobName := specs.JobName(tb, ref)
 	if err == nil && out.state == stepRunning && tc.Link.Emulated() && tc.Link.Emulator == benchv1.EmulatorChaosMesh {
-		problem, err := r.emulateChaosLink(ctx, tb, t.Name, tc.Link, tr.Hop(), jobName)
+		problem, err := r.emulateChaosLink(ctx, tb, t.Name, tc.Link, tr.Hop(), out.seen)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -429,11 +429,12 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 	out stepOutcome, tr transport.Transport, link benchv1.Link) {
 	t := tb.Spec.Transports[p.transport]
 	label := runLabel(tb, s.ref)
-	prov := r.provenance(ctx, tb, out.job, out.report)
+	job := out.seen.job
+	prov := r.provenance(ctx, tb, out.seen.pods, out.report)
 	at := placement{node: prov.Node, server: r.observeServer(ctx, tb), peer: r.peerPod(ctx, tb.Namespace, s.peers, tr)}
-	measured := benchv1.RunResult{Round: p.round, Job: out.job.Name, Node: prov.Node, ServerNode: at.serverNode(),
+	measured := benchv1.RunResult{Round: p.round, Job: job.Name, Node: prov.Node, ServerNode: at.serverNode(),
 		PeerNode: at.peerNode(), Pods: out.pods}
-	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, out.job, at, out.report)
+	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, job, at, out.report)
 	result := recordRun(tb, p.point, t, measured, out.report, s.pod)
 	if out.report.Copy == nil {
 		if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {

@@ -117,34 +117,51 @@ func (c *ResultConfigMap) StoreLive(ctx context.Context, l runspec.Live) error {
 	return err
 }
 
-// AwaitLink waits until the operator marks the emulated link as in place (runspec.AwaitLink),
-// reading the ConfigMap every `every` for at most `wait`. A failed read is retried like a missing
-// mark: the operator, not the runner, judges the emulator.
-func (c *ResultConfigMap) AwaitLink(ctx context.Context, wait, every time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, wait)
+// await reads the ConfigMap every `every` for at most `wait` until found, given its data, says
+// that what is awaited is there (or fails). A failed read is retried like a missing key; when the
+// wait ends first, timedOut is true and lastErr the last read's error (or found's last word).
+func (c *ResultConfigMap) await(ctx context.Context, wait, every time.Duration,
+	found func(data map[string]string) (bool, error)) (timedOut bool, lastErr error, err error) {
+	waitCtx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	var lastErr error
 	for {
-		callCtx, callCancel := context.WithTimeout(ctx, storeTimeout)
-		cm, err := c.configMaps.Get(callCtx, c.name, metav1.GetOptions{})
+		callCtx, callCancel := context.WithTimeout(waitCtx, storeTimeout)
+		cm, getErr := c.configMaps.Get(callCtx, c.name, metav1.GetOptions{})
 		callCancel()
-		switch {
-		case err == nil && cm.Data[runspec.LinkInjectedKey] == runspec.LinkInjected:
-			return nil
-		case err != nil:
-			lastErr = err
+		if getErr != nil {
+			lastErr = getErr
+		} else if ok, err := found(cm.Data); err != nil || ok {
+			return false, nil, err
 		}
 		select {
-		case <-ctx.Done():
-			msg := fmt.Sprintf("the operator did not mark the emulated link as in place in ConfigMap %s within %s: "+
-				"see the benchmark's conditions for what the emulator reported", c.name, wait)
-			if lastErr != nil {
-				msg += fmt.Sprintf(" (last read: %v)", lastErr)
-			}
-			return &FailureError{Reason: benchv1.ReasonNetworkEmulationFailed, Message: msg}
+		case <-waitCtx.Done():
+			return ctx.Err() == nil, lastErr, ctx.Err()
 		case <-time.After(every):
 		}
 	}
+}
+
+// lastRead is the end of a timeout's message: what the last read said, if anything.
+func lastRead(err error) string {
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (last read: %v)", err)
+}
+
+// AwaitLink waits until the operator marks the emulated link as in place (runspec.AwaitLink),
+// reading the ConfigMap every `every` for at most `wait`: the operator, not the runner, judges the
+// emulator.
+func (c *ResultConfigMap) AwaitLink(ctx context.Context, wait, every time.Duration) error {
+	timedOut, lastErr, err := c.await(ctx, wait, every, func(data map[string]string) (bool, error) {
+		return data[runspec.LinkInjectedKey] == runspec.LinkInjected, nil
+	})
+	if timedOut {
+		return &FailureError{Reason: benchv1.ReasonNetworkEmulationFailed, Message: fmt.Sprintf(
+			"the operator did not mark the emulated link as in place in ConfigMap %s within %s: see the benchmark's "+
+				"conditions for what the emulator reported%s", c.name, wait, lastRead(lastErr))}
+	}
+	return err
 }
 
 // AwaitStart marks this pod ready (runspec.ReadyKey) and waits, reading the ConfigMap every
@@ -155,33 +172,27 @@ func (c *ResultConfigMap) AwaitStart(ctx context.Context, wait, every time.Durat
 	if err := c.patch(ctx, runspec.ReadyKey(c.index), time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
 		return fmt.Errorf("cannot mark runner pod %d ready in ConfigMap %s: %w", c.index, c.name, err)
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	var lastErr error
-	for {
-		callCtx, callCancel := context.WithTimeout(waitCtx, storeTimeout)
-		cm, err := c.configMaps.Get(callCtx, c.name, metav1.GetOptions{})
-		callCancel()
-		if err != nil {
-			lastErr = err
-		} else if v := cm.Data[runspec.StartKey]; v != "" {
-			start, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				return fmt.Errorf("the operator's start %q in ConfigMap %s: %w", v, c.name, err)
-			}
-			return sleepUntil(ctx, start)
+	var start time.Time
+	timedOut, lastErr, err := c.await(ctx, wait, every, func(data map[string]string) (bool, error) {
+		v := data[runspec.StartKey]
+		if v == "" {
+			return false, nil
 		}
-		select {
-		case <-waitCtx.Done():
-			msg := fmt.Sprintf("runner pod %d of %d was ready, but the operator did not start the load within %s: not "+
-				"every pod of the run became ready (see the benchmark's conditions and the Job's pods)", c.index, c.pods, wait)
-			if lastErr != nil {
-				msg += fmt.Sprintf(" (last read: %v)", lastErr)
-			}
-			return &FailureError{Reason: benchv1.ReasonJobFailed, Message: msg}
-		case <-time.After(every):
+		var err error
+		if start, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return false, fmt.Errorf("the operator's start %q in ConfigMap %s: %w", v, c.name, err)
 		}
+		return true, nil
+	})
+	switch {
+	case timedOut:
+		return &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf("runner pod %d of %d was ready, but "+
+			"the operator did not start the load within %s: not every pod of the run became ready (see the "+
+			"benchmark's conditions and the Job's pods)%s", c.index, c.pods, wait, lastRead(lastErr))}
+	case err != nil:
+		return err
 	}
+	return sleepUntil(ctx, start)
 }
 
 // sleepUntil returns at t, or at once for a t already past, or when ctx ends.
@@ -209,35 +220,29 @@ func (c *ResultConfigMap) AwaitWindow(ctx context.Context, covered latency.Span,
 	if err := c.patch(ctx, runspec.WindowKey(c.index), from.Format(time.RFC3339Nano)+"/"+to.Format(time.RFC3339Nano)); err != nil {
 		return latency.Span{}, fmt.Errorf("cannot write runner pod %d's window in ConfigMap %s: %w", c.index, c.name, err)
 	}
-	waitCtx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	var lastErr error
-	for {
-		callCtx, callCancel := context.WithTimeout(waitCtx, storeTimeout)
-		cm, err := c.configMaps.Get(callCtx, c.name, metav1.GetOptions{})
-		callCancel()
-		if err != nil {
-			lastErr = err
-		} else if spans, missing, err := podWindows(cm.Data, c.pods); err != nil {
-			return latency.Span{}, fmt.Errorf("ConfigMap %s: %w", c.name, err)
-		} else if missing < 0 {
-			common, ok := latency.Common(spans)
-			if !ok {
-				return latency.Span{}, &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf(
-					"the %d runner pods' loads did not overlap in time (%v): no common window to measure in", c.pods, spans)}
-			}
-			return common, nil
-		} else {
-			lastErr = fmt.Errorf("runner pod %d has not written its window yet", missing)
+	var spans []latency.Span
+	missing := 0
+	timedOut, lastErr, err := c.await(ctx, wait, every, func(data map[string]string) (bool, error) {
+		var err error
+		if spans, missing, err = podWindows(data, c.pods); err != nil {
+			return false, fmt.Errorf("ConfigMap %s: %w", c.name, err)
 		}
-		select {
-		case <-waitCtx.Done():
-			return latency.Span{}, &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf(
-				"runner pod %d of %d ended its load, but not every pod did within %s (%v): see the Job's pods",
-				c.index, c.pods, wait, lastErr)}
-		case <-time.After(every):
-		}
+		return missing < 0, nil
+	})
+	switch {
+	case timedOut:
+		return latency.Span{}, &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf(
+			"runner pod %d of %d ended its load, but not every pod did within %s (runner pod %d has not written its "+
+				"window): see the Job's pods%s", c.index, c.pods, wait, missing, lastRead(lastErr))}
+	case err != nil:
+		return latency.Span{}, err
 	}
+	common, ok := latency.Common(spans)
+	if !ok {
+		return latency.Span{}, &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf(
+			"the %d runner pods' loads did not overlap in time (%v): no common window to measure in", c.pods, spans)}
+	}
+	return common, nil
 }
 
 // podWindows reads the pods' windows from the result ConfigMap's data; missing is the first pod

@@ -158,7 +158,7 @@ func TestPodsStartTogether(t *testing.T) {
 	}
 	_, err = NewResultConfigMap(configMaps, "bench-alone-r1").ForPod(2, 1).AwaitWindow(ctx, latency.Span{From: 1, To: 2},
 		300*time.Millisecond, 50*time.Millisecond)
-	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "not every pod did within 300ms (runner pod 0 has not written") {
+	if !errors.As(err, &fe) || !strings.Contains(fe.Message, "not every pod did within 300ms (runner pod 0 has not written its window") {
 		t.Errorf("a partner that never ends: %v", err)
 	}
 }
