@@ -28,6 +28,11 @@ if hack/local-cluster.sh selected; then
   fi
   KUBECONFIG=$(hack/local-cluster.sh up)
   hack/images.sh import tunnelbench postgres
+  # The second node, for the placement cases: runners spread over nodes, a runner apart from the
+  # server (tainted: nothing else goes there).
+  hack/second-node.sh up
+  E2E_SECOND_NODE=$(hack/second-node.sh name)
+  export E2E_SECOND_NODE
   # Storage and CloudNativePG, for the tests of CloudNativePG servers; chaos-mesh, for the
   # chaos-mesh emulator of an emulated link.
   KUBECONFIG=$KUBECONFIG hack/cnpg.sh install

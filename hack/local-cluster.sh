@@ -135,55 +135,58 @@ kubeconfig_for() { # kubeconfig_for NAME CERT
 
 # --- configuration ------------------------------------------------------------------------------
 
-write_configs() {
-  mkdir -p "$C/etc/cni" "$C/etc/static-pods" "$C/data/pod-logs" "$C/data/cni-ipam" "$C/run"
-  kubeconfig_for admin admin
-  kubeconfig_for controller-manager controller-manager
-  kubeconfig_for scheduler scheduler
-  kubeconfig_for kube-proxy kube-proxy
-  kubeconfig_for kube-router kube-router
-  kubeconfig_for kubelet kubelet-client
-
-  containerd config default >"$C/etc/containerd.default.toml"
-  sed -e "s#^root = .*#root = \"$C/data/containerd/root\"#" \
-    -e "s#^state = .*#state = \"$C/data/containerd/state\"#" \
-    -e "/^\[grpc\]/,/^\[/ s#^  address = .*#  address = \"$C/run/containerd.sock\"#" \
-    -e "/^\[ttrpc\]/,/^\[/ s#^  address = .*#  address = \"$C/run/containerd-ttrpc.sock\"#" \
+# containerd_config STATE: a node's containerd configuration, its root, state, sockets and CNI
+# configuration under STATE (the first node's under $C/data, $C/run and $C/etc).
+containerd_config() {
+  local state=$1
+  [[ -f $C/etc/containerd.default.toml ]] || containerd config default >"$C/etc/containerd.default.toml"
+  sed -e "s#^root = .*#root = \"$state/data/containerd/root\"#" \
+    -e "s#^state = .*#state = \"$state/data/containerd/state\"#" \
+    -e "/^\[grpc\]/,/^\[/ s#^  address = .*#  address = \"$state/run/containerd.sock\"#" \
+    -e "/^\[ttrpc\]/,/^\[/ s#^  address = .*#  address = \"$state/run/containerd-ttrpc.sock\"#" \
     -e "s#bin_dir = .*#bin_dir = \"/usr/lib/cni\"#" \
-    -e "s#conf_dir = .*#conf_dir = \"$C/etc/cni\"#" \
+    -e "s#conf_dir = .*#conf_dir = \"$state/etc/cni\"#" \
     -e "s#restrict_oom_score_adj = .*#restrict_oom_score_adj = true#" \
     -e "s#sandbox_image = .*#sandbox_image = \"registry.k8s.io/pause:3.10\"#" \
     -e "s#disable_hugetlb_controller = .*#disable_hugetlb_controller = true#" \
-    "$C/etc/containerd.default.toml" >"$C/etc/containerd.toml"
-  grep -q "restrict_oom_score_adj = true" "$C/etc/containerd.toml" || die "containerd config: restrict_oom_score_adj not set"
+    "$C/etc/containerd.default.toml"
+}
 
-  cat >"$C/etc/cni/10-tunnelbench.conflist" <<EOF
+# cni_config BRIDGE SUBNET GATEWAY IPAM_DIR: a node's pod network, its own bridge and /24; routes
+# to the pod and service CIDRs only, no default route, no masquerade.
+cni_config() {
+  cat <<EOF
 { "cniVersion": "0.4.0", "name": "tunnelbench", "plugins": [
-  { "type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-    "ipam": { "type": "host-local", "ranges": [[{"subnet": "$NODE_POD_CIDR", "gateway": "$NODE_IP"}]],
-              "routes": [{"dst": "$POD_CIDR"}, {"dst": "$SVC_CIDR"}], "dataDir": "$C/data/cni-ipam" } },
+  { "type": "bridge", "bridge": "$1", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+    "ipam": { "type": "host-local", "ranges": [[{"subnet": "$2", "gateway": "$3"}]],
+              "routes": [{"dst": "$POD_CIDR"}, {"dst": "$SVC_CIDR"}], "dataDir": "$4" } },
   { "type": "portmap", "capabilities": {"portMappings": true} },
   { "type": "loopback" } ] }
 EOF
-  printf 'search cluster.local\noptions ndots:5\n' >"$C/etc/resolv.conf"
-  cat >"$C/etc/kubelet-config.yaml" <<EOF
+}
+
+# kubelet_config ADDRESS STATE CERT: a kubelet's configuration, its runtime, logs and static pods
+# under STATE and its serving certificate $P/CERT.crt; the caller appends what differs.
+kubelet_config() {
+  local address=$1 state=$2 cert=$3
+  cat <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: $NODE_IP
+address: $address
 port: 10250
 healthzBindAddress: 127.0.0.1
 healthzPort: 10248
 readOnlyPort: 0
 cgroupDriver: cgroupfs
 failCgroupV1: false
-containerRuntimeEndpoint: unix://$C/run/containerd.sock
+containerRuntimeEndpoint: unix://$state/run/containerd.sock
 clusterDomain: cluster.local
 clusterDNS: [$DNS_IP]
 resolvConf: $C/etc/resolv.conf
-podLogsDir: $C/data/pod-logs
-staticPodPath: $C/etc/static-pods
-tlsCertFile: $P/kubelet-server.crt
-tlsPrivateKeyFile: $P/kubelet-server.key
+podLogsDir: $state/data/pod-logs
+staticPodPath: $state/etc/static-pods
+tlsCertFile: $P/$cert.crt
+tlsPrivateKeyFile: $P/$cert.key
 authentication: {anonymous: {enabled: false}, webhook: {enabled: true}, x509: {clientCAFile: $P/ca.crt}}
 authorization: {mode: Webhook}
 failSwapOn: false
@@ -194,20 +197,41 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
 EOF
-  cat >"$C/etc/kube-proxy.yaml" <<EOF
+}
+
+# kube_proxy_config NODE ADDRESS: a node's kube-proxy (iptables; NodePorts on ADDRESS alone).
+kube_proxy_config() {
+  cat <<EOF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: iptables
 clientConnection: {kubeconfig: $C/etc/kube-proxy.kubeconfig}
-hostnameOverride: $NODE
-bindAddress: $NODE_IP
+hostnameOverride: $1
+bindAddress: $2
 clusterCIDR: $POD_CIDR
 healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
-nodePortAddresses: ["$NODE_IP/32"]
+nodePortAddresses: ["$2/32"]
 oomScoreAdj: 0
 conntrack: {maxPerCore: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
+}
+
+write_configs() {
+  mkdir -p "$C/etc/cni" "$C/etc/static-pods" "$C/data/pod-logs" "$C/data/cni-ipam" "$C/run"
+  kubeconfig_for admin admin
+  kubeconfig_for controller-manager controller-manager
+  kubeconfig_for scheduler scheduler
+  kubeconfig_for kube-proxy kube-proxy
+  kubeconfig_for kube-router kube-router
+  kubeconfig_for kubelet kubelet-client
+
+  containerd_config "$C" >"$C/etc/containerd.toml"
+  grep -q "restrict_oom_score_adj = true" "$C/etc/containerd.toml" || die "containerd config: restrict_oom_score_adj not set"
+  cni_config "$BRIDGE" "$NODE_POD_CIDR" "$NODE_IP" "$C/data/cni-ipam" >"$C/etc/cni/10-tunnelbench.conflist"
+  printf 'search cluster.local\noptions ndots:5\n' >"$C/etc/resolv.conf"
+  kubelet_config "$NODE_IP" "$C" kubelet-server >"$C/etc/kubelet-config.yaml"
+  kube_proxy_config "$NODE" "$NODE_IP" >"$C/etc/kube-proxy.yaml"
 }
 
 # --- network ------------------------------------------------------------------------------------
@@ -473,11 +497,23 @@ stop_pid() { # stop_pid NAME: TERM, then KILL after 10s
   rm -f "$f"
 }
 
+# kill_tasks SOCKET: every container of a node's containerd, killed and deleted.
+kill_tasks() {
+  local sock=$1 ids id
+  ids=$(ctr -a "$sock" -n k8s.io tasks ls -q 2>/dev/null || true)
+  for id in $ids; do ctr -a "$sock" -n k8s.io tasks kill -s KILL "$id" >/dev/null 2>&1 || true; done
+  sleep 1
+  for id in $ids; do ctr -a "$sock" -n k8s.io tasks delete -f "$id" >/dev/null 2>&1 || true; done
+  ids=$(ctr -a "$sock" -n k8s.io containers ls -q 2>/dev/null || true)
+  for id in $ids; do ctr -a "$sock" -n k8s.io containers delete "$id" >/dev/null 2>&1 || true; done
+}
+
 # down stops everything this script started and puts the host back as it found it, even after a
 # failed up. "quiet" is up's cleanup before a start.
 down() {
   local mode=${1:-}
   BIN=${BIN:-$("$ROOT/hack/tools.sh" path cluster)}
+  "$ROOT/hack/second-node.sh" down "$mode"
   if [[ $mode != quiet ]] && pid_alive kube-apiserver && pid_alive kubelet; then
     # Let kubelet tear pods down (CNI DEL, unmounts) while it still runs.
     kubectl_ delete --all-namespaces deploy,statefulset,daemonset,job,replicaset --all --wait=false >/dev/null 2>&1 || true
@@ -490,15 +526,7 @@ down() {
     "$BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true
   fi
   for d in kubelet kube-scheduler kube-controller-manager kube-apiserver etcd; do stop_pid "$d"; done
-  if [[ -S $C/run/containerd.sock ]] && pid_alive containerd; then
-    local ids
-    ids=$(ctr -a "$C/run/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null || true)
-    for id in $ids; do ctr -a "$C/run/containerd.sock" -n k8s.io tasks kill -s KILL "$id" >/dev/null 2>&1 || true; done
-    sleep 1
-    for id in $ids; do ctr -a "$C/run/containerd.sock" -n k8s.io tasks delete -f "$id" >/dev/null 2>&1 || true; done
-    ids=$(ctr -a "$C/run/containerd.sock" -n k8s.io containers ls -q 2>/dev/null || true)
-    for id in $ids; do ctr -a "$C/run/containerd.sock" -n k8s.io containers delete "$id" >/dev/null 2>&1 || true; done
-  fi
+  if [[ -S $C/run/containerd.sock ]] && pid_alive containerd; then kill_tasks "$C/run/containerd.sock"; fi
   stop_pid containerd
   pkill -9 -f "containerd-shim-runc-v2 .*-address $C/run/containerd.sock" 2>/dev/null || true
   # Mounts under the state folder (pod volumes, overlay snapshots, shm), deepest first; by its real
@@ -549,6 +577,9 @@ status() {
   for d in "${DAEMONS[@]}"; do
     if pid_alive "$d"; then echo "$d: running (pid $(cat "$C/run/$d.pid"))"; else echo "$d: stopped"; fi
   done
+  for d in node-2-containerd node-2-kubelet node-2-kube-proxy; do
+    if pid_alive "$d"; then echo "$d (hack/second-node.sh): running (pid $(cat "$C/run/$d.pid"))"; fi
+  done
   if pid_alive kube-apiserver; then
     kubectl_ get nodes -o wide 2>/dev/null || true
     echo
@@ -568,6 +599,9 @@ selected() {
   fi
   [[ $KUBECONFIG -ef $KUBECONFIG_PATH ]]
 }
+
+# Sourced (by hack/second-node.sh), the functions and settings alone.
+[[ ${BASH_SOURCE[0]} == "$0" ]] || return 0
 
 case ${1:-} in
   up) up ;;

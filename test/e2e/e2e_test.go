@@ -283,6 +283,9 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("three runner pods add up to three times one", func(t *testing.T) {
 		runnerPodsAddUp(t, ns, pg)
 	})
+	t.Run("across two nodes: runner pods spread one a node, a runner apart from the server", func(t *testing.T) {
+		acrossNodes(t, ns, pg)
+	})
 
 	t.Run("a bulk copy across the WAN: ssh compression on text and on random data", func(t *testing.T) {
 		compressionAcrossTheWAN(t, ns, pg)

@@ -28,7 +28,8 @@ func runnerPodsAddUp(t *testing.T, ns string, pg *fixture.Postgres) {
 	r := end.Status.Result("direct")
 	var transactions int64
 	for _, run := range r.Runs {
-		t.Logf("run %d: %.1f tps, %d transactions, pods %+v", run.Round, run.TPS, run.Transactions, run.Pods)
+		t.Logf("run %d: %.1f tps, %d transactions in a %v s window, pods %+v", run.Round, run.TPS, run.Transactions,
+			ptrValue(run.WindowSeconds), run.Pods)
 		if math.Abs(run.TPS-600) > 60 || len(run.Pods) != 3 {
 			t.Errorf("run %d: %.1f tps over %d pods, want 600 within 10 %% over 3", run.Round, run.TPS, len(run.Pods))
 			continue
@@ -52,4 +53,13 @@ func runnerPodsAddUp(t *testing.T, ns string, pg *fixture.Postgres) {
 	if l := r.Latency; l == nil || l.Samples != transactions {
 		t.Errorf("merged histogram %+v, want %d samples: every pod's every transaction", r.Latency, transactions)
 	}
+}
+
+// ptrValue is what p points to, or zero.
+func ptrValue[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

@@ -1,0 +1,72 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/test/fixture"
+)
+
+// secondNodeTaint keeps every pod but the placement cases' off the local cluster's second node
+// (hack/second-node.sh).
+const secondNodeTaint = "tunnelbench.io/second-node"
+
+// acrossNodes, on a cluster with a second node (E2E_SECOND_NODE): two runner pods that tolerate
+// it are spread one a node by the operator's default spread and still add up (2 × 2 clients of a
+// 10 ms sleep, 400 tps within 10 %); a runner pinned to the second node reaches the server on the
+// first across the nodes' routing, its runs say so (runner and server nodes), and no SharedNode
+// warning is raised for it.
+func acrossNodes(t *testing.T, ns string, pg *fixture.Postgres) {
+	second := os.Getenv("E2E_SECOND_NODE")
+	if second == "" {
+		t.Skip("no second node (E2E_SECOND_NODE): the local cluster's is hack/second-node.sh")
+	}
+	sleeping := func(name string) *benchv1.TunnelBenchmark {
+		tb := benchmark(ns, name, pg, fixture.CredentialsSecret)
+		tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
+		tb.Spec.Load.Builtin, tb.Spec.Load.Script, tb.Spec.Load.Protocol = "", "\\sleep 10 ms\n", benchv1.Protocol("simple")
+		tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.Repetitions = 4, 2, 2
+		tb.Spec.Load.Duration = &metav1.Duration{Duration: 3 * time.Second}
+		tb.Spec.Runner.Tolerations = []corev1.Toleration{{Key: secondNodeTaint, Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoSchedule}}
+		return tb
+	}
+
+	spread := sleeping("spread-over-nodes")
+	spread.Spec.Runner.Pods = 2
+	end := complete(t, spread, 5*time.Minute)
+	for _, run := range end.Status.Result("direct").Runs {
+		t.Logf("spread run %d: %.1f tps, pods %+v", run.Round, run.TPS, run.Pods)
+		if len(run.Pods) != 2 || run.Pods[0].Node == run.Pods[1].Node || (run.Pods[0].Node != second && run.Pods[1].Node != second) {
+			t.Errorf("run %d: pods %+v, want one on each node", run.Round, run.Pods)
+		}
+		if math.Abs(run.TPS-400) > 40 {
+			t.Errorf("run %d: %.1f tps over two nodes, want 400 within 10 %%", run.Round, run.TPS)
+		}
+	}
+
+	apart := sleeping("runner-on-the-second-node")
+	apart.Spec.Runner.NodeSelector = map[string]string{corev1.LabelHostname: second}
+	end = complete(t, apart, 5*time.Minute)
+	for _, run := range end.Status.Result("direct").Runs {
+		t.Logf("apart run %d: %.1f tps, runner on %s, server on %s", run.Round, run.TPS, run.Node, run.ServerNode)
+		if run.Node != second || run.ServerNode == "" || run.ServerNode == second {
+			t.Errorf("run %d: runner on %q, server on %q; want the runner alone on %s", run.Round, run.Node, run.ServerNode, second)
+		}
+		if math.Abs(run.TPS-400) > 40 {
+			t.Errorf("run %d: %.1f tps across nodes, want 400 within 10 %%", run.Round, run.TPS)
+		}
+	}
+	if c := meta.FindStatusCondition(end.Status.Conditions, "SharedNode"); c != nil && c.Status == metav1.ConditionTrue {
+		t.Errorf("a runner on another node than the server's warned %s: %s", c.Reason, c.Message)
+	}
+}
