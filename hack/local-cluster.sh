@@ -532,7 +532,7 @@ down() {
   # Mounts under the state folder (pod volumes, overlay snapshots, shm), deepest first; by its real
   # path, as /proc/mounts has it (the cache may be reached through a symlink, as from a worktree).
   awk -v c="$(readlink -f "$C")" '$2 ~ "^"c {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
-  for ns in /run/netns/cni-*; do [[ -e $ns ]] && { umount "$ns" 2>/dev/null; rm -f "$ns"; }; done
+  for ns in /run/netns/cni-*; do [[ -e $ns ]] && { umount "$ns" 2>/dev/null || true; rm -f "$ns"; }; done
   for ipt in iptables ip6tables; do
     for table in mangle nat filter; do
       $ipt -t $table -F KUBE-KUBELET-CANARY 2>/dev/null && $ipt -t $table -X KUBE-KUBELET-CANARY 2>/dev/null

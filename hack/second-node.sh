@@ -56,7 +56,13 @@ node2_configs() {
 # node2_network: the namespace, the veth pair and the routes both ways; the FORWARD guard lets
 # pod traffic pass between the two nodes' links and still nowhere else.
 node2_network() {
-  [[ -e /run/netns/$NETNS ]] || ip netns add "$NETNS"
+  # As containerd makes a pod's: a namespace bound to a file of /run/netns, never `ip netns add`,
+  # which makes /run/netns a mount of its own and hides the first node's pods' namespaces under it.
+  if [[ ! -e /run/netns/$NETNS ]]; then
+    mkdir -p /run/netns
+    touch "/run/netns/$NETNS"
+    unshare --net="/run/netns/$NETNS" true
+  fi
   ip link show "$VETH_HOST" >/dev/null 2>&1 || ip link add "$VETH_HOST" type veth peer name "$VETH_NODE" netns "$NETNS"
   ip addr replace "$LINK_HOST_IP/30" dev "$VETH_HOST"
   ip link set "$VETH_HOST" up
