@@ -355,35 +355,39 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		return res, err
 	}
 	out, err := r.runStep(ctx, tb, s, deadline)
-	jobName := specs.JobName(tb, ref)
-	if err == nil && out.state == stepRunning && tc.Link.Emulated() && tc.Link.Emulator == benchv1.EmulatorChaosMesh {
-		problem, err := r.emulateChaosLink(ctx, tb, t.Name, tc.Link, tr.Hop(), out.seen)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if problem != nil {
-			// Never a silent un-emulated run: the runner waits for the link before it connects.
-			r.fail(tb, problemReason(problem, benchv1.ReasonNetworkEmulationFailed), fmt.Sprintf("%s: %s", s.description, problem.message))
-			return ctrl.Result{}, nil
-		}
-	}
-	if err == nil && out.state == stepRunning {
-		r.observeLive(ctx, tb, ref, jobName)
-		return r.liveRequeue(tb, out.requeue), nil
-	}
 	if err != nil {
 		return out.requeue, err
 	}
-	tb.Status.Live = nil
-	if tc.Link.Emulator == benchv1.EmulatorChaosMesh {
-		r.removeChaosLink(ctx, tb, jobName)
+	return r.afterStep(ctx, tb, p, s, out, tr, tc.Link)
+}
+
+// afterStep carries a run on from its step's outcome: while its Job runs, its emulated link is put
+// in place (never a silent un-emulated run: the runner waits for it before it connects) and its
+// live figures read; once it ended, what its link needed goes, and the run is recorded or fails
+// the benchmark (its peers go with the rest once the failure is stored, in Reconcile).
+func (r *TunnelBenchmarkReconciler) afterStep(ctx context.Context, tb *benchv1.TunnelBenchmark, p plannedRun, s step,
+	out stepOutcome, tr transport.Transport, link benchv1.Link) (ctrl.Result, error) {
+	emulator := r.emulatorFor(s.ref.Transport, link, tr.Hop())
+	jobName := specs.JobName(tb, s.ref)
+	if out.state == stepRunning {
+		problem, err := emulator.whileRunning(ctx, tb, out.seen)
+		switch {
+		case err != nil:
+			return ctrl.Result{}, err
+		case problem != nil:
+			r.fail(tb, problemReason(problem, benchv1.ReasonNetworkEmulationFailed), fmt.Sprintf("%s: %s", s.description, problem.message))
+			return ctrl.Result{}, nil
+		}
+		r.observeLive(ctx, tb, s.ref, jobName)
+		return r.liveRequeue(tb, out.requeue), nil
 	}
+	tb.Status.Live = nil
+	emulator.afterRun(ctx, tb, jobName)
 	if out.state == stepFailed {
-		// Its peers go with the rest once the failure is stored (Reconcile).
 		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", s.description, out.message))
 		return ctrl.Result{}, nil
 	}
-	r.recordStep(ctx, tb, p, s, out, tr, tc.Link)
+	r.recordStep(ctx, tb, p, s, out, tr, link)
 	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
 }
 
