@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -47,7 +46,7 @@ func (r *TunnelBenchmarkReconciler) blame(ctx context.Context, tb *benchv1.Tunne
 		}
 		part, evidence = sel.part, r.podsChangedSince(ctx, tb.Namespace, sel.labels, sel.what, started)
 	}
-	if broken := brokenReason(part); evidence != "" && broken != "" {
+	if broken := transport.BrokenReason(s.transport, part); evidence != "" && broken != "" {
 		return broken, fmt.Sprintf("%s (%s)", evidence, message)
 	}
 	if cluster := tb.Spec.Server.CNPGClusterName(tb); cluster != "" {
@@ -57,20 +56,6 @@ func (r *TunnelBenchmarkReconciler) blame(ctx context.Context, tb *benchv1.Tunne
 		}
 	}
 	return reason, message
-}
-
-// brokenReason is the failure reason of a broken part of the path, named by its container (a
-// runner pod's sidecar) or its component (a peer).
-func brokenReason(part string) string {
-	switch {
-	case strings.HasPrefix(part, "tunnel-"), part == transport.GatewayComponent:
-		return benchv1.ReasonTunnelDown
-	case part == "pgbouncer", part == transport.PoolerComponent:
-		return benchv1.ReasonPoolerUnavailable
-	case part == "link":
-		return benchv1.ReasonNetworkEmulationFailed
-	}
-	return ""
 }
 
 // cnpgClusterLabel is the label CloudNativePG puts on a Cluster's instance pods.
@@ -99,7 +84,7 @@ func lastExit(cs corev1.ContainerStatus) string {
 	return ""
 }
 
-// podSelector is the pods of one peer, the part of the path they are (brokenReason) and what to
+// podSelector is the pods of one peer, the part of the path they are (transport.BrokenReason) and what to
 // call them.
 type podSelector struct {
 	labels     map[string]string

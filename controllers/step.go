@@ -35,6 +35,8 @@ type step struct {
 	// peers are what the run's path goes through (even once they need no creating): blame
 	// looks at their pods when the run fails.
 	peers []transport.Peer
+	// transport is the run's, nil for initialization: it names the parts of its path that broke.
+	transport transport.Transport
 }
 
 type stepState int

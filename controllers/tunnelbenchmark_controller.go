@@ -412,7 +412,7 @@ func (r *TunnelBenchmarkReconciler) runStepFor(ctx context.Context, tb *benchv1.
 		run.CPUParts = append(run.CPUParts, r.nodeReadParts(ctx, tb.Namespace, tr)...)
 	}
 	return step{
-		ref: ref, pod: pod, run: run, peers: path,
+		ref: ref, pod: pod, run: run, peers: path, transport: tr,
 		description: fmt.Sprintf("transport %s round %d/%d (%s)", runLabel(tb, ref), ref.Round, tb.Repetitions(), t.Type),
 	}, nil
 }
@@ -455,6 +455,7 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 	r.warnNotSteady(tb, label, latest)
 	r.warnLatencyInconsistent(tb, label, latest)
 	tr.Record(out.report, result)
+	result.Path = bounded.Text(tr.Describe(result), benchv1.MaxPathDescription)
 	recordLink(result, link, tr.Hop().What, out.report.Link)
 	r.judgeLinks(tb)
 	summarize(tb)

@@ -16,9 +16,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${TUNNELBENCH_CACHE:-$ROOT/.cache}
 OUT=$CACHE/images
 SUITE=bookworm
-# The packages of the shared Debian layer: pgbench ships in postgresql-15; the ssh client runs the
-# tunnels and sshd the gateway of the ssh transport; PgBouncer (1.18) is the pooler transport's.
-PACKAGES="postgresql-15 openssh-client openssh-server pgbouncer ca-certificates"
+# The packages of the shared Debian layer, listed once in hack/images/runner-packages (the
+# Dockerfile reads it too).
+PACKAGES=$(sed -e 's/#.*//' "$ROOT/hack/images/runner-packages" | xargs)
 # CloudNativePG 1.30 writes PgBouncer settings (auth_dbname) that bookworm's PgBouncer 1.18 refuses:
 # the image of its Pooler comes from trixie (PgBouncer 1.24).
 PGBOUNCER_SUITE=trixie

@@ -119,9 +119,10 @@ envtest() {
   etcd_build
   local assets=$TOOLS_DIR/envtest-$K8S_VERSION-etcd-$ETCD_VERSION
   mkdir -p "$assets"
-  ln -sf "$TOOLS_DIR/kubernetes-$K8S_VERSION/kube-apiserver" "$assets/kube-apiserver"
-  ln -sf "$TOOLS_DIR/kubernetes-$K8S_VERSION/kubectl" "$assets/kubectl"
-  ln -sf "$TOOLS_DIR/etcd-$ETCD_VERSION/etcd" "$assets/etcd"
+  # Relative links: the cache may be reached through another checkout's symlink that goes away.
+  ln -sfn "../kubernetes-$K8S_VERSION/kube-apiserver" "$assets/kube-apiserver"
+  ln -sfn "../kubernetes-$K8S_VERSION/kubectl" "$assets/kubectl"
+  ln -sfn "../etcd-$ETCD_VERSION/etcd" "$assets/etcd"
   echo "$assets"
 }
 

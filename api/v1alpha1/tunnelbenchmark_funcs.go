@@ -501,3 +501,6 @@ func PairedFigures(a, b *TransportResult) (as, bs []float64) {
 	}
 	return as, bs
 }
+
+// MaxPathDescription bounds TransportResult.Path, as its schema does.
+const MaxPathDescription = 512

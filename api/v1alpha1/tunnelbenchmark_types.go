@@ -1543,6 +1543,12 @@ type TransportResult struct {
 	// +optional
 	Pooler *PoolerResult `json:"pooler,omitempty"`
 
+	// Path says in a few words what the path negotiated and how it was built, as its transport
+	// describes the recorded result: the summary and the plugin print it.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Path string `json:"path,omitempty"`
+
 	// Command is the pgbench command line that ran. Connection settings come from libpq
 	// environment variables; the password never appears here.
 	Command string `json:"command"`

@@ -193,7 +193,7 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 		line.StormPerSecond = &st.ConnectionsPerSecond
 	}
 	line.Link = linkOf(r.Link)
-	line.Path = pathOf(r)
+	line.Path = r.Path
 	line.Cost, line.Limiter = costOf(r.Runs)
 	line.Unmeasured = unmeasuredOf(r.Runs)
 	line.Wire = wireOf(r.Runs)
@@ -318,25 +318,6 @@ func figures(rttMs float64, bps int64) string {
 		return "-"
 	}
 	return strings.Join(parts, " ")
-}
-
-// pathOf says what the path negotiated.
-func pathOf(r *benchv1.TransportResult) string {
-	var parts []string
-	if t := r.TLS; t != nil {
-		parts = append(parts, t.Version+" "+t.Cipher)
-	}
-	if s := r.SSH; s != nil {
-		parts = append(parts, fmt.Sprintf("ssh %s, compression %s", s.Cipher, s.Compression))
-		if n := len(r.Tunnels); n > 1 {
-			parts = append(parts, fmt.Sprintf("%d tunnels", n))
-		}
-	}
-	if p := r.Pooler; p != nil {
-		parts = append(parts, fmt.Sprintf("%s %s %s: client %s %s, server %s %s", p.Implementation, p.Placement, p.PoolMode,
-			p.ClientHop.Auth, p.ClientHop.TLS, p.ServerHop.Auth, p.ServerHop.TLS))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // Estimate is a figure over a transport's runs: their median with its distribution-free interval

@@ -30,6 +30,9 @@ func serverHop(s Server, what string) Hop { return Hop{Host: s.Host, Port: s.Por
 // linkHost is where the link proxy listens in the runner pod.
 const linkHost = "127.0.0.1"
 
+// LinkContainer is the name of the link emulator's sidecar in the runner pod.
+const LinkContainer = "link"
+
 // userspaceLink reports whether the transport's hop passes the link proxy in the runner pod.
 func (c Context) userspaceLink() bool {
 	return c.Link.Emulated() && c.Link.Emulator == benchv1.EmulatorUserspace
@@ -77,7 +80,7 @@ func WithLink(c Context, tr Transport, pod *specs.Pod, run *runspec.Run) {
 		Upstream: tr.Hop().Address(), Link: run.Link}
 	image, pullPolicy := specs.RunnerImage(c.Benchmark, c.Defaults)
 	// A CPU request of its own: the proxy copies every byte of the load.
-	sidecar := specs.HelperContainer("link", image, pullPolicy, "250m", "32Mi", "256Mi")
+	sidecar := specs.HelperContainer(LinkContainer, image, pullPolicy, "250m", "32Mi", "256Mi")
 	sidecar.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 	sidecar.Command, sidecar.Args = []string{"tunnelbench-runner"}, append([]string{"link"}, proxy.Args()...)
 	sidecar.StartupProbe = specs.StartupProbe(runspec.LinkPort)

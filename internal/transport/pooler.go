@@ -48,6 +48,8 @@ const (
 	PoolerServerCADir = "/etc/tunnelbench/pooler-server-ca"
 	// PoolerComponent is the component label of a pooler transport's objects.
 	PoolerComponent = "pooler"
+	// PoolerContainer is the sidecar PgBouncer's container in the runner pod.
+	PoolerContainer = "pgbouncer"
 	// poolerCertValidity bounds the pooler's generated certificate: it serves one benchmark.
 	poolerCertValidity = 7 * 24 * time.Hour
 )
@@ -83,6 +85,24 @@ func (p pooler) meta(name string) metav1.ObjectMeta {
 }
 
 func (pooler) FailureReason() string { return benchv1.ReasonPoolerUnavailable }
+
+// Blame: the sidecar PgBouncer or the shared pooler's pods that broke leave the pooler unavailable.
+func (pooler) Blame(part string) string {
+	if part == PoolerContainer || part == PoolerComponent {
+		return benchv1.ReasonPoolerUnavailable
+	}
+	return ""
+}
+
+// Describe: what libpq negotiated with the pooler, then the pooler's two hops.
+func (pooler) Describe(res *benchv1.TransportResult) string {
+	pool := ""
+	if p := res.Pooler; p != nil {
+		pool = fmt.Sprintf("%s %s %s: client %s %s, server %s %s", p.Implementation, p.Placement, p.PoolMode,
+			p.ClientHop.Auth, p.ClientHop.TLS, p.ServerHop.Auth, p.ServerHop.TLS)
+	}
+	return words(tlsWords(res), pool)
+}
 
 func (p pooler) VerifiesServer() bool { return p.settings().ServerTLS == benchv1.ServerTLSVerifyFull }
 
@@ -243,7 +263,7 @@ func (p pooler) pgbouncer(listen, clientAuth string) ownPgBouncer {
 // container runs `tunnelbench-runner pgbouncer`, which writes PgBouncer's configuration into the
 // pod's memory-backed /tmp and becomes PgBouncer.
 func (pb ownPgBouncer) container(image string, pullPolicy corev1.PullPolicy) corev1.Container {
-	c := specs.HelperContainer("pgbouncer", image, pullPolicy, "250m", "32Mi", "256Mi")
+	c := specs.HelperContainer(PoolerContainer, image, pullPolicy, "250m", "32Mi", "256Mi")
 	c.Command, c.Args = []string{"tunnelbench-runner"}, append([]string{"pgbouncer"}, pb.config.Args()...)
 	c.Env = append(c.Env, pb.env...)
 	c.VolumeMounts = append(c.VolumeMounts, pb.mounts...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -151,6 +152,26 @@ func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
 		out.Tunnels = append(out.Tunnels, benchv1.TunnelResult{Tunnel: int32(tn.Index), TPS: tn.TPS,
 			LatencyAvgMs: tn.LatencyAvgMs, Transactions: tn.Transactions, FailedTransactions: tn.Failed})
 	}
+}
+
+// Blame: a tunnel's sidecar or the gateway that broke leaves the tunnels down.
+func (sshTransport) Blame(part string) string {
+	if strings.HasPrefix(part, "tunnel-") || part == GatewayComponent {
+		return benchv1.ReasonTunnelDown
+	}
+	return ""
+}
+
+// Describe: libpq's TLS inside the tunnels, what ssh negotiated and how many tunnels there were.
+func (sshTransport) Describe(res *benchv1.TransportResult) string {
+	ssh := ""
+	if s := res.SSH; s != nil {
+		ssh = fmt.Sprintf("ssh %s, compression %s", s.Cipher, s.Compression)
+		if n := len(res.Tunnels); n > 1 {
+			ssh += fmt.Sprintf("; %d tunnels", n)
+		}
+	}
+	return words(tlsWords(res), ssh)
 }
 
 // GatewayPart is the SSH gateway's part of the path in a run's cost.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -40,6 +41,13 @@ type Transport interface {
 	// Hop is the part of the path an emulated link sits on (link.go): from the runner pod to the
 	// path's remote side.
 	Hop() Hop
+	// Blame is the failure reason when part of this transport's path broke during a run: part is
+	// a runner pod's sidecar (its container name) or a peer's component label; "" when the part is
+	// not this transport's.
+	Blame(part string) string
+	// Describe says, in a few words, what the path negotiated and how it was built, from the
+	// recorded result: the summary and the plugin print it as the path's description.
+	Describe(res *benchv1.TransportResult) string
 }
 
 // ReadThroughNodes is a transport with a peer whose pods the operator does not make (a
@@ -189,3 +197,30 @@ func (basic) FailureReason() string                           { return benchv1.R
 func (basic) Record(*report.Report, *benchv1.TransportResult) {}
 func (basic) VerifiesServer() bool                            { return false }
 func (basic) UserSecrets() []SecretRef                        { return nil }
+func (basic) Blame(string) string                             { return "" }
+func (basic) Describe(res *benchv1.TransportResult) string    { return tlsWords(res) }
+
+// BrokenReason is the failure reason of a broken part of a run's path: the link emulator's sidecar
+// or a part of the transport's own (tr may be nil: the initialization has no transport).
+func BrokenReason(tr Transport, part string) string {
+	if part == LinkContainer {
+		return benchv1.ReasonNetworkEmulationFailed
+	}
+	if tr == nil {
+		return ""
+	}
+	return tr.Blame(part)
+}
+
+// tlsWords is what libpq's TLS negotiated, "" without TLS.
+func tlsWords(res *benchv1.TransportResult) string {
+	if t := res.TLS; t != nil {
+		return t.Version + " " + t.Cipher
+	}
+	return ""
+}
+
+// words joins the non-empty parts of a description.
+func words(parts ...string) string {
+	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), "; ")
+}

@@ -272,3 +272,61 @@ func TestUserSecrets(t *testing.T) {
 		t.Errorf("direct needs no Secret of its own: %+v", got)
 	}
 }
+
+func TestBlame(t *testing.T) {
+	tests := []struct {
+		typ, part string
+		want      string
+	}{
+		{"ssh", "tunnel-1", benchv1.ReasonTunnelDown},
+		{"ssh", GatewayComponent, benchv1.ReasonTunnelDown},
+		{"ssh", PoolerContainer, ""},
+		{"pooler", PoolerContainer, benchv1.ReasonPoolerUnavailable},
+		{"pooler", PoolerComponent, benchv1.ReasonPoolerUnavailable},
+		{"pooler", "tunnel-0", ""},
+		{"direct", LinkContainer, benchv1.ReasonNetworkEmulationFailed},
+		{"tls", "tunnel-0", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.typ+"/"+tt.part, func(t *testing.T) {
+			tr := forSpec(t, benchmark(nil), benchv1.TransportSpec{Name: "x", Type: benchv1.TransportType(tt.typ)})
+			if got := BrokenReason(tr, tt.part); got != tt.want {
+				t.Errorf("BrokenReason(%s, %s) = %q, want %q", tt.typ, tt.part, got, tt.want)
+			}
+		})
+	}
+	if got := BrokenReason(nil, LinkContainer); got != benchv1.ReasonNetworkEmulationFailed {
+		t.Errorf("the initialization's link: %q", got)
+	}
+	if got := BrokenReason(nil, "tunnel-0"); got != "" {
+		t.Errorf("the initialization has no tunnel: %q", got)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	tls := &benchv1.NegotiatedTLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"}
+	tests := []struct {
+		name string
+		spec benchv1.TransportSpec
+		res  benchv1.TransportResult
+		want string
+	}{
+		{"direct without TLS says nothing", benchv1.TransportSpec{Type: "direct"}, benchv1.TransportResult{}, ""},
+		{"tls", benchv1.TransportSpec{Type: "tls"}, benchv1.TransportResult{TLS: tls}, "TLSv1.3 TLS_AES_256_GCM_SHA384"},
+		{"ssh with TLS inside and two tunnels", benchv1.TransportSpec{Type: "ssh"}, benchv1.TransportResult{TLS: tls,
+			SSH: &benchv1.NegotiatedSSH{Cipher: "aes128-ctr", Compression: "none"}, Tunnels: make([]benchv1.TunnelResult, 2)},
+			"TLSv1.3 TLS_AES_256_GCM_SHA384; ssh aes128-ctr, compression none; 2 tunnels"},
+		{"pooler", benchv1.TransportSpec{Type: "pooler"}, benchv1.TransportResult{Pooler: &benchv1.PoolerResult{
+			Implementation: "PgBouncer", Placement: "sidecar", PoolMode: "session",
+			ClientHop: benchv1.Hop{Auth: "trust", TLS: "none"}, ServerHop: benchv1.Hop{Auth: "scram-sha-256", TLS: "TLSv1.3"}}},
+			"PgBouncer sidecar session: client trust none, server scram-sha-256 TLSv1.3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.spec.Name = "x"
+			if got := forSpec(t, benchmark(nil), tt.spec).Describe(&tt.res); got != tt.want {
+				t.Errorf("Describe = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
