@@ -347,6 +347,28 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.transports[0].ssh.sslMode", "Unsupported value"},
 		},
 		{
+			name: "a vpn behind the userspace link emulator",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "wg", Type: "vpn"}}
+				tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}}
+			},
+			want: []string{"cannot carry a vpn transport's WireGuard (UDP)"},
+		},
+		{
+			name: "a vpn of an unknown kind",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "wg", Type: "vpn", VPN: &benchv1.VPNTransport{Kind: "ipsec"}}}
+			},
+			want: []string{"spec.transports[0].vpn.kind", "Unsupported value"},
+		},
+		{
+			name: "vpn settings on an ssh transport",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "s", Type: "ssh", VPN: &benchv1.VPNTransport{}}}
+			},
+			want: []string{"spec.transports[0]", "vpn settings are only allowed for a transport of type vpn"},
+		},
+		{
 			name: "ssh settings on a tls transport",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "t", Type: "tls", SSH: &benchv1.SSHTransport{}}}
@@ -772,6 +794,12 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 		name   string
 		mutate func(tb *benchv1.TunnelBenchmark)
 	}{
+		{"a vpn with TLS inside across a chaos-mesh link, next to a direct one across the userspace link", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}}
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "wg", Type: "vpn",
+				VPN:     &benchv1.VPNTransport{SSLMode: "require"},
+				Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}, Emulator: "chaos-mesh"}}}
+		}},
 		{"cnpg with direct and tls", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "tls", Type: "tls"}}
 		}},

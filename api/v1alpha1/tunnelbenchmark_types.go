@@ -274,7 +274,7 @@ type LocalObjectReference struct {
 }
 
 // TransportType names a kind of path between the client and the server.
-// +kubebuilder:validation:Enum=direct;tls;ssh;pooler
+// +kubebuilder:validation:Enum=direct;tls;ssh;pooler;vpn
 type TransportType string
 
 const (
@@ -286,6 +286,8 @@ const (
 	TransportSSH TransportType = "ssh"
 	// TransportPooler is a PgBouncer connection pooler between the client and the server.
 	TransportPooler TransportType = "pooler"
+	// TransportVPN is a VPN tunnel (WireGuard in user space) through a gateway next to the server.
+	TransportVPN TransportType = "vpn"
 )
 
 // TransportSpec is one path to benchmark.
@@ -293,6 +295,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.name != 'init'",message="transport name 'init' is reserved for the initialization Job"
 // +kubebuilder:validation:XValidation:rule="!has(self.ssh) || self.type == 'ssh'",message="ssh settings are only allowed for a transport of type ssh"
 // +kubebuilder:validation:XValidation:rule="!has(self.pooler) || self.type == 'pooler'",message="pooler settings are only allowed for a transport of type pooler"
+// +kubebuilder:validation:XValidation:rule="!has(self.vpn) || self.type == 'vpn'",message="vpn settings are only allowed for a transport of type vpn"
 type TransportSpec struct {
 	// Name identifies the transport in results and metrics. It must be a DNS label.
 	// +kubebuilder:validation:MinLength=1
@@ -300,7 +303,7 @@ type TransportSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// Type is the kind of path: direct, tls, ssh or pooler.
+	// Type is the kind of path: direct, tls, ssh, pooler or vpn.
 	Type TransportType `json:"type"`
 
 	// TLS configures a transport of type tls. When omitted, sslMode is verify-full.
@@ -317,6 +320,11 @@ type TransportSpec struct {
 	// server.
 	// +optional
 	Pooler *PoolerTransport `json:"pooler,omitempty"`
+
+	// VPN configures a transport of type vpn. When omitted: WireGuard, plain libpq inside the
+	// tunnel.
+	// +optional
+	VPN *VPNTransport `json:"vpn,omitempty"`
 
 	// Network replaces spec.network for this transport: one benchmark can compare a LAN path with
 	// a WAN path. `network: {}` emulates nothing for this transport.
@@ -483,6 +491,44 @@ type SSHTransport struct {
 	// so that a manifest carrying it is rejected with that explanation instead of silently pruned.
 	// +optional
 	CompressionLevel *int32 `json:"compressionLevel,omitempty"`
+}
+
+// VPNKind names a VPN implementation.
+// +kubebuilder:validation:Enum=wireguard
+type VPNKind string
+
+// VPNWireGuard is WireGuard in user space (wireguard-go over its own network stack): no TUN device
+// and no capability in either pod.
+const VPNWireGuard VPNKind = "wireguard"
+
+// VPNTransport configures the vpn transport: a tunnel from the runner pod to a gateway next to the
+// server, which forwards only to the server. The VPN encrypts every byte once, on the way; what a
+// connection's own handshake costs then is libpq's alone (sslMode).
+type VPNTransport struct {
+	// Kind is the VPN: wireguard (default).
+	// +kubebuilder:default=wireguard
+	// +optional
+	Kind VPNKind `json:"kind,omitempty"`
+
+	// SSLMode is libpq's sslmode inside the tunnel: disable (default: the VPN alone encrypts),
+	// require or verify-ca (PostgreSQL's TLS on top, end to end: the question of a team whose VPN
+	// or CNI already encrypts). verify-full cannot apply: the client connects to the tunnel's
+	// loopback end, not to the server's name.
+	// +kubebuilder:validation:Enum=disable;require;verify-ca
+	// +kubebuilder:default=disable
+	// +optional
+	SSLMode string `json:"sslMode,omitempty"`
+}
+
+// EffectiveVPN is the vpn settings with the defaults applied, for a transport of type vpn.
+func (t TransportSpec) EffectiveVPN() VPNTransport {
+	v := VPNTransport{}
+	if t.VPN != nil {
+		v = *t.VPN
+	}
+	v.Kind = cmp.Or(v.Kind, VPNWireGuard)
+	v.SSLMode = cmp.Or(v.SSLMode, DefaultSSHSSLMode)
+	return v
 }
 
 // EffectiveSSH is the ssh settings with the defaults applied, for a transport of type ssh.
@@ -1549,6 +1595,14 @@ type TransportResult struct {
 	// +optional
 	Path string `json:"path,omitempty"`
 
+	// Evidence is what the path's own parts counted while the load ran (a tunnel's bytes and
+	// handshakes, a proxy's sessions), as its transport reads them.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Evidence []Evidence `json:"evidence,omitempty"`
+
 	// Command is the pgbench command line that ran. Connection settings come from libpq
 	// environment variables; the password never appears here.
 	Command string `json:"command"`
@@ -1598,6 +1652,16 @@ type NegotiatedTLS struct {
 	Version string `json:"version"`
 	// Cipher is the negotiated cipher suite.
 	Cipher string `json:"cipher"`
+}
+
+// Evidence is one thing a part of the path counted or negotiated, in words.
+type Evidence struct {
+	// Name is what it is: "wireguard handshake", "tunnel bytes".
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+	// Value is what it was.
+	// +kubebuilder:validation:MaxLength=256
+	Value string `json:"value"`
 }
 
 // NegotiatedSSH is the SSH session ssh reports ("kex: client->server ...").
@@ -1699,6 +1763,7 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, (has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require') || (has(t.tls) && has(t.tls.clientCertificate)))",message="spec.tls.issuerRef issues the server certificate of spec.server.managed, the certificate of a pooler with clientTLS require and tls.clientCertificate: this benchmark has none of them"
 	// +kubebuilder:validation:XValidation:rule="has(self.tls) || self.transports.all(t, !has(t.tls) || !has(t.tls.clientCertificate))",message="spec.transports: tls.clientCertificate needs spec.tls.issuerRef to issue it"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'vpn' || !(has(t.network) ? ((has(t.network.rtt) || has(t.network.bandwidth)) && (!has(t.network.emulator) || t.network.emulator == 'userspace')) : (has(self.network) && (has(self.network.rtt) || has(self.network.bandwidth)) && (!has(self.network.emulator) || self.network.emulator == 'userspace'))))",message="spec.transports: the userspace link emulator is a TCP proxy and cannot carry a vpn transport's WireGuard (UDP): set network.emulator chaos-mesh for it"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.poolMode) || t.pooler.poolMode != 'transaction' || !has(self.load.protocol) || self.load.protocol != 'prepared')",message="spec.transports: pooler.poolMode transaction cannot run spec.load.protocol prepared: PgBouncer 1.18 does not keep prepared statements across transactions; use poolMode session or protocol extended"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.maxClientConnections) ? t.pooler.maxClientConnections : 1000) >= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients))",message="spec.transports: pooler.maxClientConnections (default 1000) must be at least spec.load.clients (every point of spec.sweep.clients), or the pooler refuses pgbench's clients"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(self.sweep) && has(self.sweep.poolSize) ? self.sweep.poolSize.min() : (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20)) >= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients))",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session, at every point of spec.sweep.clients: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"

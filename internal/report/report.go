@@ -55,6 +55,8 @@ type Report struct {
 	Setup *Setup `json:"setup,omitempty"`
 	// Unmeasured are the parts asked for whose CPU is not known, with why: never a guess.
 	Unmeasured []Unmeasured `json:"unmeasured,omitempty"`
+	// Probes are the texts the transport asked for (runspec.Probe), read at both ends of the load.
+	Probes []Probe `json:"probes,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
 	// Window, for a pod of a run of several, is its figures cut to the stretch every pod of the
@@ -279,4 +281,26 @@ func Decode(message string) (*Report, error) {
 	}
 	r.Bound()
 	return &r, nil
+}
+
+// Probe is one runspec.Probe's text before and after the measured load, each bounded
+// (MaxProbeText); Error says why one could not be read.
+type Probe struct {
+	Name   string `json:"name"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// MaxProbeText bounds a probe's text in the report.
+const MaxProbeText = 16 << 10
+
+// ProbeNamed is the report's probe of that name, nil when it has none.
+func (r *Report) ProbeNamed(name string) *Probe {
+	for i := range r.Probes {
+		if r.Probes[i].Name == name {
+			return &r.Probes[i]
+		}
+	}
+	return nil
 }

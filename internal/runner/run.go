@@ -271,6 +271,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return fail(err)
 	}
 	cpu := startCPU(ctx, opts.CgroupRoot, run.CPUParts)
+	probed := startProbes(ctx, run.Probes)
 	wire := startWire(opts.NetDev)
 	rep.StartTime = time.Now().UTC()
 	lv, stop := followLive(ctx, opts.Live, runspec.LiveLoad, run.Load, n)
@@ -279,6 +280,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	rep.EndTime = time.Now().UTC()
 	rep.Wire = wire.stop(stream)
 	rep.CPU, rep.Sidecars, rep.Unmeasured = cpu.stop(ctx, stream)
+	rep.Probes = probed.stop(ctx)
 
 	var results []*pgbench.Result
 	for i, o := range outcomes {

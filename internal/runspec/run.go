@@ -112,6 +112,9 @@ type Run struct {
 	// CPU the runner samples at the ends of the measured window, each from the sidecar's loopback
 	// port; the runner's own container is always sampled.
 	CPUParts []CPUPart
+	// Probes are the texts the transport reads its evidence from (a tunnel's counters, a proxy's
+	// statistics), read by the runner at both ends of the measured load.
+	Probes []Probe
 	// Pods is how many runner pods share the load (an Indexed Job; 0 and 1: one). Pod i
 	// (PodIndexEnv) runs share i of the load's clients and threads, marks itself ready after its
 	// warm-up and starts its measured load at the operator's StartKey; it keeps its report under
@@ -152,6 +155,7 @@ func (r Run) Args() []string {
 	a.addBool("await-link", r.AwaitLink)
 	r.Copy.addArgs(&a)
 	a.addString("cpu-parts", cpuPartsValue(r.CPUParts))
+	a.addString("probes", probesValue(r.Probes))
 	if r.Pods > 1 {
 		a.addInt("pods", r.Pods)
 	}
@@ -238,6 +242,11 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 		r.CPUParts, err = parseCPUParts(s)
 		return err
 	})
+	fs.Func("probes", "texts to read over HTTP at both ends of the load, for the transport, as name=url,...",
+		func(s string) (err error) {
+			r.Probes, err = parseProbes(s)
+			return err
+		})
 	return f
 }
 
@@ -299,6 +308,7 @@ func (r Run) Validate() error {
 		add("%s", stormRange(int(r.Storm)))
 	}
 	errs = append(errs, cpuPartProblems(r.CPUParts)...)
+	errs = append(errs, probeProblems(r.Probes)...)
 	if r.Pods < 0 || r.Pods > MaxPods {
 		add("--pods must be between 1 and %d, not %d", MaxPods, r.Pods)
 	}

@@ -24,8 +24,11 @@ func admitRunnersOnly(tb *benchv1.TunnelBenchmark, dep *appsv1.Deployment) *netw
 	var ports []networkingv1.NetworkPolicyPort
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		for _, p := range c.Ports {
-			port := intstr.FromInt32(p.ContainerPort)
-			ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: ptrTo(corev1.ProtocolTCP), Port: &port})
+			port, protocol := intstr.FromInt32(p.ContainerPort), p.Protocol
+			if protocol == "" {
+				protocol = corev1.ProtocolTCP
+			}
+			ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: ptrTo(protocol), Port: &port})
 		}
 	}
 	meta := dep.ObjectMeta.DeepCopy()

@@ -25,7 +25,8 @@ func forSpec(t *testing.T, tb *benchv1.TunnelBenchmark, spec benchv1.TransportSp
 }
 
 func TestEveryAPITypeIsRegistered(t *testing.T) {
-	want := []benchv1.TransportType{benchv1.TransportDirect, benchv1.TransportPooler, benchv1.TransportSSH, benchv1.TransportTLS}
+	want := []benchv1.TransportType{benchv1.TransportDirect, benchv1.TransportPooler, benchv1.TransportSSH, benchv1.TransportTLS,
+		benchv1.TransportVPN}
 	got := Types()
 	if len(got) != len(want) {
 		t.Fatalf("registered %v, want %v", got, want)
@@ -286,6 +287,9 @@ func TestBlame(t *testing.T) {
 		{"pooler", "tunnel-0", ""},
 		{"direct", LinkContainer, benchv1.ReasonNetworkEmulationFailed},
 		{"tls", "tunnel-0", ""},
+		{"vpn", VPNClientContainer, benchv1.ReasonTunnelDown},
+		{"vpn", VPNGatewayComponent, benchv1.ReasonTunnelDown},
+		{"vpn", GatewayComponent, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+"/"+tt.part, func(t *testing.T) {

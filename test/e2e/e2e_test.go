@@ -475,6 +475,8 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 			ClientTLS: "require", ServerTLS: "verify-full"}},
 		{Name: "pgbouncer-sidecar", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
 			Placement: benchv1.PoolerSidecar, PoolMode: "transaction", PoolSize: 2, ServerTLS: "require"}},
+		{Name: "wireguard", Type: benchv1.TransportVPN},
+		{Name: "wireguard-tls", Type: benchv1.TransportVPN, VPN: &benchv1.VPNTransport{SSLMode: "require"}},
 	}
 	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
@@ -531,17 +533,46 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 		// its container.
 		assertSidecarCost(t, *r, map[string]string{"pgbouncer": "pooler", "pgbouncer-sidecar": "pgbouncer"}[name])
 	}
-	poll.Until(t, time.Minute, time.Second, "the pooler removed", func() error {
-		pods := &corev1.PodList{}
-		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
-			benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: "pooler"}); err != nil {
-			return err
+	assertWireGuard(t, end)
+	for _, component := range []string{"pooler", "vpn-gateway"} {
+		poll.Until(t, time.Minute, time.Second, component+" removed", func() error {
+			pods := &corev1.PodList{}
+			if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
+				benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: component}); err != nil {
+				return err
+			}
+			if len(pods.Items) > 0 {
+				return fmt.Errorf("%d %s pods left", len(pods.Items), component)
+			}
+			return nil
+		})
+	}
+}
+
+// assertWireGuard checks the vpn transports' evidence: the load crossed the tunnel (its bytes
+// both ways), after a handshake, with libpq's TLS inside only where asked.
+func assertWireGuard(t *testing.T, end *benchv1.TunnelBenchmark) {
+	t.Helper()
+	for name, tls := range map[string]bool{"wireguard": false, "wireguard-tls": true} {
+		r := end.Status.Result(name)
+		if r == nil {
+			t.Errorf("%s: no result", name)
+			continue
 		}
-		if len(pods.Items) > 0 {
-			return fmt.Errorf("%d pooler pods left", len(pods.Items))
+		t.Logf("%s: path %q, evidence %+v", name, r.Path, r.Evidence)
+		if (r.TLS != nil) != tls || !strings.Contains(r.Path, "WireGuard") {
+			t.Errorf("%s: TLS %+v inside the tunnel (want %v), path %q", name, r.TLS, tls, r.Path)
 		}
-		return nil
-	})
+		evidence := map[string]string{}
+		for _, e := range r.Evidence {
+			evidence[e.Name] = e.Value
+		}
+		var sent, received int64
+		if _, err := fmt.Sscanf(evidence["wireguard bytes during the load"], "sent %d, received %d", &sent, &received); err != nil ||
+			sent <= 0 || received <= 0 || !strings.HasPrefix(evidence["wireguard handshake"], "last at ") {
+			t.Errorf("%s: the load did not cross the tunnel: %v (%v)", name, evidence, err)
+		}
+	}
 }
 
 func ptrVal[T any](p *T) any {

@@ -1,0 +1,155 @@
+package wgtunnel
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/netip"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func keyPair(t *testing.T) (Key, Key) {
+	t.Helper()
+	priv, err := GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := priv.Public()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return priv, pub
+}
+
+// freeUDPPort is a loopback UDP port nobody uses right now.
+func freeUDPPort(t *testing.T) int {
+	t.Helper()
+	c, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// echoServer stands in for the server: it sends back what it reads.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer func() { _ = c.Close() }(); _, _ = io.Copy(c, c) }()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// tunnel starts a gateway forwarding to target and a client whose peer key is clientPeer, and
+// returns the client's loopback address and tunnel.
+func tunnel(t *testing.T, target string, clientPeer func(gatewayPub Key) Key) (string, *Tunnel) {
+	t.Helper()
+	gwPriv, gwPub := keyPair(t)
+	clPriv, clPub := keyPair(t)
+	port := freeUDPPort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	gw, err := End{Addr: GatewayAddr, PeerAddr: ClientAddr, PrivateKey: gwPriv, PeerKey: clPub, ListenPort: port}.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gw.Close)
+	go func() { _ = gw.ServeGateway(ctx, target, t.Logf) }()
+	cl, err := End{Addr: ClientAddr, PeerAddr: GatewayAddr, PrivateKey: clPriv, PeerKey: clientPeer(gwPub),
+		Endpoint: netip.MustParseAddrPort("127.0.0.1:" + strconv.Itoa(port)), KeepAlive: time.Second}.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := ln.Addr().String()
+	_ = ln.Close()
+	go func() { _ = cl.ServeClient(ctx, listen, t.Logf) }()
+	return listen, cl
+}
+
+// roundTrip sends msg through addr and reads the echo, within a bound.
+func roundTrip(addr, msg string) (string, error) {
+	var c net.Conn
+	var err error
+	for range 50 {
+		if c, err = net.Dial("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = c.Close() }()
+	_ = c.SetDeadline(time.Now().Add(3 * time.Second))
+	if _, err := c.Write([]byte(msg)); err != nil {
+		return "", err
+	}
+	buf := make([]byte, len(msg))
+	_, err = io.ReadFull(c, buf)
+	return string(buf), err
+}
+
+func TestTunnelCarriesTCPToTheTargetOnly(t *testing.T) {
+	listen, cl := tunnel(t, echoServer(t), func(gatewayPub Key) Key { return gatewayPub })
+	msg := "SELECT 1 through WireGuard"
+	got, err := roundTrip(listen, msg)
+	if err != nil || got != msg {
+		t.Fatalf("round trip: %q, %v", got, err)
+	}
+	c, err := cl.Counters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TxBytes < int64(len(msg)) || c.RxBytes < int64(len(msg)) || c.LastHandshakeUnix == 0 {
+		t.Errorf("counters after a round trip: %+v", c)
+	}
+}
+
+func TestTunnelRefusesAnUnpinnedGateway(t *testing.T) {
+	listen, cl := tunnel(t, echoServer(t), func(Key) Key { _, other := keyPair(t); return other })
+	if got, err := roundTrip(listen, "hello"); err == nil {
+		t.Fatalf("a client pinned to another key reached the server: %q", got)
+	}
+	if c, _ := cl.Counters(); c.LastHandshakeUnix != 0 {
+		t.Errorf("a handshake completed with an unpinned gateway: %+v", c)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	data, err := SecretData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]string{{GatewayPrivateKey, GatewayPublicKey}, {ClientPrivateKey, ClientPublicKey}} {
+		priv, err := ParseKey(string(data[pair[0]]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, _ := priv.Public()
+		if pub.String() != string(data[pair[1]]) {
+			t.Errorf("%s is not %s's public key", pair[1], pair[0])
+		}
+	}
+	if _, err := ParseKey("c2hvcnQ="); err == nil {
+		t.Error("a short key was accepted")
+	}
+}
