@@ -362,6 +362,20 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.transports[0].vpn.kind", "Unsupported value"},
 		},
 		{
+			name: "verify-full through a proxy",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "lb", Type: "proxy", Proxy: &benchv1.ProxyTransport{SSLMode: "verify-full"}}}
+			},
+			want: []string{"spec.transports[0].proxy.sslMode", "Unsupported value"},
+		},
+		{
+			name: "proxy settings on a direct transport",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "d", Type: "direct", Proxy: &benchv1.ProxyTransport{}}}
+			},
+			want: []string{"spec.transports[0]", "proxy settings are only allowed for a transport of type proxy"},
+		},
+		{
 			name: "vpn settings on an ssh transport",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "s", Type: "ssh", VPN: &benchv1.VPNTransport{}}}
@@ -798,7 +812,8 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 			tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}}
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "wg", Type: "vpn",
 				VPN:     &benchv1.VPNTransport{SSLMode: "require"},
-				Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}, Emulator: "chaos-mesh"}}}
+				Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}, Emulator: "chaos-mesh"}},
+				{Name: "lb", Type: "proxy", Proxy: &benchv1.ProxyTransport{SSLMode: "require"}}}
 		}},
 		{"cnpg with direct and tls", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "tls", Type: "tls"}}

@@ -274,7 +274,7 @@ type LocalObjectReference struct {
 }
 
 // TransportType names a kind of path between the client and the server.
-// +kubebuilder:validation:Enum=direct;tls;ssh;pooler;vpn
+// +kubebuilder:validation:Enum=direct;tls;ssh;pooler;vpn;proxy
 type TransportType string
 
 const (
@@ -288,6 +288,8 @@ const (
 	TransportPooler TransportType = "pooler"
 	// TransportVPN is a VPN tunnel (WireGuard in user space) through a gateway next to the server.
 	TransportVPN TransportType = "vpn"
+	// TransportProxy is a TCP proxy (HAProxy) between the client and the server.
+	TransportProxy TransportType = "proxy"
 )
 
 // TransportSpec is one path to benchmark.
@@ -296,6 +298,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.ssh) || self.type == 'ssh'",message="ssh settings are only allowed for a transport of type ssh"
 // +kubebuilder:validation:XValidation:rule="!has(self.pooler) || self.type == 'pooler'",message="pooler settings are only allowed for a transport of type pooler"
 // +kubebuilder:validation:XValidation:rule="!has(self.vpn) || self.type == 'vpn'",message="vpn settings are only allowed for a transport of type vpn"
+// +kubebuilder:validation:XValidation:rule="!has(self.proxy) || self.type == 'proxy'",message="proxy settings are only allowed for a transport of type proxy"
 type TransportSpec struct {
 	// Name identifies the transport in results and metrics. It must be a DNS label.
 	// +kubebuilder:validation:MinLength=1
@@ -303,7 +306,7 @@ type TransportSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Name string `json:"name"`
 
-	// Type is the kind of path: direct, tls, ssh, pooler or vpn.
+	// Type is the kind of path: direct, tls, ssh, pooler, vpn or proxy.
 	Type TransportType `json:"type"`
 
 	// TLS configures a transport of type tls. When omitted, sslMode is verify-full.
@@ -325,6 +328,11 @@ type TransportSpec struct {
 	// tunnel.
 	// +optional
 	VPN *VPNTransport `json:"vpn,omitempty"`
+
+	// Proxy configures a transport of type proxy. When omitted: HAProxy in TCP mode, plain libpq
+	// through it.
+	// +optional
+	Proxy *ProxyTransport `json:"proxy,omitempty"`
 
 	// Network replaces spec.network for this transport: one benchmark can compare a LAN path with
 	// a WAN path. `network: {}` emulates nothing for this transport.
@@ -529,6 +537,42 @@ func (t TransportSpec) EffectiveVPN() VPNTransport {
 	v.Kind = cmp.Or(v.Kind, VPNWireGuard)
 	v.SSLMode = cmp.Or(v.SSLMode, DefaultSSHSSLMode)
 	return v
+}
+
+// ProxyKind names a proxy implementation.
+// +kubebuilder:validation:Enum=haproxy
+type ProxyKind string
+
+// ProxyHAProxy is HAProxy in TCP mode.
+const ProxyHAProxy ProxyKind = "haproxy"
+
+// ProxyTransport configures the proxy transport: one TCP hop (a load balancer, HAProxy in front of
+// Patroni) next to the server. It passes libpq's TLS through untouched: PostgreSQL 15's libpq
+// asks for TLS inside the protocol, which a TCP proxy cannot terminate.
+type ProxyTransport struct {
+	// Kind is the proxy: haproxy (default).
+	// +kubebuilder:default=haproxy
+	// +optional
+	Kind ProxyKind `json:"kind,omitempty"`
+
+	// SSLMode is libpq's sslmode through the proxy, end to end to the server: disable (default),
+	// require or verify-ca. verify-full cannot apply: the client connects to the proxy's name, not
+	// to the server's.
+	// +kubebuilder:validation:Enum=disable;require;verify-ca
+	// +kubebuilder:default=disable
+	// +optional
+	SSLMode string `json:"sslMode,omitempty"`
+}
+
+// EffectiveProxy is the proxy settings with the defaults applied, for a transport of type proxy.
+func (t TransportSpec) EffectiveProxy() ProxyTransport {
+	p := ProxyTransport{}
+	if t.Proxy != nil {
+		p = *t.Proxy
+	}
+	p.Kind = cmp.Or(p.Kind, ProxyHAProxy)
+	p.SSLMode = cmp.Or(p.SSLMode, DefaultSSHSSLMode)
+	return p
 }
 
 // EffectiveSSH is the ssh settings with the defaults applied, for a transport of type ssh.
@@ -906,6 +950,7 @@ const (
 	ReasonJobFailed           = "JobFailed"
 	ReasonTunnelDown          = "TunnelDown"
 	ReasonPoolerUnavailable   = "PoolerUnavailable"
+	ReasonProxyUnavailable    = "ProxyUnavailable"
 	ReasonClusterNotReady     = "ClusterNotReady"
 	ReasonCertificateNotReady = "CertificateNotReady"
 	ReasonTimeout             = "Timeout"

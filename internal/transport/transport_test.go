@@ -1,7 +1,10 @@
 package transport
 
 import (
+	"os"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,8 +28,20 @@ func forSpec(t *testing.T, tb *benchv1.TunnelBenchmark, spec benchv1.TransportSp
 }
 
 func TestEveryAPITypeIsRegistered(t *testing.T) {
-	want := []benchv1.TransportType{benchv1.TransportDirect, benchv1.TransportPooler, benchv1.TransportSSH, benchv1.TransportTLS,
-		benchv1.TransportVPN}
+	// The API's own list: the Enum marker of TransportType.
+	src, err := os.ReadFile("../../api/v1alpha1/tunnelbenchmark_types.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`\+kubebuilder:validation:Enum=(\S+)\ntype TransportType string`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("no Enum marker on TransportType")
+	}
+	var want []benchv1.TransportType
+	for _, name := range strings.Split(string(m[1]), ";") {
+		want = append(want, benchv1.TransportType(name))
+	}
+	slices.Sort(want)
 	got := Types()
 	if len(got) != len(want) {
 		t.Fatalf("registered %v, want %v", got, want)
@@ -290,6 +305,8 @@ func TestBlame(t *testing.T) {
 		{"vpn", VPNClientContainer, benchv1.ReasonTunnelDown},
 		{"vpn", VPNGatewayComponent, benchv1.ReasonTunnelDown},
 		{"vpn", GatewayComponent, ""},
+		{"proxy", ProxyComponent, benchv1.ReasonProxyUnavailable},
+		{"proxy", PoolerComponent, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+"/"+tt.part, func(t *testing.T) {

@@ -153,3 +153,47 @@ func TestKeys(t *testing.T) {
 		t.Error("a short key was accepted")
 	}
 }
+
+func TestTunnelCarriesManyShortConnections(t *testing.T) {
+	listen, _ := tunnel(t, echoServer(t), func(gatewayPub Key) Key { return gatewayPub })
+	for i := range 2000 {
+		if got, err := roundTrip(listen, "hello"); err != nil || got != "hello" {
+			t.Fatalf("connection %d: %q, %v", i, got, err)
+		}
+	}
+}
+
+// closingServer answers once and closes first, as PostgreSQL does on a client's Terminate.
+func closingServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				buf := make([]byte, 5)
+				if _, err := io.ReadFull(c, buf); err == nil {
+					_, _ = c.Write(buf)
+				}
+				_ = c.Close()
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestTunnelCarriesManyConnectionsTheServerCloses(t *testing.T) {
+	listen, _ := tunnel(t, closingServer(t), func(gatewayPub Key) Key { return gatewayPub })
+	for i := range 3000 {
+		if got, err := roundTrip(listen, "hello"); err != nil || got != "hello" {
+			t.Fatalf("connection %d: %q, %v", i, got, err)
+		}
+	}
+}

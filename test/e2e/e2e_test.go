@@ -477,6 +477,7 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 			Placement: benchv1.PoolerSidecar, PoolMode: "transaction", PoolSize: 2, ServerTLS: "require"}},
 		{Name: "wireguard", Type: benchv1.TransportVPN},
 		{Name: "wireguard-tls", Type: benchv1.TransportVPN, VPN: &benchv1.VPNTransport{SSLMode: "require"}},
+		{Name: "haproxy", Type: benchv1.TransportProxy},
 	}
 	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
@@ -534,7 +535,8 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 		assertSidecarCost(t, *r, map[string]string{"pgbouncer": "pooler", "pgbouncer-sidecar": "pgbouncer"}[name])
 	}
 	assertWireGuard(t, end)
-	for _, component := range []string{"pooler", "vpn-gateway"} {
+	assertProxy(t, end)
+	for _, component := range []string{"pooler", "vpn-gateway", "proxy"} {
 		poll.Until(t, time.Minute, time.Second, component+" removed", func() error {
 			pods := &corev1.PodList{}
 			if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
@@ -546,6 +548,29 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 			}
 			return nil
 		})
+	}
+}
+
+// assertProxy checks the proxy's evidence: with a connection per transaction, HAProxy carried at
+// least as many connections as pgbench counted transactions, each one on to the server.
+func assertProxy(t *testing.T, end *benchv1.TunnelBenchmark) {
+	t.Helper()
+	r := end.Status.Result("haproxy")
+	if r == nil {
+		t.Fatal("haproxy: no result")
+	}
+	t.Logf("haproxy: path %q, evidence %+v", r.Path, r.Evidence)
+	var clients, servers, failed int64
+	for _, e := range r.Evidence {
+		if e.Name == "haproxy connections during the load" {
+			_, _ = fmt.Sscanf(e.Value, "%d from clients, %d to the server, %d failed", &clients, &servers, &failed)
+		}
+	}
+	// The evidence is the latest run's.
+	latest := r.Runs[len(r.Runs)-1].Transactions
+	if clients < latest || servers != clients || failed != 0 || !strings.Contains(r.Path, "HAProxy") {
+		t.Errorf("haproxy: %d connections from clients, %d to the server, %d failed, for %d transactions (path %q)",
+			clients, servers, failed, latest, r.Path)
 	}
 }
 
@@ -769,7 +794,7 @@ func dump(t *testing.T, ns string) {
 		{"get", "tb", "-n", ns, "-o", "yaml"},
 		{"get", "events", "-n", ns, "--sort-by=.lastTimestamp"},
 		{"logs", "-n", operatorNamespace, "deploy/" + release, "--tail=80"},
-		{"logs", "-n", ns, "-l", benchv1.LabelBenchmark, "--tail=30", "--prefix"},
+		{"logs", "-n", ns, "-l", benchv1.LabelBenchmark, "--all-containers", "--tail=30", "--prefix"},
 	} {
 		out, _ := run(t, "kubectl", args...)
 		t.Logf("kubectl %s:\n%s", strings.Join(args, " "), out)
