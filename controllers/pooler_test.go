@@ -94,7 +94,8 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 			t.Errorf("connections per second %v, want 250 (one per transaction)", res.ConnectionsPerSecond)
 		}
 		if s := res.ConnectionStorm; s == nil || s.Connections != 100 || s.ConnectionsPerSecond != 400 || s.TotalSeconds != 0.25 ||
-			s.MeanConnectionMs != 2.5 || s.MeanConnectMs != 1.5 {
+			s.MeanConnectionMs != 2.5 || s.MeanConnectMs != 1.5 ||
+			s.Connect == nil || s.Connect.Median != 1.5 || s.Connect.Low != 1.2 || s.Connect.High != 1.9 || s.Connect.Samples != 6 {
 			t.Errorf("storm %+v", s)
 		}
 		assertEvents(t, ns, "own", "PoolerCreated")
@@ -213,9 +214,10 @@ func poolerReport(t *testing.T, counted bool) string {
 	rep := report.Report{
 		Result: &pgbench.Result{TPS: 250, TPSIncludingConnections: &incl, LatencyAvgMs: 16, ConnectionTimeMs: 3,
 			Reconnect: true, Transactions: 2500, Clients: 4, Threads: 2},
-		TLS:     &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
-		Pooler:  &report.Pooler{ClientTLS: &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_128_GCM_SHA256"}},
-		Storm:   &report.Storm{Connections: 100, PerSecond: 400, MeanConnectMs: 1.5, Command: "pgbench -n -C -t 100"},
+		TLS:    &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
+		Pooler: &report.Pooler{ClientTLS: &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_128_GCM_SHA256"}},
+		Storm: &report.Storm{Connections: 100, PerSecond: 400, MeanConnectMs: 1.5, Command: "pgbench -n -C -t 100",
+			BatchConnectMs: []float64{1.4, 1.2, 1.6, 1.9, 1.5, 1.5}},
 		Command: "pgbench -b select-only -C -c 4 -j 2 -T 10",
 	}
 	if counted {

@@ -414,6 +414,10 @@ func figureOf(results []benchv1.TransportResult, name string) float64 {
 func stormResult(s *report.Storm) *benchv1.ConnectionStormResult {
 	out := &benchv1.ConnectionStormResult{Connections: s.Connections, FailedConnections: s.Failed,
 		ConnectionsPerSecond: s.PerSecond, MeanConnectMs: s.MeanConnectMs, Command: s.Command}
+	if ci := stats.MedianCI(s.BatchConnectMs); ci.Confidence > 0 {
+		out.Connect = &benchv1.MedianInterval{Median: stats.Median(s.BatchConnectMs), Low: ci.Low, High: ci.High,
+			Confidence: ci.Confidence, Samples: int32(len(s.BatchConnectMs))}
+	}
 	if s.PerSecond > 0 {
 		out.TotalSeconds = float64(s.Connections+s.Failed) / s.PerSecond
 		out.MeanConnectionMs = 1000 / s.PerSecond

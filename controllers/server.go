@@ -77,6 +77,9 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 			}
 		}
 	}
+	if transport.NeedsServerPod(tb, s) {
+		return r.resolveServerPod(ctx, tb, s)
+	}
 	return s, nil
 }
 

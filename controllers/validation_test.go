@@ -376,6 +376,20 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.transports[0]", "proxy settings are only allowed for a transport of type proxy"},
 		},
 		{
+			name: "direct settings on a tls transport",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "t", Type: "tls", Direct: &benchv1.DirectTransport{Via: "pod"}}}
+			},
+			want: []string{"spec.transports[0]", "direct settings are only allowed for a transport of type direct"},
+		},
+		{
+			name: "direct via a node",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "d", Type: "direct", Direct: &benchv1.DirectTransport{Via: "node"}}}
+			},
+			want: []string{"spec.transports[0].direct.via", "Unsupported value"},
+		},
+		{
 			name: "vpn settings on an ssh transport",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "s", Type: "ssh", VPN: &benchv1.VPNTransport{}}}
@@ -813,7 +827,8 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "wg", Type: "vpn",
 				VPN:     &benchv1.VPNTransport{SSLMode: "require"},
 				Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}, Emulator: "chaos-mesh"}},
-				{Name: "lb", Type: "proxy", Proxy: &benchv1.ProxyTransport{SSLMode: "require"}}}
+				{Name: "lb", Type: "proxy", Proxy: &benchv1.ProxyTransport{SSLMode: "require"}},
+				{Name: "pod", Type: "direct", Direct: &benchv1.DirectTransport{Via: "pod"}}}
 		}},
 		{"cnpg with direct and tls", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "tls", Type: "tls"}}

@@ -299,6 +299,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.pooler) || self.type == 'pooler'",message="pooler settings are only allowed for a transport of type pooler"
 // +kubebuilder:validation:XValidation:rule="!has(self.vpn) || self.type == 'vpn'",message="vpn settings are only allowed for a transport of type vpn"
 // +kubebuilder:validation:XValidation:rule="!has(self.proxy) || self.type == 'proxy'",message="proxy settings are only allowed for a transport of type proxy"
+// +kubebuilder:validation:XValidation:rule="!has(self.direct) || self.type == 'direct'",message="direct settings are only allowed for a transport of type direct"
 type TransportSpec struct {
 	// Name identifies the transport in results and metrics. It must be a DNS label.
 	// +kubebuilder:validation:MinLength=1
@@ -308,6 +309,10 @@ type TransportSpec struct {
 
 	// Type is the kind of path: direct, tls, ssh, pooler, vpn or proxy.
 	Type TransportType `json:"type"`
+
+	// Direct configures a transport of type direct. When omitted: through the server's Service.
+	// +optional
+	Direct *DirectTransport `json:"direct,omitempty"`
 
 	// TLS configures a transport of type tls. When omitted, sslMode is verify-full.
 	// +optional
@@ -499,6 +504,36 @@ type SSHTransport struct {
 	// so that a manifest carrying it is rejected with that explanation instead of silently pruned.
 	// +optional
 	CompressionLevel *int32 `json:"compressionLevel,omitempty"`
+}
+
+// DirectVia says how a direct transport reaches the server.
+// +kubebuilder:validation:Enum=service;pod
+type DirectVia string
+
+const (
+	// ViaService connects to the server's Service: kube-proxy's rules translate its address.
+	ViaService DirectVia = "service"
+	// ViaPod connects to the address of the pod behind the server's Service (a CloudNativePG
+	// primary, the pod of a Service named by spec.server.external.host), resolved from its
+	// EndpointSlices before each run: the Service hop, priced against the service path.
+	ViaPod DirectVia = "pod"
+)
+
+// DirectTransport configures the direct transport.
+type DirectTransport struct {
+	// Via is service (default) or pod. pod needs a server that is a Service of the benchmark's
+	// namespace.
+	// +kubebuilder:default=service
+	// +optional
+	Via DirectVia `json:"via,omitempty"`
+}
+
+// DirectVia is how a direct transport reaches the server, service when not set.
+func (t TransportSpec) DirectVia() DirectVia {
+	if t.Direct == nil || t.Direct.Via == "" {
+		return ViaService
+	}
+	return t.Direct.Via
 }
 
 // VPNKind names a VPN implementation.
@@ -1738,6 +1773,23 @@ type ConnectionStormResult struct {
 	FailedConnections int64 `json:"failedConnections"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command"`
+	// Connect is the time to open a connection with its uncertainty from this one run: the storm
+	// runs as batches one after the other (each its own pgbench), and this is the median of
+	// their mean connect times with its distribution-free interval.
+	// +optional
+	Connect *MedianInterval `json:"connect,omitempty"`
+}
+
+// MedianInterval is a median with a distribution-free interval around it.
+type MedianInterval struct {
+	// Median, Low and High are in the figure's unit (milliseconds for a time).
+	Median float64 `json:"median"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	// Confidence is the interval's coverage: 1 - 2/2^n for the min–max of n values.
+	Confidence float64 `json:"confidence"`
+	// Samples is how many values the interval is made of.
+	Samples int32 `json:"samples"`
 }
 
 // PoolerResult records how a pooler transport was set up and what the pooler saw.

@@ -80,12 +80,15 @@ const resolveTimeout = 30 * time.Second
 // WireGuard's endpoint is an address, and the gateway's Service address does not change.
 func wireGuardEnd(ctx context.Context, gateway bool, keyDir, endpoint string) (wgtunnel.End, error) {
 	own, peer := wgtunnel.ClientPrivateKey, wgtunnel.GatewayPublicKey
-	end := wgtunnel.End{Addr: wgtunnel.ClientAddr, PeerAddr: wgtunnel.GatewayAddr, KeepAlive: 10 * time.Second}
+	end := wgtunnel.End{Peer: netip.PrefixFrom(wgtunnel.GatewayAddr, 32), KeepAlive: 10 * time.Second}
+	var err error
+	if end.Addr, err = wgtunnel.ClientAddr(); err != nil {
+		return end, err
+	}
 	if gateway {
 		own, peer = wgtunnel.GatewayPrivateKey, wgtunnel.ClientPublicKey
-		end = wgtunnel.End{Addr: wgtunnel.GatewayAddr, PeerAddr: wgtunnel.ClientAddr, ListenPort: wgtunnel.ListenPort}
+		end = wgtunnel.End{Addr: wgtunnel.GatewayAddr, Peer: wgtunnel.ClientPrefix, ListenPort: wgtunnel.ListenPort}
 	}
-	var err error
 	if end.PrivateKey, err = readKey(filepath.Join(keyDir, own)); err != nil {
 		return end, err
 	}

@@ -217,6 +217,8 @@ type Storm struct {
 	PerSecond     float64 `json:"perSecond"`
 	MeanConnectMs float64 `json:"meanConnectMs"`
 	Command       string  `json:"command"`
+	// BatchConnectMs are the mean connect times of the storm's batches, in order.
+	BatchConnectMs []float64 `json:"batchConnectMs,omitempty"`
 }
 
 // Tunnel is one tunnel's pgbench figures, with short keys: 32 of them must fit in the

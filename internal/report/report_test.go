@@ -55,22 +55,32 @@ func TestBoundCutsEveryText(t *testing.T) {
 		Pooler:  &Pooler{ClientTLS: &TLS{Version: long, Cipher: long}, ServerTLS: long},
 		Storm:   &Storm{Command: long},
 		Latency: &Latency{Histogram: long},
+		Probes:  []Probe{{Name: "haproxy", Before: long, After: long}},
+	}
+	csv := strings.Repeat("postgres,FRONTEND,0\n", 100)
+	kept := Report{Probes: []Probe{{Name: "haproxy", Before: csv}}}
+	kept.Bound()
+	if kept.Probes[0].Before != csv {
+		t.Error("a probe's text of a few kB was cut: its transport reads all of it")
 	}
 	r.Bound()
 	seen := 0
 	r.Texts(func(field, s string) string {
 		seen++
 		limit := bounded.Field
-		if field == ".Failure.Message" {
+		switch field {
+		case ".Failure.Message":
 			limit = bounded.ReportMessage
+		case ".Probes.Before", ".Probes.After":
+			limit = MaxProbeText
 		}
 		if len(s) > limit {
 			t.Errorf("%s: %d bytes after Bound, over %d", field, len(s), limit)
 		}
 		return s
 	})
-	if seen < 9 {
-		t.Errorf("Texts visited %d texts, want every one of the 9 set", seen)
+	if seen < 12 {
+		t.Errorf("Texts visited %d texts, want every one of the 12 set", seen)
 	}
 	if r.Latency.Histogram != long {
 		t.Errorf("the histogram was cut: it is data, not text")

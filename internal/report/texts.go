@@ -49,12 +49,16 @@ func walkTexts(v reflect.Value, path string, fn func(field, s string) string) {
 }
 
 // Bound cuts every text of the report to what status holds (internal/bounded): the failure's
-// message to a condition's bound, every other text to a field's. Decode bounds what it reads, so
+// message to a condition's bound, a probe's text (which its transport reads, never stores) to
+// MaxProbeText, every other text to a field's. Decode bounds what it reads, so
 // the operator never stores more whatever the runner (or an image posing as it) wrote.
 func (r *Report) Bound() {
 	r.Texts(func(field, s string) string {
-		if field == ".Failure.Message" {
+		switch field {
+		case ".Failure.Message":
 			return bounded.Text(s, bounded.ReportMessage)
+		case ".Probes.Before", ".Probes.After":
+			return bounded.Text(s, MaxProbeText)
 		}
 		return bounded.Text(s, bounded.Field)
 	})

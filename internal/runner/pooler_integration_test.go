@@ -107,8 +107,13 @@ func TestRunThroughRealPgBouncer(t *testing.T) {
 			}
 			st := rep.Storm
 			if st == nil || st.Connections != 150 || st.Failed != 0 || st.PerSecond <= 0 || st.MeanConnectMs <= 0 ||
-				!strings.Contains(st.Command, "-C") {
+				!strings.Contains(st.Command, "-C") || len(st.BatchConnectMs) != StormBatches {
 				t.Errorf("storm %+v", st)
+			}
+			for _, ms := range st.BatchConnectMs {
+				if ms <= 0 {
+					t.Errorf("a batch's mean connect time %v: %+v", ms, st)
+				}
 			}
 			if strings.Contains(out, s.Password) {
 				t.Error("the password leaked into the output")

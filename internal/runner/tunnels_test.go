@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,5 +55,27 @@ func TestExplainNamesTheTunnelThatRestarted(t *testing.T) {
 	f = tunnelLogs{dir: dir, count: 1, port: l.Addr().(*net.TCPAddr).Port}.explain(0, 1, lost)
 	if f.Reason != benchv1.ReasonConnectionLost {
 		t.Errorf("a listening tunnel port: %s: %s, want ConnectionLost", f.Reason, f.Message)
+	}
+}
+
+func TestStormSizes(t *testing.T) {
+	tests := []struct {
+		n    int32
+		want []int32
+	}{
+		{300, []int32{50, 50, 50, 50, 50, 50}},
+		{10, []int32{2, 2, 2, 2, 1, 1}},
+		{4, []int32{1, 1, 1, 1}},
+		{10000, []int32{1667, 1667, 1667, 1667, 1666, 1666}},
+	}
+	for _, tt := range tests {
+		got := stormSizes(tt.n)
+		sum := int32(0)
+		for _, s := range got {
+			sum += s
+		}
+		if !slices.Equal(got, tt.want) || sum != tt.n {
+			t.Errorf("stormSizes(%d) = %v, want %v", tt.n, got, tt.want)
+		}
 	}
 }

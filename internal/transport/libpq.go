@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
@@ -24,6 +25,34 @@ type Server struct {
 	// CASecret, when set, holds the server's certificate authority under CAKey.
 	CASecret string
 	CAKey    string
+
+	// Pod is the pod behind the server's Service, resolved before each run only for a transport
+	// that dials it (DialsServerPod).
+	Pod ServerPod
+}
+
+// ServerPod is the pod behind the server's Service as its EndpointSlice lists it.
+type ServerPod struct {
+	Name string
+	IP   string
+	Port int32
+}
+
+// DialsServerPod is a transport that connects to the pod behind the server's Service rather than
+// to the Service: the reconciler resolves Server.Pod for it before each run.
+type DialsServerPod interface {
+	DialsServerPod() bool
+}
+
+// NeedsServerPod reports whether any transport of the benchmark dials the server's pod.
+func NeedsServerPod(tb *benchv1.TunnelBenchmark, server Server) bool {
+	for _, t := range tb.Spec.Transports {
+		tr, err := For(Context{Benchmark: tb, Spec: t, Server: server})
+		if d, ok := tr.(DialsServerPod); err == nil && ok && d.DialsServerPod() {
+			return true
+		}
+	}
+	return false
 }
 
 // Endpoint renders the server as host:port/database.

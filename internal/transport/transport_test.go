@@ -332,7 +332,7 @@ func TestDescribe(t *testing.T) {
 		res  benchv1.TransportResult
 		want string
 	}{
-		{"direct without TLS says nothing", benchv1.TransportSpec{Type: "direct"}, benchv1.TransportResult{}, ""},
+		{"direct names the address", benchv1.TransportSpec{Type: "direct"}, benchv1.TransportResult{}, "to pg-rw:5432"},
 		{"tls", benchv1.TransportSpec{Type: "tls"}, benchv1.TransportResult{TLS: tls}, "TLSv1.3 TLS_AES_256_GCM_SHA384"},
 		{"ssh with TLS inside and two tunnels", benchv1.TransportSpec{Type: "ssh"}, benchv1.TransportResult{TLS: tls,
 			SSH: &benchv1.NegotiatedSSH{Cipher: "aes128-ctr", Compression: "none"}, Tunnels: make([]benchv1.TunnelResult, 2)},

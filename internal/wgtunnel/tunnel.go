@@ -22,8 +22,9 @@ type End struct {
 	Addr netip.Addr
 	// PrivateKey is this end's key; PeerKey the other end's public key, pinned.
 	PrivateKey, PeerKey Key
-	// PeerAddr is the only address this end exchanges with the peer (allowed_ip).
-	PeerAddr netip.Addr
+	// Peer holds the only addresses this end exchanges with the peer (allowed_ip): the gateway's
+	// on the client, ClientPrefix on the gateway.
+	Peer netip.Prefix
 	// ListenPort is the UDP port to listen on: ListenPort on the gateway, 0 (any) on the client.
 	ListenPort int
 	// Endpoint, on the client, is where the gateway is; the gateway learns the client's from its
@@ -50,7 +51,7 @@ func (e End) config() string {
 	if e.KeepAlive > 0 {
 		fmt.Fprintf(&b, "persistent_keepalive_interval=%d\n", int(e.KeepAlive.Seconds()))
 	}
-	fmt.Fprintf(&b, "allowed_ip=%s\n", netip.PrefixFrom(e.PeerAddr, e.PeerAddr.BitLen()))
+	fmt.Fprintf(&b, "allowed_ip=%s\n", e.Peer.Masked())
 	return b.String()
 }
 
@@ -62,7 +63,7 @@ type Tunnel struct {
 
 // Start brings the end up.
 func (e End) Start() (*Tunnel, error) {
-	if !e.Addr.IsValid() || !e.PeerAddr.IsValid() {
+	if !e.Addr.IsValid() || !e.Peer.IsValid() {
 		return nil, errors.New("the tunnel's addresses are not set")
 	}
 	tdev, tnet, err := netstack.CreateNetTUN([]netip.Addr{e.Addr}, nil, MTU)

@@ -63,13 +63,17 @@ func tunnel(t *testing.T, target string, clientPeer func(gatewayPub Key) Key) (s
 	port := freeUDPPort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	gw, err := End{Addr: GatewayAddr, PeerAddr: ClientAddr, PrivateKey: gwPriv, PeerKey: clPub, ListenPort: port}.Start()
+	gw, err := End{Addr: GatewayAddr, Peer: ClientPrefix, PrivateKey: gwPriv, PeerKey: clPub, ListenPort: port}.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(gw.Close)
 	go func() { _ = gw.ServeGateway(ctx, target, t.Logf) }()
-	cl, err := End{Addr: ClientAddr, PeerAddr: GatewayAddr, PrivateKey: clPriv, PeerKey: clientPeer(gwPub),
+	clientAddr, err := ClientAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := End{Addr: clientAddr, Peer: netip.PrefixFrom(GatewayAddr, 32), PrivateKey: clPriv, PeerKey: clientPeer(gwPub),
 		Endpoint: netip.MustParseAddrPort("127.0.0.1:" + strconv.Itoa(port)), KeepAlive: time.Second}.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -195,5 +199,23 @@ func TestTunnelCarriesManyConnectionsTheServerCloses(t *testing.T) {
 		if got, err := roundTrip(listen, "hello"); err != nil || got != "hello" {
 			t.Fatalf("connection %d: %q, %v", i, got, err)
 		}
+	}
+}
+
+func TestClientAddrStaysInItsPrefix(t *testing.T) {
+	seen := map[netip.Addr]bool{}
+	for range 500 {
+		a, err := ClientAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ClientPrefix.Contains(a) || a == GatewayAddr || a == ClientPrefix.Addr() || a.As4()[3] == 255 {
+			t.Fatalf("client address %s", a)
+		}
+		seen[a] = true
+	}
+	// Pods after pods must not share one address: 500 draws of 253 cover most of them.
+	if len(seen) < 100 {
+		t.Errorf("only %d distinct client addresses in 500 draws", len(seen))
 	}
 }

@@ -18,13 +18,33 @@ import (
 	"golang.org/x/crypto/curve25519"
 )
 
-// The tunnel's own addresses (a /30 inside the tunnel, never routed anywhere else) and port.
+// The tunnel's own addresses (inside the tunnel, never routed anywhere else).
 var (
 	// GatewayAddr is the gateway's address inside the tunnel: the only one the client may reach.
 	GatewayAddr = netip.MustParseAddr("10.201.0.1")
-	// ClientAddr is the client's address inside the tunnel.
-	ClientAddr = netip.MustParseAddr("10.201.0.2")
+	// ClientPrefix holds the clients' addresses: each runner pod takes one of its own
+	// (ClientAddr), so that the connections of a pod never meet those of the pod before it, which
+	// the gateway's network stack may still hold in TIME_WAIT for a minute: a new pod's network
+	// stack picks its ports afresh, and a connection on a port still waiting from the same address
+	// is refused (seen in a 300-connection storm right after another vpn run).
+	ClientPrefix = netip.MustParsePrefix("10.201.0.0/24")
 )
+
+// ClientAddr is a client address of ClientPrefix, at random: neither the network's, the
+// gateway's nor the broadcast address.
+func ClientAddr() (netip.Addr, error) {
+	var b [1]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return netip.Addr{}, err
+		}
+		if b[0] > 1 && b[0] < 255 {
+			a := ClientPrefix.Addr().As4()
+			a[3] = b[0]
+			return netip.AddrFrom4(a), nil
+		}
+	}
+}
 
 const (
 	// ListenPort is the gateway's UDP port.
