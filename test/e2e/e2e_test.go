@@ -466,10 +466,11 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb := benchmark(ns, "connections", pg, fixture.CredentialsSecret)
 	tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.Protocol = 4, 2, "simple"
 	tb.Spec.Load.Reconnect, tb.Spec.Load.Initialize = true, true
-	const storm = 300
+	const storm = 600
 	tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: storm}
 	tb.Spec.Transports = []benchv1.TransportSpec{
 		{Name: "direct", Type: benchv1.TransportDirect},
+		{Name: "direct-pod", Type: benchv1.TransportDirect, Direct: &benchv1.DirectTransport{Via: benchv1.ViaPod}},
 		{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeRequire}},
 		{Name: "pgbouncer", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
 			ClientTLS: "require", ServerTLS: "verify-full"}},
@@ -536,6 +537,10 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 	}
 	assertWireGuard(t, end)
 	assertProxy(t, end)
+	assertConnectOrder(t, end)
+	if r := end.Status.Result("direct-pod"); r == nil || !strings.HasPrefix(r.Path, "straight to pod ") {
+		t.Errorf("direct-pod: the path did not end at the server's pod: %+v", r)
+	}
 	for _, component := range []string{"pooler", "vpn-gateway", "proxy"} {
 		poll.Until(t, time.Minute, time.Second, component+" removed", func() error {
 			pods := &corev1.PodList{}
@@ -548,6 +553,34 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 			}
 			return nil
 		})
+	}
+}
+
+// assertConnectOrder checks the MySQL study's lesson on PostgreSQL, by the storms' connect times
+// with their intervals (6 batches each): the sidecar pooler costs least (its clients log in over
+// loopback), TLS costs more than plain TCP, the tunnel more than plain TCP, and TLS inside the
+// tunnel more than the tunnel alone. Where two intervals overlap, no order is claimed.
+func assertConnectOrder(t *testing.T, end *benchv1.TunnelBenchmark) {
+	t.Helper()
+	connect := map[string]*benchv1.MedianInterval{}
+	for _, r := range end.Status.Results {
+		if s := r.ConnectionStorm; s != nil && s.Connect != nil {
+			connect[r.Transport] = s.Connect
+			t.Logf("storm %s: connect %.3f ms [%.3f, %.3f] (%.0f %%, %d batches)", r.Transport, s.Connect.Median,
+				s.Connect.Low, s.Connect.High, 100*s.Connect.Confidence, s.Connect.Samples)
+		}
+	}
+	for _, pair := range [][2]string{{"pgbouncer-sidecar", "direct"}, {"direct", "tls"}, {"direct", "wireguard"},
+		{"wireguard", "wireguard-tls"}} {
+		cheap, dear := connect[pair[0]], connect[pair[1]]
+		if cheap == nil || dear == nil {
+			t.Errorf("no storm interval for %s or %s", pair[0], pair[1])
+			continue
+		}
+		if cheap.High >= dear.Low {
+			t.Errorf("%s [%.3f, %.3f] ms does not connect faster than %s [%.3f, %.3f] ms", pair[0], cheap.Low, cheap.High,
+				pair[1], dear.Low, dear.High)
+		}
 	}
 }
 
