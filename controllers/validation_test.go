@@ -355,6 +355,16 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"cannot carry a vpn transport's WireGuard (UDP)"},
 		},
 		{
+			name: "a pooler over a vpn behind the userspace link emulator",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{
+					{Name: "wg", Type: "vpn", Network: &benchv1.NetworkSpec{}},
+					{Name: "p", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar", Over: "wg"}}}
+				tb.Spec.Network = &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}}
+			},
+			want: []string{"nor a pooler's over one"},
+		},
+		{
 			name: "a vpn of an unknown kind",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "wg", Type: "vpn", VPN: &benchv1.VPNTransport{Kind: "ipsec"}}}
@@ -388,6 +398,38 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "d", Type: "direct", Direct: &benchv1.DirectTransport{Via: "node"}}}
 			},
 			want: []string{"spec.transports[0].direct.via", "Unsupported value"},
+		},
+		{
+			name: "a shared pooler over a tunnel",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "wg", Type: "vpn"},
+					{Name: "p", Type: "pooler", Pooler: &benchv1.PoolerTransport{Over: "wg"}}}
+			},
+			want: []string{"pooler.over applies to placement sidecar"},
+		},
+		{
+			name: "a sidecar pooler over a tls transport",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "t", Type: "tls"},
+					{Name: "p", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar", Over: "t"}}}
+			},
+			want: []string{"pooler.over must name a transport of this benchmark of type ssh, vpn or proxy"},
+		},
+		{
+			name: "a sidecar pooler over a transport that is not there",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "p", Type: "pooler", Pooler: &benchv1.PoolerTransport{
+					Placement: "sidecar", Over: "wg"}}}
+			},
+			want: []string{"pooler.over must name a transport of this benchmark of type ssh, vpn or proxy"},
+		},
+		{
+			name: "verify-full through a tunnel under a sidecar pooler",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "s", Type: "ssh"},
+					{Name: "p", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar", Over: "s", ServerTLS: "verify-full"}}}
+			},
+			want: []string{"pooler.serverTLS verify-full cannot check the server's name through pooler.over"},
 		},
 		{
 			name: "vpn settings on an ssh transport",
@@ -828,7 +870,9 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				VPN:     &benchv1.VPNTransport{SSLMode: "require"},
 				Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}, Emulator: "chaos-mesh"}},
 				{Name: "lb", Type: "proxy", Proxy: &benchv1.ProxyTransport{SSLMode: "require"}},
-				{Name: "pod", Type: "direct", Direct: &benchv1.DirectTransport{Via: "pod"}}}
+				{Name: "pod", Type: "direct", Direct: &benchv1.DirectTransport{Via: "pod"}},
+				{Name: "pooled", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar", Over: "wg", ServerTLS: "require"},
+					Network: &benchv1.NetworkSpec{}}}
 		}},
 		{"cnpg with direct and tls", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "tls", Type: "tls"}}

@@ -362,6 +362,8 @@ const (
 // to it decide connection cost: a pooler that still runs SCRAM and TLS for every client login
 // saves little, one inside the client pod with loopback trust saves the handshakes.
 // +kubebuilder:validation:XValidation:rule="!has(self.clientTLS) || self.clientTLS == 'disable' || !has(self.placement) || self.placement == 'service'",message="pooler.clientTLS require applies to placement service: a sidecar pooler is reached over the pod's loopback"
+// +kubebuilder:validation:XValidation:rule="!has(self.over) || (has(self.placement) && self.placement == 'sidecar')",message="pooler.over applies to placement sidecar: a pooler next to the server has no path of its own to go through"
+// +kubebuilder:validation:XValidation:rule="!has(self.over) || !has(self.serverTLS) || self.serverTLS != 'verify-full'",message="pooler.serverTLS verify-full cannot check the server's name through pooler.over (the pooler connects to the path's near end): use require"
 type PoolerTransport struct {
 	// Placement is service (default: a pooler next to the server, behind a Service) or sidecar
 	// (PgBouncer inside the client pod, as a native sidecar).
@@ -401,6 +403,14 @@ type PoolerTransport struct {
 	// client certificate, so this is not settable for it.
 	// +optional
 	ServerTLS PoolerServerTLS `json:"serverTLS,omitempty"`
+
+	// Over names another transport of this benchmark, of type ssh, vpn or proxy, whose path the
+	// sidecar pooler's server connections go through: the pooler on the client host in front of
+	// a tunnel, as in the studies. That transport is measured on its own too; its settings (its
+	// sslMode aside: serverTLS decides TLS to the server) and its gateway serve both.
+	// +kubebuilder:validation:MaxLength=30
+	// +optional
+	Over string `json:"over,omitempty"`
 }
 
 // PoolMode is PgBouncer's pool_mode.
@@ -1860,7 +1870,8 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, (has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require') || (has(t.tls) && has(t.tls.clientCertificate)))",message="spec.tls.issuerRef issues the server certificate of spec.server.managed, the certificate of a pooler with clientTLS require and tls.clientCertificate: this benchmark has none of them"
 	// +kubebuilder:validation:XValidation:rule="has(self.tls) || self.transports.all(t, !has(t.tls) || !has(t.tls.clientCertificate))",message="spec.transports: tls.clientCertificate needs spec.tls.issuerRef to issue it"
-	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'vpn' || !(has(t.network) ? ((has(t.network.rtt) || has(t.network.bandwidth)) && (!has(t.network.emulator) || t.network.emulator == 'userspace')) : (has(self.network) && (has(self.network.rtt) || has(self.network.bandwidth)) && (!has(self.network.emulator) || self.network.emulator == 'userspace'))))",message="spec.transports: the userspace link emulator is a TCP proxy and cannot carry a vpn transport's WireGuard (UDP): set network.emulator chaos-mesh for it"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.over) || self.transports.exists(o, o.name == t.pooler.over && (o.type == 'ssh' || o.type == 'vpn' || o.type == 'proxy')))",message="spec.transports: pooler.over must name a transport of this benchmark of type ssh, vpn or proxy"
+	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !(t.type == 'vpn' || (has(t.pooler) && has(t.pooler.over) && self.transports.exists(o, o.name == t.pooler.over && o.type == 'vpn'))) || !(has(t.network) ? ((has(t.network.rtt) || has(t.network.bandwidth)) && (!has(t.network.emulator) || t.network.emulator == 'userspace')) : (has(self.network) && (has(self.network.rtt) || has(self.network.bandwidth)) && (!has(self.network.emulator) || self.network.emulator == 'userspace'))))",message="spec.transports: the userspace link emulator is a TCP proxy and cannot carry a vpn transport's WireGuard (UDP), nor a pooler's over one: set network.emulator chaos-mesh for it"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, !has(t.pooler) || !has(t.pooler.poolMode) || t.pooler.poolMode != 'transaction' || !has(self.load.protocol) || self.load.protocol != 'prepared')",message="spec.transports: pooler.poolMode transaction cannot run spec.load.protocol prepared: PgBouncer 1.18 does not keep prepared statements across transactions; use poolMode session or protocol extended"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.maxClientConnections) ? t.pooler.maxClientConnections : 1000) >= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients))",message="spec.transports: pooler.maxClientConnections (default 1000) must be at least spec.load.clients (every point of spec.sweep.clients), or the pooler refuses pgbench's clients"
 	// +kubebuilder:validation:XValidation:rule="self.transports.all(t, t.type != 'pooler' || (has(t.pooler) && has(t.pooler.poolMode) && t.pooler.poolMode == 'transaction') || (has(self.sweep) && has(self.sweep.poolSize) ? self.sweep.poolSize.min() : (has(t.pooler) && has(t.pooler.poolSize) ? t.pooler.poolSize : 20)) >= (has(self.sweep) && has(self.sweep.clients) ? self.sweep.clients.max() : self.load.clients))",message="spec.transports: pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session, at every point of spec.sweep.clients: each pgbench client keeps its server connection for its whole session, and the others would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections"

@@ -63,7 +63,6 @@ var CNPGPoolerGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version
 // the operator's own PgBouncer otherwise; it serves only its transport and goes when that run
 // ends. Placed as a sidecar, it runs inside the runner pod and clients reach it over loopback.
 type pooler struct {
-	basic
 	c Context
 }
 
@@ -86,22 +85,38 @@ func (p pooler) meta(name string) metav1.ObjectMeta {
 
 func (pooler) FailureReason() string { return benchv1.ReasonPoolerUnavailable }
 
-// Blame: the sidecar PgBouncer or the shared pooler's pods that broke leave the pooler unavailable.
-func (pooler) Blame(part string) string {
+// Blame: the sidecar PgBouncer or the shared pooler's pods that broke leave the pooler unavailable;
+// the parts of the path it is over are that path's.
+func (p pooler) Blame(part string) string {
 	if part == PoolerContainer || part == PoolerComponent {
 		return benchv1.ReasonPoolerUnavailable
+	}
+	if inner, ok, err := p.over(); ok && err == nil {
+		return inner.Blame(part)
 	}
 	return ""
 }
 
-// Describe: what libpq negotiated with the pooler, then the pooler's two hops.
-func (pooler) Describe(res *benchv1.TransportResult) string {
+// Describe: what libpq negotiated with the pooler, then the pooler's two hops, then the path it is
+// over.
+func (p pooler) Describe(res *benchv1.TransportResult) string {
 	pool := ""
-	if p := res.Pooler; p != nil {
-		pool = fmt.Sprintf("%s %s %s: client %s %s, server %s %s", p.Implementation, p.Placement, p.PoolMode,
-			p.ClientHop.Auth, p.ClientHop.TLS, p.ServerHop.Auth, p.ServerHop.TLS)
+	if r := res.Pooler; r != nil {
+		pool = fmt.Sprintf("%s %s %s: client %s %s, server %s %s", r.Implementation, r.Placement, r.PoolMode,
+			r.ClientHop.Auth, r.ClientHop.TLS, r.ServerHop.Auth, r.ServerHop.TLS)
+	}
+	if inner, ok, err := p.over(); ok && err == nil {
+		return words(pool, "over "+p.settings().Over+": "+overDescribe(inner, res))
 	}
 	return words(tlsWords(res), pool)
+}
+
+// UserSecrets are those of the path the pooler is over.
+func (p pooler) UserSecrets() []SecretRef {
+	if inner, ok, err := p.over(); ok && err == nil {
+		return inner.UserSecrets()
+	}
+	return nil
 }
 
 func (p pooler) VerifiesServer() bool { return p.settings().ServerTLS == benchv1.ServerTLSVerifyFull }
@@ -109,6 +124,12 @@ func (p pooler) VerifiesServer() bool { return p.settings().ServerTLS == benchv1
 func (p pooler) Peers() ([]Peer, error) {
 	switch {
 	case p.settings().Placement == benchv1.PoolerSidecar:
+		if inner, ok, err := p.over(); ok {
+			if err != nil {
+				return nil, err
+			}
+			return overPeers(inner)
+		}
 		return nil, nil
 	case p.cnpg():
 		return p.cnpgPeers(), nil
@@ -160,18 +181,7 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 	run.Pooler = runspec.PoolerPgBouncer
 	switch {
 	case s.Placement == benchv1.PoolerSidecar:
-		pod := libpq(p.c.Server, "127.0.0.1", PoolerListenPort, string(s.ClientTLS))
-		pb := p.pgbouncer("127.0.0.1", pgbouncer.AuthTrust)
-		// Only the pooler's own connections cross the link.
-		host, port := p.c.dial(p.Hop())
-		pb.config.ServerHost, pb.config.ServerPort = host, int(port)
-		image, pullPolicy := specs.RunnerImage(p.c.Benchmark, p.c.Defaults)
-		c := pb.container(image, pullPolicy)
-		c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
-		c.StartupProbe = specs.StartupProbe(PoolerListenPort)
-		pod.Sidecars = append(pod.Sidecars, c)
-		pod.Volumes = append(pod.Volumes, pb.volumes...)
-		return pod, nil
+		return p.sidecarPod(run)
 	case p.cnpg():
 		run.Pooler = runspec.PoolerOpaque
 		run.PoolerMetrics = net.JoinHostPort(fmt.Sprintf("%s.%s.svc", p.cnpgMetricsServiceName(), p.c.Benchmark.Namespace),
@@ -185,9 +195,41 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 	return pod, nil
 }
 
+// sidecarPod is pgbench connecting over loopback to PgBouncer in a native sidecar, whose
+// connections go to the server, or through the path it is over.
+func (p pooler) sidecarPod(run *runspec.Run) (specs.Pod, error) {
+	pod := libpq(p.c.Server, "127.0.0.1", PoolerListenPort, string(p.settings().ClientTLS))
+	pb := p.pgbouncer("127.0.0.1", pgbouncer.AuthTrust)
+	if inner, ok, err := p.over(); ok {
+		if err != nil {
+			return specs.Pod{}, err
+		}
+		path, err := p.overPod(inner, &pb, run)
+		if err != nil {
+			return specs.Pod{}, err
+		}
+		pod.Sidecars, pod.Volumes, pod.Mounts = path.Sidecars, path.Volumes, append(pod.Mounts, path.Mounts...)
+	} else {
+		// Only the pooler's own connections cross the link.
+		host, port := p.c.dial(p.Hop())
+		pb.config.ServerHost, pb.config.ServerPort = host, int(port)
+	}
+	image, pullPolicy := specs.RunnerImage(p.c.Benchmark, p.c.Defaults)
+	c := pb.container(image, pullPolicy)
+	c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
+	c.StartupProbe = specs.StartupProbe(PoolerListenPort)
+	pod.Sidecars = append(pod.Sidecars, c)
+	pod.Volumes = append(pod.Volumes, pb.volumes...)
+	return pod, nil
+}
+
 // Hop: a sidecar pooler's connections to the server cross the link (pgbench's reach the pooler
-// over loopback); pgbench's own cross it to a shared pooler.
+// over loopback), on the hop of the path it is over when it is over one; pgbench's own cross it
+// to a shared pooler.
 func (p pooler) Hop() Hop {
+	if inner, ok, err := p.over(); ok && err == nil {
+		return inner.Hop()
+	}
 	if p.settings().Placement == benchv1.PoolerSidecar {
 		return serverHop(p.c.Server, "PgBouncer sidecar → server")
 	}
@@ -228,6 +270,9 @@ func (p pooler) Record(rep *report.Report, res *benchv1.TransportResult) {
 		out.ServerHop.TLS = rep.TLS.Version + "/" + rep.TLS.Cipher
 	}
 	res.Pooler = out
+	if inner, ok, err := p.over(); ok && err == nil {
+		inner.Record(rep, res)
+	}
 }
 
 // ownPgBouncer is one of the operator's own PgBouncers: its settings (the user comes from the

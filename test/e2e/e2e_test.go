@@ -479,6 +479,9 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 		{Name: "wireguard", Type: benchv1.TransportVPN},
 		{Name: "wireguard-tls", Type: benchv1.TransportVPN, VPN: &benchv1.VPNTransport{SSLMode: "require"}},
 		{Name: "haproxy", Type: benchv1.TransportProxy},
+		// The study's pooler on the client host with TLS to the server, here over the tunnel.
+		{Name: "pgbouncer-over-wireguard", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
+			Placement: benchv1.PoolerSidecar, PoolMode: "transaction", PoolSize: 2, ServerTLS: "require", Over: "wireguard"}},
 	}
 	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
@@ -504,8 +507,9 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 		clientAuth, clientTLS string
 		maxServers            int32
 	}{
-		"pgbouncer":         {"scram-sha-256", "TLSv1.3/", 20},
-		"pgbouncer-sidecar": {"trust", "none", 2},
+		"pgbouncer":                {"scram-sha-256", "TLSv1.3/", 20},
+		"pgbouncer-sidecar":        {"trust", "none", 2},
+		"pgbouncer-over-wireguard": {"trust", "none", 2},
 	} {
 		r := end.Status.Result(name)
 		if r == nil || r.Pooler == nil {
@@ -533,7 +537,8 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 		}
 		// The pooler's own CPU per transaction: the shared one's from its pod, the sidecar's from
 		// its container.
-		assertSidecarCost(t, *r, map[string]string{"pgbouncer": "pooler", "pgbouncer-sidecar": "pgbouncer"}[name])
+		assertSidecarCost(t, *r, map[string]string{"pgbouncer": "pooler", "pgbouncer-sidecar": "pgbouncer",
+			"pgbouncer-over-wireguard": "pgbouncer"}[name])
 	}
 	assertWireGuard(t, end)
 	assertProxy(t, end)
@@ -571,7 +576,7 @@ func assertConnectOrder(t *testing.T, end *benchv1.TunnelBenchmark) {
 		}
 	}
 	for _, pair := range [][2]string{{"pgbouncer-sidecar", "direct"}, {"direct", "tls"}, {"direct", "wireguard"},
-		{"wireguard", "wireguard-tls"}} {
+		{"wireguard", "wireguard-tls"}, {"pgbouncer-over-wireguard", "wireguard"}} {
 		cheap, dear := connect[pair[0]], connect[pair[1]]
 		if cheap == nil || dear == nil {
 			t.Errorf("no storm interval for %s or %s", pair[0], pair[1])
@@ -611,7 +616,7 @@ func assertProxy(t *testing.T, end *benchv1.TunnelBenchmark) {
 // both ways), after a handshake, with libpq's TLS inside only where asked.
 func assertWireGuard(t *testing.T, end *benchv1.TunnelBenchmark) {
 	t.Helper()
-	for name, tls := range map[string]bool{"wireguard": false, "wireguard-tls": true} {
+	for name, tls := range map[string]bool{"wireguard": false, "wireguard-tls": true, "pgbouncer-over-wireguard": true} {
 		r := end.Status.Result(name)
 		if r == nil {
 			t.Errorf("%s: no result", name)
