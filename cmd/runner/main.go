@@ -47,7 +47,8 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tunnelbench-runner run|parse|probe|pgbouncer|link|sidecar|node-reader|haproxy|wg-gateway|wg-client [flags]")
+		fmt.Fprintln(stderr, "usage: tunnelbench-runner "+
+			"run|parse|probe|pgbouncer|link|sidecar|node-reader|with-file|wg-gateway|wg-client [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -65,12 +66,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runSidecar(args[1:], stdout, stderr)
 	case "node-reader":
 		return runNodeReader(args[1:], stderr)
-	case "haproxy":
-		return execHAProxy(args[1:], stderr)
+	case "with-file":
+		return execWithFile(args[1:], stderr)
 	case "wg-gateway", "wg-client":
 		return runWireGuard(args[0] == "wg-gateway", args[1:], stderr)
 	default:
-		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe, pgbouncer, link, sidecar, node-reader, haproxy, "+
+		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe, pgbouncer, link, sidecar, node-reader, with-file, "+
 			"wg-gateway or wg-client\n", args[0])
 		return 2
 	}

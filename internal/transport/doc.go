@@ -16,8 +16,21 @@
 //     need; its tests in <type>_test.go. Which of its parts broke a run (Blame: its sidecars'
 //     container names, its peers' components) and how its path is named (Describe, from what
 //     Record kept) are the transport's own;
-//  3. hack/images/runner-packages, when it runs a Debian package the image lacks;
+//  3. hack/images/runner-packages, when it runs a Debian package the image lacks (and
+//     hack/deps.sh, when its tests run that program on the machine);
 //  4. generated files: `make generate manifests` (deepcopy, CRD, RBAC, the chart's copies).
+//
+// What a transport needs from the runner is generic: its probes (runspec.Probe: texts the runner
+// reads at both ends of the load, which the transport's Record turns into status evidence), its
+// parts' CPU (runspec.CPUPart), and for a peer's program configured by a file, `tunnelbench-runner
+// with-file`. A transport's own helper code lives in a subpackage (haproxy/ renders HAProxy's
+// configuration and reads its counters). Code that must run in a pod and exists nowhere else (the
+// WireGuard ends, internal/wgtunnel) is a runner subcommand.
+//
+// The transports: direct.go (plain TCP, to the Service or the pod behind it), tls.go, ssh.go,
+// pooler.go and pooler_over.go (PgBouncer next to the server, in the runner pod, or in the runner
+// pod over another transport's path), vpn.go (WireGuard in user space), proxy.go (HAProxy in TCP
+// mode).
 //
 // Nothing else: the reconciler, the Job builder, the results, the blame of a failed run, the
 // summary and the cleanup are type-agnostic.

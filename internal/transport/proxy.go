@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/haproxy"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport/haproxy"
 )
 
 // The proxy: its Service and HAProxy Deployment, one per proxy transport.
@@ -50,7 +50,10 @@ func (p proxy) host() string { return fmt.Sprintf("%s.%s.svc", p.name(), p.c.Ben
 
 // Peers are the proxy's Service, NetworkPolicy and Deployment; they serve this transport only.
 func (p proxy) Peers() ([]Peer, error) {
-	dep := p.deployment()
+	dep, err := p.deployment()
+	if err != nil {
+		return nil, err
+	}
 	peers := withNetworkPolicy(p.c, p.c.Benchmark, dep, []Peer{{Object: p.service()}})
 	return append(peers, Peer{Object: dep, Ready: deploymentReady("the proxy"),
 		Created: func() (string, string) {
@@ -138,16 +141,31 @@ func (p proxy) service() *corev1.Service {
 	}
 }
 
-// deployment runs HAProxy next to the server, configured by `tunnelbench-runner haproxy`.
-func (p proxy) deployment() *appsv1.Deployment {
+// proxyConfig is where HAProxy reads its configuration, written at start from proxyConfigEnv.
+const (
+	proxyConfig    = "/tmp/haproxy/haproxy.cfg"
+	proxyConfigEnv = "HAPROXY_CONFIG"
+	// haproxyBinary is Debian's HAProxy (outside the image's PATH).
+	haproxyBinary = "/usr/sbin/haproxy"
+)
+
+// deployment runs HAProxy in the foreground next to the server, its configuration (no secret: a
+// host and a port) written from the pod spec by `tunnelbench-runner with-file`.
+func (p proxy) deployment() (*appsv1.Deployment, error) {
 	tb := p.c.Benchmark
+	config, err := haproxy.Config{Target: p.target()}.Render()
+	if err != nil {
+		return nil, fmt.Errorf("transport %s: %w", p.c.Spec.Name, err)
+	}
 	image, pullPolicy := specs.RunnerImage(tb, p.c.Defaults)
 	c := specs.HelperContainer("haproxy", image, pullPolicy, "250m", "32Mi", "256Mi")
-	c.Command, c.Args = []string{"tunnelbench-runner"}, []string{"haproxy", "--target=" + p.target()}
+	c.Command = []string{"tunnelbench-runner"}
+	c.Args = []string{"with-file", "--path=" + proxyConfig, "--from-env=" + proxyConfigEnv, "--", haproxyBinary, "-db", "-f", proxyConfig}
+	c.Env = append(c.Env, corev1.EnvVar{Name: proxyConfigEnv, Value: config})
 	c.Ports = []corev1.ContainerPort{{Name: "postgres", ContainerPort: haproxy.ListenPort},
 		{Name: "stats", ContainerPort: haproxy.StatsPort}}
 	// HAProxy's processes are the proxy's part of the path.
 	servePeerCPU(&c)
 	c.ReadinessProbe = specs.TCPReadiness(haproxy.ListenPort)
-	return specs.ServerSideDeployment(tb, p.meta(), c)
+	return specs.ServerSideDeployment(tb, p.meta(), c), nil
 }

@@ -10,9 +10,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/haproxy"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport/haproxy"
 )
 
 func proxyFor(t *testing.T, sslMode string) Transport {
@@ -45,8 +45,10 @@ func TestProxyPeersAndPod(t *testing.T) {
 			}
 		case *appsv1.Deployment:
 			kinds = append(kinds, "Deployment")
-			if args := strings.Join(o.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "haproxy --target=pg-rw:5432") {
-				t.Errorf("HAProxy must forward to the server: %s", args)
+			c := o.Spec.Template.Spec.Containers[0]
+			if !strings.Contains(strings.Join(c.Args, " "), "-- /usr/sbin/haproxy -db -f "+proxyConfig) ||
+				!strings.Contains(c.Env[len(c.Env)-1].Value, "server postgres pg-rw:5432\n") {
+				t.Errorf("HAProxy must forward to the server only: %v %v", c.Args, c.Env)
 			}
 			if o.Labels[benchv1.LabelTransport] != "lb" {
 				t.Errorf("the proxy serves its transport only: labels %v", o.Labels)
