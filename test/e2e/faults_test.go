@@ -91,6 +91,8 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 	direct := []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
 	pooler := []benchv1.TransportSpec{{Name: "pooler", Type: benchv1.TransportPooler,
 		Pooler: &benchv1.PoolerTransport{Placement: benchv1.PoolerService, ServerTLS: benchv1.ServerTLSRequire}}}
+	vpn := []benchv1.TransportSpec{{Name: "wireguard", Type: benchv1.TransportVPN}}
+	proxy := []benchv1.TransportSpec{{Name: "haproxy", Type: benchv1.TransportProxy}}
 	cases := []faultCase{
 		{name: "runner pod killed", transports: direct,
 			chaos: func(ns, b string) *unstructured.Unstructured {
@@ -112,6 +114,16 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 				return podKill(ns, benchmarkPods(b, transport.PoolerComponent))
 			},
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonPoolerUnavailable}, wantText: "pod was replaced during the run"},
+		{name: "WireGuard gateway pod killed", transports: vpn,
+			chaos: func(ns, b string) *unstructured.Unstructured {
+				return podKill(ns, benchmarkPods(b, transport.VPNGatewayComponent))
+			},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: "vpn-gateway"},
+		{name: "HAProxy pod killed", transports: proxy,
+			chaos: func(ns, b string) *unstructured.Unstructured {
+				return podKill(ns, benchmarkPods(b, transport.ProxyComponent))
+			},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonProxyUnavailable}, wantText: "proxy"},
 		{name: "runner partitioned from the server", transports: direct,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return chaosObject("NetworkChaos", ns, "fault", map[string]any{"action": "partition", "mode": "all",
