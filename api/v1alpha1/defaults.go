@@ -56,7 +56,7 @@ const (
 	// missed replies.
 	DefaultKeepAliveInterval = 10 * time.Second
 	// DefaultSSHSSLMode is libpq's sslmode inside a tunnel: the tunnel alone encrypts.
-	DefaultSSHSSLMode = "disable"
+	DefaultSSHSSLMode InnerSSLMode = "disable"
 	// DefaultTLSSSLMode is a TLS transport's sslmode.
 	DefaultTLSSSLMode = SSLModeVerifyFull
 )

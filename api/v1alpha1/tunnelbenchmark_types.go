@@ -503,12 +503,11 @@ type SSHTransport struct {
 	KeepAliveInterval *metav1.Duration `json:"keepAliveInterval,omitempty"`
 
 	// SSLMode is libpq's sslmode inside the tunnel: disable (default: the tunnel alone encrypts),
-	// require or verify-ca (TLS on top of SSH, end to end to the server). verify-full cannot apply:
-	// the client connects to the tunnel's loopback end, not to the server's name.
-	// +kubebuilder:validation:Enum=disable;require;verify-ca
+	// require or verify-ca (TLS on top of SSH, end to end to the server). Not verify-full: the
+	// client connects to the tunnel's loopback end, not to the server's name.
 	// +kubebuilder:default=disable
 	// +optional
-	SSLMode string `json:"sslMode,omitempty"`
+	SSLMode InnerSSLMode `json:"sslMode,omitempty"`
 
 	// CompressionLevel is not supported: it only ever applied to SSH protocol 1. It is declared
 	// so that a manifest carrying it is rejected with that explanation instead of silently pruned.
@@ -565,12 +564,10 @@ type VPNTransport struct {
 
 	// SSLMode is libpq's sslmode inside the tunnel: disable (default: the VPN alone encrypts),
 	// require or verify-ca (PostgreSQL's TLS on top, end to end: the question of a team whose VPN
-	// or CNI already encrypts). verify-full cannot apply: the client connects to the tunnel's
-	// loopback end, not to the server's name.
-	// +kubebuilder:validation:Enum=disable;require;verify-ca
+	// or CNI already encrypts). Not verify-full: the client connects to the tunnel's loopback end.
 	// +kubebuilder:default=disable
 	// +optional
-	SSLMode string `json:"sslMode,omitempty"`
+	SSLMode InnerSSLMode `json:"sslMode,omitempty"`
 }
 
 // EffectiveVPN is the vpn settings with the defaults applied, for a transport of type vpn.
@@ -601,12 +598,10 @@ type ProxyTransport struct {
 	Kind ProxyKind `json:"kind,omitempty"`
 
 	// SSLMode is libpq's sslmode through the proxy, end to end to the server: disable (default),
-	// require or verify-ca. verify-full cannot apply: the client connects to the proxy's name, not
-	// to the server's.
-	// +kubebuilder:validation:Enum=disable;require;verify-ca
+	// require or verify-ca. Not verify-full: the client connects to the proxy's name.
 	// +kubebuilder:default=disable
 	// +optional
-	SSLMode string `json:"sslMode,omitempty"`
+	SSLMode InnerSSLMode `json:"sslMode,omitempty"`
 }
 
 // EffectiveProxy is the proxy settings with the defaults applied, for a transport of type proxy.
@@ -633,6 +628,12 @@ func (t TransportSpec) EffectiveSSH() SSHTransport {
 	}
 	return s
 }
+
+// InnerSSLMode is libpq's sslmode through another path (a tunnel, a proxy): disable (the path
+// alone encrypts, or nothing does), require or verify-ca (PostgreSQL's TLS end to end through it).
+// verify-full cannot apply: the client connects to the path's near end, not to the server's name.
+// +kubebuilder:validation:Enum=disable;require;verify-ca
+type InnerSSLMode string
 
 // SSLMode is libpq's sslmode for a TLS transport. Modes that may fall back to plain TCP (allow,
 // prefer) are not offered: the transport would not measure what its name says.

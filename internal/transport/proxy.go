@@ -83,7 +83,7 @@ func (p proxy) Hop() Hop {
 }
 
 func (p proxy) Pod(run *runspec.Run) (specs.Pod, error) {
-	pod := libpq(p.c.Server, p.host(), haproxy.ListenPort, p.c.Spec.EffectiveProxy().SSLMode)
+	pod := libpq(p.c.Server, p.host(), haproxy.ListenPort, string(p.c.Spec.EffectiveProxy().SSLMode))
 	p.c.libpqVia(&pod)
 	if p.VerifiesServer() {
 		withServerCA(&pod, p.c.Server)

@@ -15,7 +15,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport/haproxy"
 )
 
-func proxyFor(t *testing.T, sslMode string) Transport {
+func proxyFor(t *testing.T, sslMode benchv1.InnerSSLMode) Transport {
 	t.Helper()
 	spec := benchv1.TransportSpec{Name: "lb", Type: benchv1.TransportProxy}
 	if sslMode != "" {

@@ -91,7 +91,7 @@ func (s sshTransport) VerifiesServer() bool {
 func (s sshTransport) Pod(run *runspec.Run) (specs.Pod, error) {
 	spec := s.c.Spec.EffectiveSSH()
 	tb := s.c.Benchmark
-	p := libpq(s.c.Server, "127.0.0.1", runspec.TunnelBasePort, spec.SSLMode)
+	p := libpq(s.c.Server, "127.0.0.1", runspec.TunnelBasePort, string(spec.SSLMode))
 	if s.VerifiesServer() {
 		withServerCA(&p, s.c.Server)
 	}

@@ -108,7 +108,7 @@ func (v vpn) Hop() Hop {
 
 func (v vpn) Pod(run *runspec.Run) (specs.Pod, error) {
 	tb := v.c.Benchmark
-	p := libpq(v.c.Server, "127.0.0.1", runspec.TunnelBasePort, v.c.Spec.EffectiveVPN().SSLMode)
+	p := libpq(v.c.Server, "127.0.0.1", runspec.TunnelBasePort, string(v.c.Spec.EffectiveVPN().SSLMode))
 	if v.VerifiesServer() {
 		withServerCA(&p, v.c.Server)
 	}

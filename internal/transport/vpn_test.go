@@ -16,7 +16,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/wgtunnel"
 )
 
-func vpnFor(t *testing.T, sslMode string) Transport {
+func vpnFor(t *testing.T, sslMode benchv1.InnerSSLMode) Transport {
 	t.Helper()
 	spec := benchv1.TransportSpec{Name: "wg", Type: benchv1.TransportVPN}
 	if sslMode != "" {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 )
 
 func keyPair(t *testing.T) (Key, Key) {
@@ -34,24 +36,15 @@ func freeUDPPort(t *testing.T) int {
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
-// echoServer stands in for the server: it sends back what it reads.
-func echoServer(t *testing.T) string {
+// echoServer stands in for the server: it echoes (first 0) or answers and closes first.
+func echoServer(t *testing.T, first int) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := loopback.Echo(first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer func() { _ = c.Close() }(); _, _ = io.Copy(c, c) }()
-		}
-	}()
-	return ln.Addr().String()
+	t.Cleanup(stop)
+	return addr
 }
 
 // tunnel starts a gateway forwarding to target and a client whose peer key is clientPeer, and
@@ -113,7 +106,7 @@ func roundTrip(addr, msg string) (string, error) {
 }
 
 func TestTunnelCarriesTCPToTheTargetOnly(t *testing.T) {
-	listen, cl := tunnel(t, echoServer(t), func(gatewayPub Key) Key { return gatewayPub })
+	listen, cl := tunnel(t, echoServer(t, 0), func(gatewayPub Key) Key { return gatewayPub })
 	msg := "SELECT 1 through WireGuard"
 	got, err := roundTrip(listen, msg)
 	if err != nil || got != msg {
@@ -129,7 +122,7 @@ func TestTunnelCarriesTCPToTheTargetOnly(t *testing.T) {
 }
 
 func TestTunnelRefusesAnUnpinnedGateway(t *testing.T) {
-	listen, cl := tunnel(t, echoServer(t), func(Key) Key { _, other := keyPair(t); return other })
+	listen, cl := tunnel(t, echoServer(t, 0), func(Key) Key { _, other := keyPair(t); return other })
 	if got, err := roundTrip(listen, "hello"); err == nil {
 		t.Fatalf("a client pinned to another key reached the server: %q", got)
 	}
@@ -159,7 +152,7 @@ func TestKeys(t *testing.T) {
 }
 
 func TestTunnelCarriesManyShortConnections(t *testing.T) {
-	listen, _ := tunnel(t, echoServer(t), func(gatewayPub Key) Key { return gatewayPub })
+	listen, _ := tunnel(t, echoServer(t, 0), func(gatewayPub Key) Key { return gatewayPub })
 	for i := range 2000 {
 		if got, err := roundTrip(listen, "hello"); err != nil || got != "hello" {
 			t.Fatalf("connection %d: %q, %v", i, got, err)
@@ -167,34 +160,8 @@ func TestTunnelCarriesManyShortConnections(t *testing.T) {
 	}
 }
 
-// closingServer answers once and closes first, as PostgreSQL does on a client's Terminate.
-func closingServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				buf := make([]byte, 5)
-				if _, err := io.ReadFull(c, buf); err == nil {
-					_, _ = c.Write(buf)
-				}
-				_ = c.Close()
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 func TestTunnelCarriesManyConnectionsTheServerCloses(t *testing.T) {
-	listen, _ := tunnel(t, closingServer(t), func(gatewayPub Key) Key { return gatewayPub })
+	listen, _ := tunnel(t, echoServer(t, 5), func(gatewayPub Key) Key { return gatewayPub })
 	for i := range 3000 {
 		if got, err := roundTrip(listen, "hello"); err != nil || got != "hello" {
 			t.Fatalf("connection %d: %q, %v", i, got, err)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
 )
 
 // haproxyBinary is the real HAProxy (hack/deps.sh installs it).
@@ -27,32 +29,22 @@ func haproxyBinary(t *testing.T) string {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := loopback.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = ln.Close() }()
-	return ln.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // echo stands in for the server.
 func echo(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, stop, err := loopback.Echo(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { defer func() { _ = c.Close() }(); _, _ = io.Copy(c, c) }()
-		}
-	}()
-	return ln.Addr().String()
+	t.Cleanup(stop)
+	return addr
 }
 
 func stats(t *testing.T, port int) Stats {
