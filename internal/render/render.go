@@ -125,7 +125,13 @@ func details(t summary.Transport) []string {
 	if t.ConnectionsPerSecond != nil {
 		out = append(out, fmt.Sprintf("new connections: %.1f/s", *t.ConnectionsPerSecond))
 	}
-	if t.StormPerSecond != nil {
+	for _, e := range t.Evidence {
+		out = append(out, "evidence: "+e)
+	}
+	if c := t.StormConnect; c != nil && t.StormPerSecond != nil {
+		out = append(out, fmt.Sprintf("connection storm: %.1f connections/s, connect %.3g ms [%.3g–%.3g] (%.0f %%, %d batches)",
+			*t.StormPerSecond, c.Median, c.Low, c.High, 100*c.IntervalConfidence, c.Runs))
+	} else if t.StormPerSecond != nil {
 		out = append(out, fmt.Sprintf("connection storm: %.1f connections/s", *t.StormPerSecond))
 	}
 	if len(t.Cost) > 1 {

@@ -87,12 +87,17 @@ type Transport struct {
 	RatioLevel           float64  `json:"ratioLevel,omitempty"`
 	ConnectionsPerSecond *float64 `json:"connectionsPerSecond,omitempty"`
 	StormPerSecond       *float64 `json:"stormPerSecond,omitempty"`
-	FailedTransactions   int64    `json:"failedTransactions,omitempty"`
+	// StormConnect is the storm's time to connect (ms): the median of its batches' means with
+	// their interval.
+	StormConnect       *Estimate `json:"stormConnect,omitempty"`
+	FailedTransactions int64     `json:"failedTransactions,omitempty"`
 	// Link is the emulated link, asked and measured ("" on the LAN).
 	Link string `json:"link,omitempty"`
-	// Path is what the path negotiated: TLS version and cipher, SSH cipher and compression, the
-	// pooler's hops.
+	// Path is what the path negotiated and how it was built, in its transport's words.
 	Path string `json:"path,omitempty"`
+	// Evidence is what the path's own parts counted (a tunnel's bytes, a proxy's connections), as
+	// "name: value".
+	Evidence []string `json:"evidence,omitempty"`
 	// Series is tps over time per run (seconds since the run's start), for plots.
 	Series []Series `json:"series,omitempty"`
 	// Cost is each measured part's CPU per transaction (µs), and Limiter what ran out in how many
@@ -191,9 +196,16 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 	line.ConnectionsPerSecond = r.ConnectionsPerSecond
 	if st := r.ConnectionStorm; st != nil {
 		line.StormPerSecond = &st.ConnectionsPerSecond
+		if c := st.Connect; c != nil {
+			line.StormConnect = &Estimate{Median: c.Median, Low: c.Low, High: c.High, IntervalConfidence: c.Confidence,
+				Runs: int(c.Samples)}
+		}
 	}
 	line.Link = linkOf(r.Link)
 	line.Path = r.Path
+	for _, e := range r.Evidence {
+		line.Evidence = append(line.Evidence, e.Name+": "+e.Value)
+	}
 	line.Cost, line.Limiter = costOf(r.Runs)
 	line.Unmeasured = unmeasuredOf(r.Runs)
 	line.Wire = wireOf(r.Runs)

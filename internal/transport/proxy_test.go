@@ -21,11 +21,7 @@ func proxyFor(t *testing.T, sslMode benchv1.InnerSSLMode) Transport {
 	if sslMode != "" {
 		spec.Proxy = &benchv1.ProxyTransport{SSLMode: sslMode}
 	}
-	tr, err := For(Context{Benchmark: benchmark(nil), Spec: spec, Server: server, Defaults: defaults, NetworkPolicies: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return guarded(t, spec)
 }
 
 func TestProxyPeersAndPod(t *testing.T) {

@@ -22,6 +22,12 @@ func vpnFor(t *testing.T, sslMode benchv1.InnerSSLMode) Transport {
 	if sslMode != "" {
 		spec.VPN = &benchv1.VPNTransport{SSLMode: sslMode}
 	}
+	return guarded(t, spec)
+}
+
+// guarded is the transport of spec in a benchmark whose peers get NetworkPolicies.
+func guarded(t *testing.T, spec benchv1.TransportSpec) Transport {
+	t.Helper()
 	tr, err := For(Context{Benchmark: benchmark(nil), Spec: spec, Server: server, Defaults: defaults, NetworkPolicies: true})
 	if err != nil {
 		t.Fatal(err)
