@@ -67,7 +67,9 @@ const (
 //     ClusterIssuer when it is one: a ClusterIssuer signs for every namespace, so naming one is a
 //     privilege its administrator grants by name, as PodSecurityPolicy's `use` was;
 //   - `create` chaos-mesh NetworkChaos in another namespace a chaos-mesh link would shape (its
-//     far end, a Service there, gets the delay of the way back).
+//     far end, a Service there, gets the delay of the way back);
+//   - `list` EndpointSlices for a direct transport via pod: the operator reads the server
+//     Service's to connect to the pod behind it, and the pod's address lands in status.
 func Required(tb *benchv1.TunnelBenchmark) ([]Access, error) {
 	ns := tb.Namespace
 	secrets, err := transport.UserNamedSecrets(tb)
@@ -86,11 +88,26 @@ func Required(tb *benchv1.TunnelBenchmark) ([]Access, error) {
 				Resource: "clusters", Namespace: ns}})
 	}
 	out = append(out, issuerAccess(tb)...)
+	out = append(out, serverPodAccess(tb)...)
 	chaos, err := chaosAccess(tb)
 	if err != nil {
 		return nil, err
 	}
 	return append(out, chaos...), nil
+}
+
+// serverPodAccess is what the first direct transport via pod needs: EndpointSlices of the
+// benchmark's namespace, the only ones the operator reads.
+func serverPodAccess(tb *benchv1.TunnelBenchmark) []Access {
+	for i, t := range tb.Spec.Transports {
+		if t.Type == benchv1.TransportDirect && t.DirectVia() == benchv1.ViaPod {
+			return []Access{{Field: field.NewPath("spec", "transports").Index(i).Child("direct", "via"),
+				Why: "the operator reads the server Service's EndpointSlices to connect to the pod behind it",
+				Attributes: authorizationv1.ResourceAttributes{Verb: "list", Group: "discovery.k8s.io",
+					Resource: "endpointslices", Namespace: tb.Namespace}}}
+		}
+	}
+	return nil
 }
 
 // issuerAccess is what spec.tls.issuerRef needs: the Certificates the operator creates there,

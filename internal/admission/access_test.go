@@ -81,6 +81,10 @@ func TestRequired(t *testing.T) {
 			[]string{`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`}},
 		{"a host outside the cluster", withNetwork(bench(external("10.1.2.3")), chaosLink),
 			[]string{`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`}},
+		{"direct via pod: the Service's EndpointSlices", bench(cnpg, benchv1.TransportSpec{Name: "d", Type: benchv1.TransportDirect},
+			benchv1.TransportSpec{Name: "pod", Type: benchv1.TransportDirect, Direct: &benchv1.DirectTransport{Via: benchv1.ViaPod}}),
+			[]string{`spec.server.cnpg.clusterName: "get" on secrets team-a/pg-app`,
+				`spec.transports[1].direct.via: "list" on endpointslices.discovery.k8s.io in namespace team-a`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
