@@ -1,8 +1,10 @@
-// Command connections measures what a connection costs on this machine through each path the
-// pooler transport offers, with the runner's connection storm (pgbench -C -c 1 -t N, select 1):
-// direct, TLS, PgBouncer with SCRAM from clients (plain or TLS), and PgBouncer with loopback trust
-// (the sidecar placement). PgBouncer always reaches the server over TLS with the password. Paths
-// are run interleaved, and the median of the rounds is printed as a Markdown table.
+// Command connections measures what a connection costs on this machine through each path
+// TunnelBench offers, with the runner's connection storm (pgbench -C -c 1 -t N, select 1): direct,
+// TLS, PgBouncer with SCRAM from clients (plain or TLS), PgBouncer with loopback trust (the sidecar
+// placement), the vpn transport's WireGuard tunnel (its two user-space ends, in this process) with
+// and without TLS inside, and the proxy transport's HAProxy. PgBouncer always reaches the server
+// over TLS with the password. Paths are run interleaved, and the median of the rounds is printed
+// as a Markdown table.
 //
 //	go run ./hack/bench/connections [-rounds 3] [-connections 2000]
 package main
@@ -83,6 +85,20 @@ func run(rounds int, connections int32) error {
 		p.port = bouncer.Port
 		paths = append(paths, p.path)
 	}
+	tunnel, stopTunnel, err := startWireGuard(srv)
+	if err != nil {
+		return err
+	}
+	defer stopTunnel()
+	proxy, stopProxy, err := startHAProxy(srv)
+	if err != nil {
+		return err
+	}
+	defer stopProxy()
+	paths = append(paths,
+		path{name: "WireGuard (user space)", clientHop: "SCRAM, plain TCP in the tunnel", serverHop: "–", port: tunnel, sslmode: "disable"},
+		path{name: "WireGuard + TLS", clientHop: "SCRAM, TLS in the tunnel", serverHop: "–", port: tunnel, sslmode: "require"},
+		path{name: "HAProxy (TCP mode)", clientHop: "SCRAM, plain TCP", serverHop: "–", port: proxy, sslmode: "disable"})
 	if err := os.MkdirAll(filepath.Dir(runspec.StormScriptPath), 0o755); err != nil {
 		return err
 	}
@@ -102,7 +118,7 @@ func run(rounds int, connections int32) error {
 		}
 	}
 	fmt.Printf("connection storm: %d × (connect, select 1, disconnect) from one client, %d interleaved rounds, medians; "+
-		"PostgreSQL 15 and PgBouncer 1.18 on 127.0.0.1\n\n", connections, rounds)
+		"PostgreSQL 15, PgBouncer 1.18, wireguard-go and HAProxy 2.6 on 127.0.0.1\n\n", connections, rounds)
 	fmt.Println("| path | client hop | pooler → server | connections/s | vs direct | ms per connection | ms to connect |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	base := stats.Median(rates["direct"])
