@@ -106,8 +106,57 @@ func (t *Tunnel) ServeGateway(ctx context.Context, target string, logf func(stri
 	if err != nil {
 		return fmt.Errorf("cannot listen inside the tunnel: %w", err)
 	}
-	var d net.Dialer
-	return serve(ctx, ln, func(ctx context.Context) (net.Conn, error) { return d.DialContext(ctx, "tcp", target) }, logf)
+	d := &targetDialer{target: target}
+	return serve(ctx, ln, d.dial, logf)
+}
+
+// targetDialer dials the server at the address its name resolved to, resolved once and kept: a
+// DNS lookup for every forwarded connection would make each one depend on the cluster's DNS
+// answering, and add its time to the connection's. A dial that fails resolves the name again,
+// once, for a server whose address moved.
+type targetDialer struct {
+	target string
+	mu     sync.Mutex
+	addr   string
+	d      net.Dialer
+}
+
+func (t *targetDialer) dial(ctx context.Context) (net.Conn, error) {
+	addr, err := t.resolved(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	c, err := t.d.DialContext(ctx, "tcp", addr)
+	if err == nil {
+		return c, nil
+	}
+	if addr, err = t.resolved(ctx, true); err != nil {
+		return nil, err
+	}
+	return t.d.DialContext(ctx, "tcp", addr)
+}
+
+// resolved is the target's host:port with the host's first address, looked up when not known
+// yet or when again is set.
+func (t *targetDialer) resolved(ctx context.Context, again bool) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.addr != "" && !again {
+		return t.addr, nil
+	}
+	host, port, err := net.SplitHostPort(t.target)
+	if err != nil {
+		return "", err
+	}
+	addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+	if err != nil {
+		return "", err
+	}
+	if len(addrs) == 0 {
+		return "", fmt.Errorf("%s has no address", host)
+	}
+	t.addr = net.JoinHostPort(addrs[0], port)
+	return t.addr, nil
 }
 
 // ServeClient accepts TCP on listen (the runner pod's loopback) and carries each connection

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,5 +185,15 @@ func TestClientAddrStaysInItsPrefix(t *testing.T) {
 	// Pods after pods must not share one address: 500 draws of 253 cover most of them.
 	if len(seen) < 100 {
 		t.Errorf("only %d distinct client addresses in 500 draws", len(seen))
+	}
+}
+
+func TestGatewayDialsTheServerByName(t *testing.T) {
+	target := strings.Replace(echoServer(t, 0), "127.0.0.1", "localhost", 1)
+	listen, _ := tunnel(t, target, func(gatewayPub Key) Key { return gatewayPub })
+	for i := range 20 {
+		if got, err := roundTrip(listen, "hello"); err != nil || got != "hello" {
+			t.Fatalf("connection %d to %s: %q, %v", i, target, got, err)
+		}
 	}
 }
