@@ -4,16 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/netip"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.zx2c4.com/wireguard/conn"
 	"golang.zx2c4.com/wireguard/device"
 	"golang.zx2c4.com/wireguard/tun/netstack"
+
+	"github.com/tunnelbench/tunnelbench/internal/forward"
 )
 
 // End is one end of the tunnel: its own address and key, and its only peer.
@@ -106,57 +106,8 @@ func (t *Tunnel) ServeGateway(ctx context.Context, target string, logf func(stri
 	if err != nil {
 		return fmt.Errorf("cannot listen inside the tunnel: %w", err)
 	}
-	d := &targetDialer{target: target}
-	return serve(ctx, ln, d.dial, logf)
-}
-
-// targetDialer dials the server at the address its name resolved to, resolved once and kept: a
-// DNS lookup for every forwarded connection would make each one depend on the cluster's DNS
-// answering, and add its time to the connection's. A dial that fails resolves the name again,
-// once, for a server whose address moved.
-type targetDialer struct {
-	target string
-	mu     sync.Mutex
-	addr   string
-	d      net.Dialer
-}
-
-func (t *targetDialer) dial(ctx context.Context) (net.Conn, error) {
-	addr, err := t.resolved(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	c, err := t.d.DialContext(ctx, "tcp", addr)
-	if err == nil {
-		return c, nil
-	}
-	if addr, err = t.resolved(ctx, true); err != nil {
-		return nil, err
-	}
-	return t.d.DialContext(ctx, "tcp", addr)
-}
-
-// resolved is the target's host:port with the host's first address, looked up when not known
-// yet or when again is set.
-func (t *targetDialer) resolved(ctx context.Context, again bool) (string, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.addr != "" && !again {
-		return t.addr, nil
-	}
-	host, port, err := net.SplitHostPort(t.target)
-	if err != nil {
-		return "", err
-	}
-	addrs, err := net.DefaultResolver.LookupHost(ctx, host)
-	if err != nil {
-		return "", err
-	}
-	if len(addrs) == 0 {
-		return "", fmt.Errorf("%s has no address", host)
-	}
-	t.addr = net.JoinHostPort(addrs[0], port)
-	return t.addr, nil
+	d := &forward.TargetDialer{Target: target}
+	return forward.Serve(ctx, ln, d.Dial, logf)
 }
 
 // ServeClient accepts TCP on listen (the runner pod's loopback) and carries each connection
@@ -168,60 +119,5 @@ func (t *Tunnel) ServeClient(ctx context.Context, listen string, logf func(strin
 		return err
 	}
 	remote := netip.AddrPortFrom(GatewayAddr, ForwardPort)
-	return serve(ctx, ln, func(ctx context.Context) (net.Conn, error) { return t.net.DialContextTCPAddrPort(ctx, remote) }, logf)
-}
-
-// dialTimeout bounds one forwarded connection's dial: libpq's own connect_timeout is longer.
-const dialTimeout = 10 * time.Second
-
-// serve accepts on ln until ctx ends and pipes every connection to one dial makes.
-func serve(ctx context.Context, ln net.Listener, dial func(context.Context) (net.Conn, error), logf func(string, ...any)) error {
-	go func() { <-ctx.Done(); _ = ln.Close() }()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			dctx, cancel := context.WithTimeout(ctx, dialTimeout)
-			defer cancel()
-			up, err := dial(dctx)
-			if err != nil {
-				logf("cannot forward a connection from %s: %v", c.RemoteAddr(), err)
-				_ = c.Close()
-				return
-			}
-			pipe(c, up)
-		}()
-	}
-}
-
-// halfCloser is a connection whose sending side closes alone.
-type halfCloser interface{ CloseWrite() error }
-
-// pipe copies both ways until both sides are done, passing each side's end of stream on.
-func pipe(a, b net.Conn) {
-	var wg sync.WaitGroup
-	one := func(dst, src net.Conn) {
-		defer wg.Done()
-		_, _ = io.Copy(dst, src)
-		if hc, ok := dst.(halfCloser); ok {
-			_ = hc.CloseWrite()
-		} else {
-			_ = dst.Close()
-		}
-	}
-	wg.Add(2)
-	go one(a, b)
-	go one(b, a)
-	wg.Wait()
-	_ = a.Close()
-	_ = b.Close()
+	return forward.Serve(ctx, ln, func(ctx context.Context) (net.Conn, error) { return t.net.DialContextTCPAddrPort(ctx, remote) }, logf)
 }
