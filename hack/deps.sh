@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh installs the Debian packages the tests use when they are missing: PostgreSQL 15 (server,
 # initdb and pgbench, for the runner's integration tests and `make bench`), OpenSSH (the ssh
-# transport's integration tests), PgBouncer (the pooler transport's), HAProxy (the proxy transport's), Chromium (the HTML report's),
+# transport's integration tests), PgBouncer (the pooler transport's), HAProxy (the proxy transport's), OpenVPN (the vpn transport's openvpn kind), Chromium (the HTML report's),
 # Prometheus' promtool (the chart's alerting rules);
 # with "e2e", also
 # Prometheus (it scrapes the operator in the end-to-end tests) and debootstrap (images).
@@ -24,6 +24,8 @@ command -v pgbench >/dev/null || need+=(postgresql-15)
 command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]] || need+=(pgbouncer)
 # The proxy transport's integration test runs the real HAProxy.
 command -v haproxy >/dev/null || [[ -x /usr/sbin/haproxy ]] || need+=(haproxy)
+# The OpenVPN ends' integration test runs the real openvpn.
+[[ -x /usr/sbin/openvpn ]] || need+=(openvpn)
 # hack/tools.sh reads the Kubernetes module's go.mod from the proxy.
 command -v curl >/dev/null || need+=(curl)
 command -v ssh >/dev/null || need+=(openssh-client)
