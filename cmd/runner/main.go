@@ -16,6 +16,10 @@
 //	tunnelbench-runner sidecar --cpu-port PORT|--cpu-listen HOST:PORT -- COMMAND [ARGS...]
 //	    runs COMMAND and serves its container's CPU accounting on 127.0.0.1:PORT (every sidecar)
 //	    or HOST:PORT (the SSH gateway's sshd, for the runner pods)
+//	tunnelbench-runner wg-gateway|wg-client --key-dir DIR ...
+//	    one end of the vpn transport's WireGuard tunnel, in user space
+//	tunnelbench-runner ovpn-gateway|ovpn-client --key-dir DIR --gateway-name NAME ...
+//	    one end of the vpn transport's OpenVPN tunnel (root with NET_ADMIN: openvpn and a TUN device)
 package main
 
 import (
@@ -48,7 +52,7 @@ func main() {
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "usage: tunnelbench-runner "+
-			"run|parse|probe|pgbouncer|link|sidecar|node-reader|with-file|wg-gateway|wg-client [flags]")
+			"run|parse|probe|pgbouncer|link|sidecar|node-reader|with-file|wg-gateway|wg-client|ovpn-gateway|ovpn-client [flags]")
 		return 2
 	}
 	switch args[0] {
@@ -70,9 +74,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return execWithFile(args[1:], stderr)
 	case "wg-gateway", "wg-client":
 		return runWireGuard(args[0] == "wg-gateway", args[1:], stderr)
+	case "ovpn-gateway", "ovpn-client":
+		return runOpenVPN(args[0] == "ovpn-gateway", args[1:], stderr)
 	default:
 		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe, pgbouncer, link, sidecar, node-reader, with-file, "+
-			"wg-gateway or wg-client\n", args[0])
+			"wg-gateway, wg-client, ovpn-gateway or ovpn-client\n", args[0])
 		return 2
 	}
 }

@@ -56,7 +56,7 @@ func runWireGuard(gateway bool, args []string, stderr io.Writer) int {
 	}
 	defer tn.Close()
 	if *counters != "" {
-		go serveCounters(ctx, *counters, tn, logf)
+		go serveCounters(ctx, *counters, func() (any, error) { return tn.Counters() }, logf)
 	}
 	if gateway {
 		logf("listening on UDP %d, forwarding %s:%d inside the tunnel to %s", wgtunnel.ListenPort, wgtunnel.GatewayAddr,
@@ -131,11 +131,12 @@ func readKey(path string) (wgtunnel.Key, error) {
 	return k, nil
 }
 
-// serveCounters serves the tunnel's counters as JSON until ctx ends.
-func serveCounters(ctx context.Context, addr string, tn *wgtunnel.Tunnel, logf func(string, ...any)) {
+// serveCounters serves what counters returns as JSON until ctx ends: a tunnel end's counters,
+// which the runner reads at both ends of the load (runspec.Probe).
+func serveCounters(ctx context.Context, addr string, counters func() (any, error), logf func(string, ...any)) {
 	srv := &http.Server{Addr: addr, ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(
 		func(w http.ResponseWriter, _ *http.Request) {
-			c, err := tn.Counters()
+			c, err := counters()
 			if err != nil {
 				http.Error(w, err.Error(), http.StatusInternalServerError)
 				return
