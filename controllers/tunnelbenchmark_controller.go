@@ -73,6 +73,9 @@ type TunnelBenchmarkReconciler struct {
 
 	// NetworkPolicies has the peers it starts accept only the benchmark's runner pods.
 	NetworkPolicies bool
+	// AllowPrivileged runs transports whose pods are privileged (vpn.kind openvpn); without it
+	// such a benchmark fails with InvalidSpec, naming the chart value.
+	AllowPrivileged bool
 
 	// MaxTimeout bounds spec.timeout (0: no bound): every benchmark ends, and this bounds how long
 	// one holds its server and its place (the chart's maxTimeout).
@@ -532,7 +535,8 @@ func (r *TunnelBenchmarkReconciler) runLatencies(ctx context.Context, tb *benchv
 func (r *TunnelBenchmarkReconciler) transportContext(tb *benchv1.TunnelBenchmark, server transport.Server,
 	t benchv1.TransportSpec) transport.Context {
 	return transport.Context{Benchmark: tb, Spec: t, Server: server, Defaults: r.Defaults,
-		CertificateWait: orDefault(r.CertificateWait, DefaultCertificateWait), NetworkPolicies: r.NetworkPolicies}
+		CertificateWait: orDefault(r.CertificateWait, DefaultCertificateWait), NetworkPolicies: r.NetworkPolicies,
+		AllowPrivileged: r.AllowPrivileged}
 }
 
 // runnerContract is what the runner is told of a run before the transport adds its part.

@@ -546,18 +546,36 @@ func (t TransportSpec) DirectVia() DirectVia {
 }
 
 // VPNKind names a VPN implementation.
-// +kubebuilder:validation:Enum=wireguard
+// +kubebuilder:validation:Enum=wireguard;openvpn
 type VPNKind string
 
-// VPNWireGuard is WireGuard in user space (wireguard-go over its own network stack): no TUN device
-// and no capability in either pod.
-const VPNWireGuard VPNKind = "wireguard"
+const (
+	// VPNWireGuard is WireGuard in user space (wireguard-go over its own network stack): no TUN
+	// device and no capability in either pod.
+	VPNWireGuard VPNKind = "wireguard"
+	// VPNOpenVPN is Debian's OpenVPN in TLS mode over UDP with a TUN device at each end: openvpn
+	// runs as root with NET_ADMIN in the gateway and in a sidecar of the runner pod, so only where
+	// the operator's administrator allowed it (the chart's transports.openvpn.enabled) and in a
+	// namespace whose Pod Security level admits such pods (privileged).
+	VPNOpenVPN VPNKind = "openvpn"
+)
+
+// PrivilegedReason says why the transport's pods would run privileged (root with a capability or
+// a device), "" when they run restricted: such a transport runs only where the operator's
+// administrator allowed it.
+func (t TransportSpec) PrivilegedReason() string {
+	if t.Type == TransportVPN && t.EffectiveVPN().Kind == VPNOpenVPN {
+		return "vpn.kind openvpn runs openvpn as root with NET_ADMIN and a TUN device, in the gateway and in the runner pod"
+	}
+	return ""
+}
 
 // VPNTransport configures the vpn transport: a tunnel from the runner pod to a gateway next to the
 // server, which forwards only to the server. The VPN encrypts every byte once, on the way; what a
 // connection's own handshake costs then is libpq's alone (sslMode).
 type VPNTransport struct {
-	// Kind is the VPN: wireguard (default).
+	// Kind is the VPN: wireguard (default, user space, restricted pods) or openvpn (a TUN device:
+	// privileged pods, only where the operator's administrator allowed it).
 	// +kubebuilder:default=wireguard
 	// +optional
 	Kind VPNKind `json:"kind,omitempty"`

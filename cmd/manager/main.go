@@ -27,15 +27,15 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage  string
-		metricsSecure, leaderElect, enableHTTP2, networkPolicies        bool
-		waitTimeout                                                     time.Duration
-		jobsTTL, maxReconciles, maxRunning, maxPerNamespace             int
-		watchNamespaces, lockNamespace, readerNamespace, readerSelector string
-		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout     time.Duration
-		maxTimeout                                                      time.Duration
-		hook                                                            webhookFlags
-		endWait                                                         time.Duration
+		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage            string
+		metricsSecure, leaderElect, enableHTTP2, networkPolicies, allowPrivileged bool
+		waitTimeout                                                               time.Duration
+		jobsTTL, maxReconciles, maxRunning, maxPerNamespace                       int
+		watchNamespaces, lockNamespace, readerNamespace, readerSelector           string
+		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout               time.Duration
+		maxTimeout                                                                time.Duration
+		hook                                                                      webhookFlags
+		endWait                                                                   time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
@@ -62,6 +62,9 @@ func main() {
 		"label selector of the node readers' pods")
 	flag.BoolVar(&networkPolicies, "network-policies", true,
 		"give the SSH gateway and shared poolers a NetworkPolicy admitting only their benchmark's runner pods")
+	flag.BoolVar(&allowPrivileged, "allow-privileged-transports", false,
+		"run transports whose pods are privileged: vpn.kind openvpn (root with NET_ADMIN and a TUN device); "+
+			"refused at admission otherwise")
 	flag.IntVar(&maxRunning, "max-running-benchmarks", 0,
 		"benchmarks running at once in the cluster; the others wait in phase Queued, their clocks not started (0: no limit)")
 	flag.IntVar(&maxPerNamespace, "max-running-benchmarks-per-namespace", 0,
@@ -145,6 +148,7 @@ func main() {
 		NodeReaderSelector:     readerSelector,
 		MaxTimeout:             maxTimeout,
 		NetworkPolicies:        networkPolicies,
+		AllowPrivileged:        allowPrivileged,
 	}
 	if jobsTTL >= 0 {
 		ttl := time.Duration(jobsTTL) * time.Second
@@ -155,7 +159,7 @@ func main() {
 		setupLog.Error(err, "Cannot set up the controller")
 		os.Exit(1)
 	}
-	if err := hook.setup(mgr, runnerImage); err != nil {
+	if err := hook.setup(mgr, runnerImage, allowPrivileged); err != nil {
 		setupLog.Error(err, "Cannot set up the admission webhook")
 		os.Exit(1)
 	}

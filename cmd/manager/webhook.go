@@ -90,12 +90,13 @@ func (w *webhookFlags) server(tlsOpts []func(*tls.Config)) webhook.Server {
 }
 
 // setup registers the validator and the Rotator with the manager.
-func (w *webhookFlags) setup(mgr ctrl.Manager, runnerImage string) error {
+func (w *webhookFlags) setup(mgr ctrl.Manager, runnerImage string, allowPrivileged bool) error {
 	if w.port == 0 {
 		return nil
 	}
 	v := &admission.Validator{Client: mgr.GetClient(),
-		Policy: admission.Policy{DefaultRunnerImage: runnerImage, RunnerImages: splitList(w.allowedImages)}}
+		Policy: admission.Policy{DefaultRunnerImage: runnerImage, RunnerImages: splitList(w.allowedImages),
+			AllowPrivileged: allowPrivileged}}
 	if err := v.SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -171,23 +171,44 @@ type Policy struct {
 	// RunnerImages are the other images spec.runner.image may name: a reference as written, or a
 	// prefix ending in "*" (registry.example.com/tunnelbench/*).
 	RunnerImages []string
+	// AllowPrivileged admits transports whose pods are privileged (vpn.kind openvpn).
+	AllowPrivileged bool
 }
 
 // Refusals are what the policy refuses in tb whoever asks: a runner image off the list (the
 // image receives the server's password and keys).
 func (p Policy) Refusals(tb *benchv1.TunnelBenchmark) field.ErrorList {
+	errs := p.privilegeRefusals(tb)
 	if tb.Spec.Runner == nil || tb.Spec.Runner.Image == "" || p.allows(tb.Spec.Runner.Image) {
-		return nil
+		return errs
 	}
 	list := "is empty"
 	if len(p.RunnerImages) > 0 {
 		list = "holds " + strings.Join(p.RunnerImages, ", ")
 	}
-	return field.ErrorList{field.Forbidden(field.NewPath("spec", "runner", "image"), fmt.Sprintf(
+	return append(errs, field.Forbidden(field.NewPath("spec", "runner", "image"), fmt.Sprintf(
 		"image %q is neither the operator's runner image (%s) nor in the chart's runner.allowedImages, which %s: "+
 			"the runner receives the server's password and keys, so only images the operator's administrator "+
 			"allows may run it; leave spec.runner.image empty or ask them to add it",
-		tb.Spec.Runner.Image, p.DefaultRunnerImage, list))}
+		tb.Spec.Runner.Image, p.DefaultRunnerImage, list)))
+}
+
+// privilegeRefusals refuse every transport whose pods would be privileged, unless the operator's
+// administrator allowed them: a user who may create benchmarks would otherwise get root with
+// NET_ADMIN in pods of their namespace through the operator.
+func (p Policy) privilegeRefusals(tb *benchv1.TunnelBenchmark) field.ErrorList {
+	if p.AllowPrivileged {
+		return nil
+	}
+	var errs field.ErrorList
+	for i, t := range tb.Spec.Transports {
+		if why := t.PrivilegedReason(); why != "" {
+			errs = append(errs, field.Forbidden(field.NewPath("spec", "transports").Index(i).Child("vpn", "kind"),
+				fmt.Sprintf("%s, which this operator's administrator has not allowed (the chart value %s); "+
+					"ask them, or use vpn.kind wireguard (user space, restricted pods)", why, transport.PrivilegedSetting)))
+		}
+	}
+	return errs
 }
 
 func (p Policy) allows(image string) bool {

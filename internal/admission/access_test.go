@@ -138,3 +138,19 @@ func TestPolicyRunnerImages(t *testing.T) {
 		t.Errorf("an empty list is not said: %v", errs)
 	}
 }
+
+// TestPolicyPrivilegedTransports: an openvpn transport is refused, naming its field and the
+// chart value, unless the administrator allowed privileged transports; WireGuard always passes.
+func TestPolicyPrivilegedTransports(t *testing.T) {
+	tb := bench(cnpg)
+	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "wg", Type: benchv1.TransportVPN},
+		{Name: "ovpn", Type: benchv1.TransportVPN, VPN: &benchv1.VPNTransport{Kind: benchv1.VPNOpenVPN}}}
+	errs := Policy{}.Refusals(tb)
+	if len(errs) != 1 || errs[0].Field != "spec.transports[1].vpn.kind" ||
+		!strings.Contains(errs[0].Detail, "transports.allowPrivileged") || !strings.Contains(errs[0].Detail, "NET_ADMIN") {
+		t.Errorf("refusals %v, want one naming spec.transports[1].vpn.kind, the privilege and the chart value", errs)
+	}
+	if errs := (Policy{AllowPrivileged: true}).Refusals(tb); len(errs) != 0 {
+		t.Errorf("allowed, yet refused: %v", errs)
+	}
+}

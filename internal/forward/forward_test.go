@@ -16,14 +16,14 @@ func TestServeCarriesBothWaysAndEndOfStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer target.Close()
+	defer func() { _ = target.Close() }()
 	got := make(chan string, 1)
 	go func() {
 		c, err := target.Accept()
 		if err != nil {
 			return
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		b, _ := io.ReadAll(c) // until the client's end of stream arrives
 		got <- string(b)
 		_, _ = c.Write([]byte(strings.ToUpper(string(b))))
@@ -52,7 +52,7 @@ func TestServeCarriesBothWaysAndEndOfStream(t *testing.T) {
 	if err != nil || string(back) != "HELLO" {
 		t.Errorf("the client read %q (%v), want HELLO", back, err)
 	}
-	c.Close()
+	_ = c.Close()
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Serve returned %v after its context ended, want nil", err)
@@ -65,7 +65,7 @@ func TestTargetDialerRefusesATargetWithoutPort(t *testing.T) {
 	for _, target := range []string{"missing-port", "127.0.0.1"} {
 		d := &TargetDialer{Target: target}
 		if c, err := d.Dial(context.Background()); err == nil {
-			c.Close()
+			_ = c.Close()
 			t.Errorf("Dial(%q) connected, want an error", target)
 		}
 	}

@@ -33,7 +33,7 @@ func (n netns) inNS(t *testing.T, f func()) {
 			errc <- err
 			return
 		}
-		defer unix.Close(fd)
+		defer func() { _ = unix.Close(fd) }()
 		if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
 			errc <- err
 			return
@@ -133,13 +133,13 @@ func TestTunnelCarriesTCPAndReportsWhatItNegotiated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		b, _ := io.ReadAll(c)
 		_, _ = c.Write([]byte(strings.ToUpper(string(b))))
 	}()
@@ -158,7 +158,7 @@ func TestTunnelCarriesTCPAndReportsWhatItNegotiated(t *testing.T) {
 	_, _ = c.Write([]byte(payload))
 	_ = c.(*net.TCPConn).CloseWrite()
 	back, _ := io.ReadAll(c)
-	c.Close()
+	_ = c.Close()
 	if string(back) != strings.ToUpper(payload) {
 		t.Errorf("read %d bytes back through the tunnel, want %d", len(back), len(payload))
 	}

@@ -154,10 +154,32 @@ func TCPReadiness(port int32) *corev1.Probe {
 // StartupProbe holds the runner back until a sidecar accepts connections on the pod's loopback
 // port: `tunnelbench-runner probe`, since a kubelet's TCP probe would dial the pod IP.
 func StartupProbe(port int) *corev1.Probe {
+	return StartupProbeAt("127.0.0.1:" + strconv.Itoa(port))
+}
+
+// StartupProbeAt holds the runner back until a sidecar's address (host:port, as the pod reaches
+// it: the far end of a tunnel the sidecar routes) accepts connections.
+func StartupProbeAt(addr string) *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{
-			"tunnelbench-runner", "probe", "127.0.0.1:" + strconv.Itoa(port)}}},
+			"tunnelbench-runner", "probe", addr}}},
 		PeriodSeconds: 1, FailureThreshold: 60,
+	}
+}
+
+// TUNDeviceSecurity is a container that runs a TUN device (openvpn): root, with NET_ADMIN to
+// configure the device, MKNOD to make its node, SETUID and SETGID for openvpn to drop to nobody
+// once the device is up; nothing else, no privilege escalation, a read-only root filesystem. Not
+// the restricted standard: only a namespace whose Pod Security level is privileged admits it.
+func TUNDeviceSecurity() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		RunAsUser:                ptr.To[int64](0),
+		RunAsGroup:               ptr.To[int64](0),
+		RunAsNonRoot:             ptr.To(false),
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"},
+			Add: []corev1.Capability{"NET_ADMIN", "MKNOD", "SETUID", "SETGID"}},
 	}
 }
 

@@ -26,8 +26,13 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
 
 func init() {
-	Register(benchv1.TransportVPN, func(c Context) Transport { return vpn{c: c} }, serviceKind, deploymentKind,
-		networkPolicyKind)
+	// One type, two kinds of tunnel, each with its own gateway: vpn.kind picks the transport.
+	Register(benchv1.TransportVPN, func(c Context) Transport {
+		if c.Spec.EffectiveVPN().Kind == benchv1.VPNOpenVPN {
+			return openVPN{c: c}
+		}
+		return vpn{c: c}
+	}, serviceKind, deploymentKind, networkPolicyKind)
 }
 
 const (
