@@ -201,6 +201,11 @@ func TestWebhookAdmitsOnlyWhatTheCreatorMay(t *testing.T) {
 		}
 	}
 	same := func(tb *benchv1.TunnelBenchmark) *benchv1.TunnelBenchmark { return tb }
+	openVPN := func(tb *benchv1.TunnelBenchmark) *benchv1.TunnelBenchmark {
+		tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: "ovpn", Type: benchv1.TransportVPN,
+			VPN: &benchv1.VPNTransport{Kind: benchv1.VPNOpenVPN}})
+		return tb
+	}
 	tests := []struct {
 		name, user, secret string
 		shape              func(*benchv1.TunnelBenchmark) *benchv1.TunnelBenchmark
@@ -220,6 +225,8 @@ func TestWebhookAdmitsOnlyWhatTheCreatorMay(t *testing.T) {
 		{"a runner image off the list, even for an administrator", "system:admin", "creds", image("evil.example/steal:1"),
 			[]string{"spec.runner.image", "runner.allowedImages", "registry.corp/tb/*"}},
 		{"a listed runner image", "alice", "creds", image("registry.corp/tb/runner:2"), nil},
+		{"a privileged transport this operator does not allow, even for an administrator", "system:admin", "creds", openVPN,
+			[]string{"vpn.kind", "NET_ADMIN", "transports.allowPrivileged"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
