@@ -100,7 +100,7 @@ func TestEndToEnd(t *testing.T) {
 		args := []string{"upgrade", "--install", release, filepath.Join("..", "..", "charts", "tunnelbench"),
 			"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", "3m",
 			"--set", "image.repository=" + repo, "--set", "image.tag=" + tag, "--set", "image.pullPolicy=IfNotPresent",
-			"--set", "runner.waitTimeout=20s", "--set", "logLevel=debug",
+			"--set", "runner.waitTimeout=20s", "--set", "logLevel=debug", "--set", "transports.allowPrivileged=true",
 			"--set", "postgresImage=" + env(t, "E2E_POSTGRES_IMAGE")}
 		if archive := os.Getenv("E2E_IMAGE_ARCHIVE"); archive != "" {
 			// A rebuilt image under the same tag rolls the operator.
@@ -297,6 +297,10 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("connection cost: reconnect and a connection storm through direct, TLS and PgBouncer", func(t *testing.T) {
 		poolerTransportsComplete(t, ns, pg)
+	})
+
+	t.Run("the study's OpenVPN: refused by a restricted namespace at once, then against direct and TLS", func(t *testing.T) {
+		openVPNStudy(t, ns, pg)
 	})
 
 	t.Run("CloudNativePG servers, managed and existing", func(t *testing.T) {
@@ -567,14 +571,7 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 // tunnel more than the tunnel alone. Where two intervals overlap, no order is claimed.
 func assertConnectOrder(t *testing.T, end *benchv1.TunnelBenchmark) {
 	t.Helper()
-	connect := map[string]*benchv1.MedianInterval{}
-	for _, r := range end.Status.Results {
-		if s := r.ConnectionStorm; s != nil && s.Connect != nil {
-			connect[r.Transport] = s.Connect
-			t.Logf("storm %s: connect %.3f ms [%.3f, %.3f] (%.0f %%, %d batches)", r.Transport, s.Connect.Median,
-				s.Connect.Low, s.Connect.High, 100*s.Connect.Confidence, s.Connect.Samples)
-		}
-	}
+	connect := stormIntervals(t, end)
 	for _, pair := range [][2]string{{"pgbouncer-sidecar", "direct"}, {"direct", "tls"}, {"direct", "wireguard"},
 		{"wireguard", "wireguard-tls"}, {"pgbouncer-over-wireguard", "wireguard"}} {
 		cheap, dear := connect[pair[0]], connect[pair[1]]
@@ -810,8 +807,14 @@ func benchmark(ns, name string, pg *fixture.Postgres, credentials string) *bench
 
 func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
+	return newNamespaceAt(t, prefix, "restricted")
+}
+
+// newNamespaceAt is a namespace whose Pod Security level is level, deleted at the end of the test.
+func newNamespaceAt(t *testing.T, prefix, level string) string {
+	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-",
-		Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+		Labels: map[string]string{"pod-security.kubernetes.io/enforce": level}}}
 	if err := k8s.Create(ctx, ns); err != nil {
 		t.Fatal(err)
 	}

@@ -24,15 +24,7 @@ import (
 // Terminating. The operator is gone afterwards: this case comes last.
 func helmUninstallEndsBenchmarks(t *testing.T, serverNS string, pg *fixture.Postgres) {
 	ns := newNamespace(t, "e2e-uninstall")
-	for _, name := range []string{fixture.CredentialsSecret, fixture.CASecret} {
-		s := &corev1.Secret{}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: serverNS, Name: name}, s); err != nil {
-			t.Fatal(err)
-		}
-		if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: s.Data}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyServerSecrets(t, serverNS, ns)
 	tb := benchmark(ns, "running-at-uninstall", pg, fixture.CredentialsSecret)
 	tb.Spec.Transports = tb.Spec.Transports[:1]
 	tb.Spec.Network = &benchv1.NetworkSpec{Bandwidth: "50Mbit", Emulator: benchv1.EmulatorChaosMesh}
@@ -76,4 +68,18 @@ func helmUninstallEndsBenchmarks(t *testing.T, serverNS string, pg *fixture.Post
 		}
 		return fmt.Errorf("still there")
 	})
+}
+
+// copyServerSecrets copies the fixture server's credentials and CA into ns, for a benchmark there.
+func copyServerSecrets(t *testing.T, serverNS, ns string) {
+	t.Helper()
+	for _, name := range []string{fixture.CredentialsSecret, fixture.CASecret} {
+		s := &corev1.Secret{}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: serverNS, Name: name}, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := k8s.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: s.Data}); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

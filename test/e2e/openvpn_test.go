@@ -1,0 +1,140 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/test/fixture"
+	"github.com/tunnelbench/tunnelbench/test/poll"
+)
+
+// openVPNStudy runs the MySQL study's OpenVPN path, which the chart allows here
+// (transports.allowPrivileged): in the suite's restricted namespace the gateway's pod is refused
+// and the benchmark fails at once, saying what to do; in a privileged namespace a storm and a
+// reconnecting load go through direct, TLS and the tunnel, whose evidence names what it
+// negotiated, and the tunnel connects slower than plain TCP.
+func openVPNStudy(t *testing.T, serverNS string, pg *fixture.Postgres) {
+	openVPN := benchv1.TransportSpec{Name: "openvpn", Type: benchv1.TransportVPN,
+		VPN: &benchv1.VPNTransport{Kind: benchv1.VPNOpenVPN}}
+
+	refused := benchmark(serverNS, "openvpn-restricted", pg, fixture.CredentialsSecret)
+	refused.Spec.Transports = []benchv1.TransportSpec{openVPN}
+	if err := fixture.CreateBenchmark(ctx, k8s, refused); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	end := waitForEnd(t, serverNS, refused.Name, 3*time.Minute)
+	c := meta.FindStatusCondition(end.Status.Conditions, benchv1.ConditionFailed)
+	if end.Status.Phase != benchv1.PhaseFailed || c == nil || c.Reason != benchv1.ReasonTunnelDown ||
+		!strings.Contains(c.Message, "violates PodSecurity") || !strings.Contains(c.Message, "enforce=privileged") {
+		t.Errorf("in a restricted namespace: phase %s, condition %+v; want Failed, TunnelDown, the Pod Security refusal", end.Status.Phase, c)
+	} else {
+		t.Logf("in a restricted namespace: %s after %s: %s", c.Reason, time.Since(start).Round(time.Second), c.Message)
+	}
+
+	ns := newNamespaceAt(t, "e2e-openvpn", "privileged")
+	copyServerSecrets(t, serverNS, ns)
+	tb := benchmark(ns, "openvpn", pg, fixture.CredentialsSecret)
+	tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.Protocol = 4, 2, "simple"
+	tb.Spec.Load.Reconnect = true
+	const storm = 600
+	tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: storm}
+	tb.Spec.Transports = []benchv1.TransportSpec{
+		{Name: "direct", Type: benchv1.TransportDirect},
+		{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeRequire}},
+		openVPN,
+	}
+	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
+		t.Fatal(err)
+	}
+	end = waitForEnd(t, ns, tb.Name, 6*time.Minute)
+	if end.Status.Phase != benchv1.PhaseCompleted {
+		t.Fatalf("phase %s, conditions %+v", end.Status.Phase, end.Status.Conditions)
+	}
+	for _, r := range end.Status.Results {
+		if s := r.ConnectionStorm; s == nil || s.Connections != storm || s.FailedConnections != 0 || s.Connect == nil {
+			t.Errorf("%s: storm %+v", r.Transport, s)
+		}
+	}
+	assertOpenVPNEvidence(t, end.Status.Result("openvpn"))
+	connect := stormIntervals(t, end)
+	if d, o := connect["direct"], connect["openvpn"]; d == nil || o == nil || d.High >= o.Low {
+		t.Errorf("direct %+v does not connect faster than OpenVPN %+v", d, o)
+	}
+	// The study found its OpenVPN cheaper per connection than TLS: said, not asserted.
+	if tls, o := connect["tls"], connect["openvpn"]; tls != nil && o != nil {
+		t.Logf("OpenVPN vs TLS per connection: %s", intervalOrder(o, tls))
+	}
+	poll.Until(t, time.Minute, time.Second, "the OpenVPN gateway removed", func() error {
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
+			benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: transport.OpenVPNGatewayComponent}); err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d gateway pods left", len(pods.Items))
+		}
+		return nil
+	})
+}
+
+// assertOpenVPNEvidence: the load crossed the tunnel (bytes on its TUN device and its UDP), with
+// the algorithms OpenVPN 2.6 negotiates by default.
+func assertOpenVPNEvidence(t *testing.T, r *benchv1.TransportResult) {
+	t.Helper()
+	if r == nil {
+		t.Fatal("openvpn: no result")
+	}
+	t.Logf("openvpn: path %q, evidence %+v", r.Path, r.Evidence)
+	evidence := map[string]string{}
+	for _, e := range r.Evidence {
+		evidence[e.Name] = e.Value
+	}
+	var tunOut, tunIn, sent, received int64
+	_, err := fmt.Sscanf(evidence["openvpn bytes during the load"], "TUN %d out, %d in; UDP %d sent, %d received",
+		&tunOut, &tunIn, &sent, &received)
+	if err != nil || tunOut <= 0 || tunIn <= 0 || sent <= tunOut || received <= tunIn {
+		t.Errorf("openvpn: bytes %q (%v): want the load on the TUN device, and more on UDP", evidence["openvpn bytes during the load"], err)
+	}
+	if evidence["openvpn data channel"] != "AES-256-GCM" || !strings.HasPrefix(evidence["openvpn control channel"], "TLSv1.3 ") ||
+		!strings.Contains(r.Path, "OpenVPN") || r.TLS != nil {
+		t.Errorf("openvpn: negotiated %q / %q, path %q, libpq TLS %+v", evidence["openvpn data channel"],
+			evidence["openvpn control channel"], r.Path, r.TLS)
+	}
+}
+
+// stormIntervals are the storms' connect-time intervals by transport, logged.
+func stormIntervals(t *testing.T, end *benchv1.TunnelBenchmark) map[string]*benchv1.MedianInterval {
+	t.Helper()
+	connect := map[string]*benchv1.MedianInterval{}
+	for _, r := range end.Status.Results {
+		if s := r.ConnectionStorm; s != nil && s.Connect != nil {
+			connect[r.Transport] = s.Connect
+			t.Logf("storm %s: connect %.3f ms [%.3f, %.3f] (%.0f %%, %d batches)", r.Transport, s.Connect.Median,
+				s.Connect.Low, s.Connect.High, 100*s.Connect.Confidence, s.Connect.Samples)
+		}
+	}
+	return connect
+}
+
+// intervalOrder says how a compares with b: below, above, or overlapping.
+func intervalOrder(a, b *benchv1.MedianInterval) string {
+	switch {
+	case a.High < b.Low:
+		return fmt.Sprintf("cheaper (%.2f ms [%.2f, %.2f] against %.2f [%.2f, %.2f])", a.Median, a.Low, a.High, b.Median, b.Low, b.High)
+	case a.Low > b.High:
+		return fmt.Sprintf("dearer (%.2f ms [%.2f, %.2f] against %.2f [%.2f, %.2f])", a.Median, a.Low, a.High, b.Median, b.Low, b.High)
+	default:
+		return fmt.Sprintf("not told apart (%.2f ms [%.2f, %.2f] against %.2f [%.2f, %.2f])", a.Median, a.Low, a.High, b.Median, b.Low, b.High)
+	}
+}
