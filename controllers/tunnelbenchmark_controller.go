@@ -317,6 +317,10 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	// The benchmark as it runs at the point: its load and transports carry the point's value.
 	at := tb.AtPoint(p.point)
 	t := at.Spec.Transports[p.transport]
+	if err := transport.PrivilegeRefusal(tb, r.AllowPrivileged); err != nil {
+		r.fail(tb, benchv1.ReasonInvalidSpec, err.Error())
+		return ctrl.Result{}, nil
+	}
 	tc := r.transportContext(at, server, t)
 	if tc.Link, err = tb.NetworkFor(t); err != nil {
 		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
@@ -535,8 +539,7 @@ func (r *TunnelBenchmarkReconciler) runLatencies(ctx context.Context, tb *benchv
 func (r *TunnelBenchmarkReconciler) transportContext(tb *benchv1.TunnelBenchmark, server transport.Server,
 	t benchv1.TransportSpec) transport.Context {
 	return transport.Context{Benchmark: tb, Spec: t, Server: server, Defaults: r.Defaults,
-		CertificateWait: orDefault(r.CertificateWait, DefaultCertificateWait), NetworkPolicies: r.NetworkPolicies,
-		AllowPrivileged: r.AllowPrivileged}
+		CertificateWait: orDefault(r.CertificateWait, DefaultCertificateWait), NetworkPolicies: r.NetworkPolicies}
 }
 
 // runnerContract is what the runner is told of a run before the transport adds its part.

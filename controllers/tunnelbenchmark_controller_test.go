@@ -804,6 +804,33 @@ func TestTimeoutAboveTheOperatorsMaximum(t *testing.T) {
 	}
 }
 
+// TestPrivilegedTransportNotAllowed: without the webhook, an operator whose administrator did not
+// allow privileged transports fails a benchmark with a pooler over an openvpn path at once (before
+// any run, whichever transport comes first), naming the chart value, and creates nothing.
+func TestPrivilegedTransportNotAllowed(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	tb := newBenchmark(ns, "privileged")
+	tb.Spec.Transports = []benchv1.TransportSpec{
+		{Name: "pooled", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
+			Placement: benchv1.PoolerSidecar, Over: "ovpn"}},
+		{Name: "ovpn", Type: benchv1.TransportVPN, VPN: &benchv1.VPNTransport{Kind: benchv1.VPNOpenVPN}},
+	}
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	failed := waitForPhase(t, ns, "privileged", benchv1.PhaseFailed)
+	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidSpec)
+	if !strings.Contains(c.Message, "transports.allowPrivileged") || !strings.Contains(c.Message, "NET_ADMIN") {
+		t.Errorf("message %q", c.Message)
+	}
+	if jobs := listJobs(t, ns); len(jobs) != 0 {
+		t.Errorf("%d Jobs created for a benchmark refused", len(jobs))
+	}
+}
+
 // TestProvenanceOfAServiceServer: an external server that is a Service of the cluster is seen as
 // its running pod: its node is the server's node, and a runner on it shares it.
 func TestProvenanceOfAServiceServer(t *testing.T) {

@@ -26,23 +26,28 @@ func openVPNSpec() benchv1.TransportSpec {
 func openVPNFor(t *testing.T) Transport {
 	t.Helper()
 	tr, err := For(Context{Benchmark: benchmark(nil), Spec: openVPNSpec(), Server: server, Defaults: defaults,
-		NetworkPolicies: true, AllowPrivileged: true})
+		NetworkPolicies: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tr
 }
 
-// TestOpenVPNNeedsThePrivilegeAllowed: without the administrator's setting the transport is not
-// built, and the error names the setting; WireGuard never needs it.
-func TestOpenVPNNeedsThePrivilegeAllowed(t *testing.T) {
-	_, err := For(Context{Benchmark: benchmark(nil), Spec: openVPNSpec(), Server: server, Defaults: defaults})
-	if err == nil || !strings.Contains(err.Error(), "transports.allowPrivileged") || !strings.Contains(err.Error(), "NET_ADMIN") {
-		t.Errorf("For without the privilege allowed: %v, want an error naming the setting and the privilege", err)
-	}
-	if _, err := For(Context{Benchmark: benchmark(nil), Spec: benchv1.TransportSpec{Name: "wg", Type: benchv1.TransportVPN},
-		Server: server, Defaults: defaults}); err != nil {
+// TestPrivilegeRefusal: a benchmark with an openvpn transport is refused, naming the setting and
+// the privilege, unless the administrator allowed it; WireGuard never needs it.
+func TestPrivilegeRefusal(t *testing.T) {
+	tb := benchmark(nil)
+	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "wg", Type: benchv1.TransportVPN}}
+	if err := PrivilegeRefusal(tb, false); err != nil {
 		t.Errorf("WireGuard needs no privilege: %v", err)
+	}
+	tb.Spec.Transports = append(tb.Spec.Transports, openVPNSpec())
+	err := PrivilegeRefusal(tb, false)
+	if err == nil || !strings.Contains(err.Error(), "transports.allowPrivileged") || !strings.Contains(err.Error(), "NET_ADMIN") {
+		t.Errorf("not allowed: %v, want an error naming the setting and the privilege", err)
+	}
+	if err := PrivilegeRefusal(tb, true); err != nil {
+		t.Errorf("allowed, yet refused: %v", err)
 	}
 }
 

@@ -73,14 +73,28 @@ type Context struct {
 	// NetworkPolicies has the peers the operator starts (the SSH gateway, a shared PgBouncer)
 	// accept connections only from the benchmark's runner pods.
 	NetworkPolicies bool
-	// AllowPrivileged has the operator run transports whose pods are privileged (root with a
-	// capability or a device: vpn.kind openvpn), which its administrator allowed in the chart.
-	AllowPrivileged bool
 }
 
 // PrivilegedSetting is the chart value (and the operator's flag) that allows privileged
 // transports.
 const PrivilegedSetting = "transports.allowPrivileged (the operator's --allow-privileged-transports)"
+
+// PrivilegeRefusal refuses a benchmark with a transport whose pods would be privileged (root with
+// a capability or a device: vpn.kind openvpn) unless the operator's administrator allowed them:
+// checked for the whole benchmark before any run, since another transport may run over such a
+// path (pooler.over). Admission refuses the same at apply; this holds without the webhook.
+func PrivilegeRefusal(tb *benchv1.TunnelBenchmark, allowed bool) error {
+	if allowed {
+		return nil
+	}
+	for _, t := range tb.Spec.Transports {
+		if why := t.PrivilegedReason(); why != "" {
+			return fmt.Errorf("transport %s: %s, which this operator's administrator has not allowed (%s); "+
+				"ask them, or choose another kind", t.Name, why, PrivilegedSetting)
+		}
+	}
+	return nil
+}
 
 // SecretRef is a Secret a transport reads, with the keys it needs and what it is for (messages).
 type SecretRef struct {
@@ -181,10 +195,6 @@ func For(c Context) (Transport, error) {
 	r, ok := registry[c.Spec.Type]
 	if !ok {
 		return nil, fmt.Errorf("transport %q: unsupported type %q", c.Spec.Name, c.Spec.Type)
-	}
-	if why := c.Spec.PrivilegedReason(); why != "" && !c.AllowPrivileged {
-		return nil, fmt.Errorf("transport %s: %s, which this operator's administrator has not allowed (%s); "+
-			"ask them, or choose another kind", c.Spec.Name, why, PrivilegedSetting)
 	}
 	return r.factory(c), nil
 }
