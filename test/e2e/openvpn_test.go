@@ -20,9 +20,10 @@ import (
 
 // openVPNStudy runs the MySQL study's OpenVPN path, which the chart allows here
 // (transports.allowPrivileged): in the suite's restricted namespace the gateway's pod is refused
-// and the benchmark fails at once, saying what to do; in a privileged namespace a storm and a
-// reconnecting load go through direct, TLS and the tunnel, whose evidence names what it
-// negotiated, and the tunnel connects slower than plain TCP.
+// and the benchmark fails at once, saying what to do; in a privileged namespace long connections
+// (three rounds) and a storm go through direct, TLS, the tunnel, whose evidence names what it
+// negotiated and which connects slower than plain TCP, and HAProxy (the cloud-proxy study: its
+// cost to long and to short connections, reported).
 func openVPNStudy(t *testing.T, serverNS string, pg *fixture.Postgres) {
 	openVPN := benchv1.TransportSpec{Name: "openvpn", Type: benchv1.TransportVPN,
 		VPN: &benchv1.VPNTransport{Kind: benchv1.VPNOpenVPN}}
@@ -44,15 +45,18 @@ func openVPNStudy(t *testing.T, serverNS string, pg *fixture.Postgres) {
 
 	ns := newNamespaceAt(t, "e2e-openvpn", "privileged")
 	copyServerSecrets(t, serverNS, ns)
-	tb := benchmark(ns, "openvpn", pg, fixture.CredentialsSecret)
+	tb := benchmark(ns, "studies", pg, fixture.CredentialsSecret)
+	// Long connections (three interleaved rounds, so each path has its interval against direct)
+	// and short ones (the storm, in batches).
 	tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.Protocol = 4, 2, "simple"
-	tb.Spec.Load.Reconnect = true
+	tb.Spec.Load.Initialize, tb.Spec.Load.Repetitions = true, 3
 	const storm = 600
 	tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: storm}
 	tb.Spec.Transports = []benchv1.TransportSpec{
 		{Name: "direct", Type: benchv1.TransportDirect},
 		{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeRequire}},
 		openVPN,
+		{Name: "haproxy", Type: benchv1.TransportProxy},
 	}
 	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
@@ -74,6 +78,18 @@ func openVPNStudy(t *testing.T, serverNS string, pg *fixture.Postgres) {
 	// The study found its OpenVPN cheaper per connection than TLS: said, not asserted.
 	if tls, o := connect["tls"], connect["openvpn"]; tls != nil && o != nil {
 		t.Logf("OpenVPN vs TLS per connection: %s", intervalOrder(o, tls))
+	}
+	// The cloud-proxy study: what the proxy hop costs long connections (tps against direct,
+	// paired rounds) and short ones (the storm's connect time against direct's).
+	for _, name := range []string{"tls", "openvpn", "haproxy"} {
+		r := end.Status.Result(name)
+		if r == nil || r.Comparison == nil || r.Comparison.Lower == nil || r.Comparison.Pairs != 3 {
+			t.Errorf("%s: no comparison with direct over three rounds: %+v", name, r)
+			continue
+		}
+		c := r.Comparison
+		t.Logf("%s: long connections %.3f × direct's tps [%.3f, %.3f] (%s); short: connect %s direct's", name, c.Ratio,
+			*c.Lower, *c.Upper, c.Verdict, intervalOrder(connect[name], connect["direct"]))
 	}
 	poll.Until(t, time.Minute, time.Second, "the OpenVPN gateway removed", func() error {
 		pods := &corev1.PodList{}
