@@ -404,6 +404,10 @@ func (r *TunnelBenchmarkReconciler) runStepFor(ctx context.Context, tb *benchv1.
 	tr transport.Transport, ref benchv1.RunRef, path []transport.Peer, started bool) (step, error) {
 	t := tc.Spec
 	run := r.runnerContract(tc.Benchmark, false)
+	if ref.Round < tb.Repetitions() {
+		// The result keeps the latest run's storm: the earlier rounds would only add its time.
+		run.Storm = 0
+	}
 	run.ExpectedTPS = pathRate(*tb.PointResults(ref.Point), t.Name)
 	pod, err := tr.Pod(&run)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,6 +217,7 @@ func TestRepetitionsResumeAfterRestarts(t *testing.T) {
 		benchv1.TransportSpec{Name: "a", Type: benchv1.TransportDirect},
 		benchv1.TransportSpec{Name: "b", Type: benchv1.TransportTLS})
 	tb.Spec.Load.Repetitions = 3
+	tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 100}
 	if err := testClient.Create(ctx, inSpecOrder(tb)); err != nil {
 		t.Fatal(err)
 	}
@@ -224,6 +226,10 @@ func TestRepetitionsResumeAfterRestarts(t *testing.T) {
 		job := waitForJob(t, ns, roundJobName("restart", transport, round))
 		if got := job.Labels[benchv1.LabelRound]; got != fmt.Sprint(round) {
 			t.Errorf("Job %s: round label %q", job.Name, got)
+		}
+		// The storm runs once per transport, in its last round (the one its result keeps).
+		if storm := slices.Contains(job.Spec.Template.Spec.Containers[0].Args, "--storm=100"); storm != (round == 3) {
+			t.Errorf("Job %s: storm %v in round %d", job.Name, storm, round)
 		}
 		if n := len(listJobs(t, ns)); n != int(round-1)*2+map[string]int{"a": 1, "b": 2}[transport] {
 			t.Errorf("%d Jobs exist when %s round %d starts: the order is not round-robin", n, transport, round)

@@ -805,7 +805,8 @@ type LoadSpec struct {
 
 	// ConnectionStorm, after the load, opens N connections one after the other from one client,
 	// each running `select 1` and disconnecting (pgbench -C -c 1 -t N), and reports the total
-	// time, connections per second and mean time per connection.
+	// time, connections per second and mean time per connection. With repetitions, it runs after
+	// each transport's last round (at each sweep point) only.
 	// +optional
 	ConnectionStorm *ConnectionStorm `json:"connectionStorm,omitempty"`
 

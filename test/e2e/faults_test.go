@@ -31,6 +31,10 @@ import (
 // faultDeadline is how soon after a fault a benchmark must have ended.
 const faultDeadline = 60 * time.Second
 
+// faultRound is a fault case's round: long enough for the second one to be measuring when the
+// fault comes and to outlast a stall's detection (its StallTimeout, 8 s).
+const faultRound = 10 * time.Second
+
 // faultCase is one fault chaos-mesh injects into the second round of a running benchmark.
 type faultCase struct {
 	name       string
@@ -119,6 +123,8 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 				return podKill(ns, benchmarkPods(b, transport.VPNGatewayComponent))
 			},
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: "vpn-gateway"},
+		{name: "WireGuard sidecar container killed", transports: vpn, kill: killSidecar(transport.VPNClientContainer),
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: transport.VPNClientContainer},
 		{name: "HAProxy pod killed", transports: proxy,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, transport.ProxyComponent))
@@ -173,7 +179,7 @@ func injectFault(t *testing.T, tb *benchv1.TunnelBenchmark, fc faultCase) faultR
 	// Two sequential rounds: the fault hits the second, so the first is a finished result that
 	// must stay.
 	tb.Spec.Load.Repetitions, tb.Spec.Load.Order = 2, benchv1.OrderSequential
-	tb.Spec.Load.Duration = &metav1.Duration{Duration: 15 * time.Second}
+	tb.Spec.Load.Duration = &metav1.Duration{Duration: faultRound}
 	tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
 	tb.Spec.Load.StallTimeout = &metav1.Duration{Duration: 8 * time.Second}
 	tb.Spec.Load.Initialize = false
@@ -333,7 +339,7 @@ func killSidecar(container string) func(t *testing.T, ns, bench string) {
 // operatorFailoverDeadline is how soon a benchmark must end after its operator's pod was killed, from
 // what the chart configures: a killed leader cannot release its lease, so its successor waits up to
 // leaderElection.leaseDuration from the last renewal, then up to retryPeriod to try again; the
-// rest of the run (at most its 15 s round) and a pass follow within faultDeadline.
+// rest of the run (at most its round, faultRound) and a pass follow within faultDeadline.
 func operatorFailoverDeadline(t *testing.T) time.Duration {
 	b, err := os.ReadFile(filepath.Join("..", "..", "charts", "tunnelbench", "values.yaml"))
 	if err != nil {
