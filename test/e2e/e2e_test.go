@@ -299,7 +299,7 @@ func TestEndToEnd(t *testing.T) {
 		poolerTransportsComplete(t, ns, pg)
 	})
 
-	t.Run("the studies' paths: OpenVPN refused by a restricted namespace, then OpenVPN and HAProxy, long and short connections", func(t *testing.T) {
+	t.Run("the studies' paths: OpenVPN (privileged) and HAProxy, long and short connections", func(t *testing.T) {
 		openVPNStudy(t, ns, pg)
 	})
 
