@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
@@ -64,17 +65,39 @@ const cnpgClusterLabel = "cnpg.io/cluster"
 // cnpgPoolerLabel is the label CloudNativePG puts on a Pooler's pods.
 const cnpgPoolerLabel = "cnpg.io/poolerName"
 
-// sidecarRestarts names the sidecar of the runner pod that restarted and says so, "" when none
-// did: the kubelet restarts a sidecar, so its death shows only in its restart count.
+// sidecarRestarts names the sidecar of the runner pod that died during the run and says so, ""
+// when none did. The kubelet restarts a dead sidecar, so its death shows in its restart count;
+// but when the runner's container fails at once with it (its connections closed), the pod ends
+// before the restart: then it shows as a sidecar that ended before the runner's container did, or
+// was killed — the kubelet stops sidecars with SIGTERM only after the runner's container ended.
 func sidecarRestarts(pods []corev1.Pod) (container, evidence string) {
 	for _, p := range pods {
+		runnerEnded := containerFinished(p.Status.ContainerStatuses, runspec.RunnerContainerName)
 		for _, cs := range p.Status.InitContainerStatuses {
 			if cs.RestartCount > 0 {
 				return cs.Name, fmt.Sprintf("the runner pod's sidecar %s restarted during the run%s", cs.Name, lastExit(cs))
 			}
+			if t := cs.State.Terminated; t != nil && (t.ExitCode == exitKilled || t.Reason == "OOMKilled" ||
+				(!runnerEnded.IsZero() && t.FinishedAt.Time.Before(runnerEnded))) {
+				return cs.Name, fmt.Sprintf("the runner pod's sidecar %s died during the run (it ended %s, exit code %d)",
+					cs.Name, t.Reason, t.ExitCode)
+			}
 		}
 	}
 	return "", ""
+}
+
+// exitKilled is a container's exit code after SIGKILL (128 + 9).
+const exitKilled = 137
+
+// containerFinished is when the named container ended, zero while it runs or when it is absent.
+func containerFinished(statuses []corev1.ContainerStatus, name string) time.Time {
+	for _, cs := range statuses {
+		if cs.Name == name && cs.State.Terminated != nil {
+			return cs.State.Terminated.FinishedAt.Time
+		}
+	}
+	return time.Time{}
 }
 
 func lastExit(cs corev1.ContainerStatus) string {
