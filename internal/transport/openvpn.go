@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -38,10 +37,7 @@ const (
 // so pgbench connects to the gateway's tunnel address itself. Both ends run openvpn as root with
 // NET_ADMIN (specs.TUNDeviceSecurity): PrivilegeRefusal refuses the benchmark unless the
 // operator's administrator allowed privileged transports. sslmode applies inside the tunnel.
-type openVPN struct {
-	basic
-	c Context
-}
+type openVPN struct{ vpnCommon }
 
 func (o openVPN) gatewayName() string { return o.c.Benchmark.ObjectName(OpenVPNGatewayComponent, "") }
 
@@ -49,39 +45,18 @@ func (o openVPN) gatewayHost() string {
 	return fmt.Sprintf("%s.%s.svc", o.gatewayName(), o.c.Benchmark.Namespace)
 }
 
-// Peers are the gateway's certificate Secret, Service, NetworkPolicy and Deployment. The CA and
-// certificates are made once: an existing Secret is kept.
+// Peers are the gateway's certificate Secret (a CA, the gateway's and the runners' certificates),
+// Service, NetworkPolicy and Deployment.
 func (o openVPN) Peers() ([]Peer, error) {
-	tb := o.c.Benchmark
-	meta := specs.OwnedMeta(tb, o.gatewayName(), OpenVPNGatewayComponent, "")
-	secret := &corev1.Secret{ObjectMeta: meta, Type: corev1.SecretTypeOpaque}
-	gateway := o.gatewayDeployment()
-	peers := []Peer{
-		{Object: secret, Generate: func() (err error) {
-			secret.Data, err = openvpn.SecretData(o.gatewayName())
-			return err
-		}},
-		{Object: o.gatewayService()},
-	}
-	peers = withNetworkPolicy(o.c, tb, gateway, peers)
-	return append(peers, Peer{Object: gateway, Ready: deploymentReady("the OpenVPN gateway"),
-		Created: func() (string, string) {
-			return "GatewayCreated", fmt.Sprintf("Started OpenVPN gateway %s (root with NET_ADMIN, certificates pinned)",
-				o.gatewayName())
-		}}), nil
+	return tunnelGateway{c: o.c, name: o.gatewayName(), component: OpenVPNGatewayComponent, kind: "OpenVPN",
+		how: "root with NET_ADMIN, certificates pinned", port: openvpn.ListenPort, portName: "openvpn",
+		keys:       func() (map[string][]byte, error) { return openvpn.SecretData(o.gatewayName()) },
+		deployment: o.gatewayDeployment()}.peers(), nil
 }
-
-func (o openVPN) VerifiesServer() bool { return o.c.Spec.EffectiveVPN().SSLMode == "verify-ca" }
-
-// FailureReason: a gateway that cannot start leaves the tunnel down.
-func (openVPN) FailureReason() string { return benchv1.ReasonTunnelDown }
 
 // Blame: the client's sidecar or the gateway that broke leaves the tunnel down.
 func (openVPN) Blame(part string) string {
-	if part == OpenVPNClientContainer || part == OpenVPNGatewayComponent {
-		return benchv1.ReasonTunnelDown
-	}
-	return ""
+	return tunnelBlame(part, OpenVPNClientContainer, OpenVPNGatewayComponent)
 }
 
 // Hop: the tunnel's UDP crosses the link, from the runner pod to the gateway.
@@ -155,19 +130,6 @@ func (openVPN) Describe(res *benchv1.TransportResult) string {
 		}
 	}
 	return words(tlsWords(res), tunnel)
-}
-
-// gatewayService exposes the gateway's UDP port and its CPU port.
-func (o openVPN) gatewayService() *corev1.Service {
-	meta := specs.OwnedMeta(o.c.Benchmark, o.gatewayName(), OpenVPNGatewayComponent, "")
-	return &corev1.Service{
-		ObjectMeta: meta,
-		Spec: corev1.ServiceSpec{
-			Selector: meta.Labels,
-			Ports: []corev1.ServicePort{{Name: "openvpn", Port: openvpn.ListenPort,
-				TargetPort: intstr.FromInt32(openvpn.ListenPort), Protocol: corev1.ProtocolUDP}, peerCPUServicePort()},
-		},
-	}
 }
 
 // gatewayDeployment runs the gateway end next to the server: the only destination it forwards to

@@ -70,6 +70,10 @@ func (e End) Start() (*Tunnel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the user-space network stack: %w", err)
 	}
+	if err := setTimeWait(tnet, TimeWait); err != nil {
+		_ = tdev.Close()
+		return nil, err
+	}
 	level := device.LogLevelError
 	if e.Verbose {
 		level = device.LogLevelVerbose

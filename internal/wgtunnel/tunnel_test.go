@@ -197,3 +197,13 @@ func TestGatewayDialsTheServerByName(t *testing.T) {
 		}
 	}
 }
+
+// TestTunnelEndsKeepTimeWaitShort: both ends' network stacks hold a closed connection for
+// TimeWait, not gVisor's minute.
+func TestTunnelEndsKeepTimeWaitShort(t *testing.T) {
+	_, cl := tunnel(t, echoServer(t, 0), func(gatewayPub Key) Key { return gatewayPub })
+	got, err := timeWait(cl.net)
+	if err != nil || got != TimeWait {
+		t.Errorf("the client's TIME_WAIT is %s (%v), want %s", got, err, TimeWait)
+	}
+}
