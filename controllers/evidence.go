@@ -40,12 +40,17 @@ func (r *TunnelBenchmarkReconciler) blame(ctx context.Context, tb *benchv1.Tunne
 	if job.Status.StartTime != nil {
 		started = job.Status.StartTime.Time
 	}
+	// The strongest evidence first: a sidecar the kubelet restarted, a peer's pod replaced or
+	// restarted; then a sidecar that ended with the runner, which a peer's death can also cause.
 	part, evidence := sidecarRestarts(pods)
 	for _, sel := range peerPodSelectors(s.peers) {
 		if evidence != "" {
 			break
 		}
 		part, evidence = sel.part, r.podsChangedSince(ctx, tb.Namespace, sel.labels, sel.what, started)
+	}
+	if evidence == "" {
+		part, evidence = sidecarDied(pods)
 	}
 	if broken := transport.BrokenReason(s.transport, part); evidence != "" && broken != "" {
 		return broken, fmt.Sprintf("%s (%s)", evidence, message)
@@ -65,20 +70,35 @@ const cnpgClusterLabel = "cnpg.io/cluster"
 // cnpgPoolerLabel is the label CloudNativePG puts on a Pooler's pods.
 const cnpgPoolerLabel = "cnpg.io/poolerName"
 
-// sidecarRestarts names the sidecar of the runner pod that died during the run and says so, ""
-// when none did. The kubelet restarts a dead sidecar, so its death shows in its restart count;
-// but when the runner's container fails at once with it (its connections closed), the pod ends
-// before the restart: then it shows as a sidecar that ended before the runner's container did, or
-// was killed — the kubelet stops sidecars with SIGTERM only after the runner's container ended.
+// sidecarRestarts names the sidecar of the runner pod that restarted during the run and says so,
+// "" when none did: the kubelet restarts a dead sidecar, so its death shows in its restart count.
 func sidecarRestarts(pods []corev1.Pod) (container, evidence string) {
 	for _, p := range pods {
-		runnerEnded := containerFinished(p.Status.ContainerStatuses, runspec.RunnerContainerName)
 		for _, cs := range p.Status.InitContainerStatuses {
 			if cs.RestartCount > 0 {
 				return cs.Name, fmt.Sprintf("the runner pod's sidecar %s restarted during the run%s", cs.Name, lastExit(cs))
 			}
-			if t := cs.State.Terminated; t != nil && (t.ExitCode == exitKilled || t.Reason == "OOMKilled" ||
-				(!runnerEnded.IsZero() && t.FinishedAt.Time.Before(runnerEnded))) {
+		}
+	}
+	return "", ""
+}
+
+// sidecarDied names a sidecar that died with the run before the kubelet could restart it (the
+// runner's container failed at once, its connections closed, and the pod ended): one that ended
+// out of memory, or killed (SIGKILL) no later than the runner's container, or ended, however,
+// before it. The kubelet stops sidecars only after the runner's container, with SIGTERM, and
+// kills one that outlives its grace period: that one ends later, and is not blamed.
+func sidecarDied(pods []corev1.Pod) (container, evidence string) {
+	for _, p := range pods {
+		runnerEnded := containerFinished(p.Status.ContainerStatuses, runspec.RunnerContainerName)
+		for _, cs := range p.Status.InitContainerStatuses {
+			t := cs.State.Terminated
+			if t == nil {
+				continue
+			}
+			withRunner := !runnerEnded.IsZero() && !t.FinishedAt.After(runnerEnded)
+			before := !runnerEnded.IsZero() && t.FinishedAt.Time.Before(runnerEnded)
+			if t.Reason == "OOMKilled" || (withRunner && t.ExitCode == exitKilled) || before {
 				return cs.Name, fmt.Sprintf("the runner pod's sidecar %s died during the run (it ended %s, exit code %d)",
 					cs.Name, t.Reason, t.ExitCode)
 			}

@@ -112,9 +112,11 @@ func TestFailuresBlameThePath(t *testing.T) {
 	}
 }
 
-// TestSidecarRestarts: a sidecar that restarted, was killed, or ended before the runner's
-// container is named; sidecars the kubelet stopped after the runner ended are not.
-func TestSidecarRestarts(t *testing.T) {
+// TestSidecarDeaths: a sidecar that restarted (sidecarRestarts), or that ended out of memory,
+// killed no later than the runner's container, or before it (sidecarDied), is named; a sidecar
+// the kubelet stopped after the runner ended is not, even one killed at the end of its grace
+// period (seen when a gateway died and the run stalled).
+func TestSidecarDeaths(t *testing.T) {
 	at := func(s int) metav1.Time { return metav1.NewTime(time.Date(2026, 11, 27, 11, 0, s, 0, time.UTC)) }
 	ended := func(code int32, reason string, s int) corev1.ContainerState {
 		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, FinishedAt: at(s)}}
@@ -125,21 +127,29 @@ func TestSidecarRestarts(t *testing.T) {
 			ContainerStatuses:     []corev1.ContainerStatus{{Name: "runner", State: ended(2, "Error", runnerEnd)}}}}
 	}
 	for _, tc := range []struct {
-		name    string
-		sidecar corev1.ContainerStatus
-		want    string
+		name              string
+		sidecar           corev1.ContainerStatus
+		restarted, killed string
 	}{
-		{"restarted", corev1.ContainerStatus{Name: "wireguard", RestartCount: 1}, "wireguard"},
-		{"killed as the run ended", corev1.ContainerStatus{Name: "wireguard", State: ended(137, "Error", 10)}, "wireguard"},
-		{"out of memory", corev1.ContainerStatus{Name: "pgbouncer", State: ended(1, "OOMKilled", 12)}, "pgbouncer"},
-		{"ended before the runner", corev1.ContainerStatus{Name: "openvpn", State: ended(1, "Error", 8)}, "openvpn"},
-		{"stopped after the runner", corev1.ContainerStatus{Name: "wireguard", State: ended(0, "Completed", 10)}, ""},
-		{"stopped with SIGTERM after the runner", corev1.ContainerStatus{Name: "tunnel-0", State: ended(143, "Error", 11)}, ""},
-		{"running", corev1.ContainerStatus{Name: "wireguard"}, ""},
+		{"restarted", corev1.ContainerStatus{Name: "wireguard", RestartCount: 1}, "wireguard", ""},
+		{"killed as the run ended", corev1.ContainerStatus{Name: "wireguard", State: ended(137, "Error", 10)}, "", "wireguard"},
+		{"out of memory", corev1.ContainerStatus{Name: "pgbouncer", State: ended(1, "OOMKilled", 12)}, "", "pgbouncer"},
+		{"ended before the runner", corev1.ContainerStatus{Name: "openvpn", State: ended(1, "Error", 8)}, "", "openvpn"},
+		{"killed after its grace period", corev1.ContainerStatus{Name: "openvpn", State: ended(137, "Error", 21)}, "", ""},
+		{"stopped after the runner", corev1.ContainerStatus{Name: "wireguard", State: ended(0, "Completed", 10)}, "", ""},
+		{"stopped with SIGTERM after the runner", corev1.ContainerStatus{Name: "tunnel-0", State: ended(143, "Error", 11)}, "", ""},
+		{"running", corev1.ContainerStatus{Name: "wireguard"}, "", ""},
 	} {
-		got, evidence := sidecarRestarts([]corev1.Pod{pod(tc.sidecar, 10)})
-		if got != tc.want || (tc.want != "" && !strings.Contains(evidence, tc.want)) {
-			t.Errorf("%s: %q (%s), want %q", tc.name, got, evidence, tc.want)
+		pods := []corev1.Pod{pod(tc.sidecar, 10)}
+		for _, check := range []struct {
+			what string
+			f    func([]corev1.Pod) (string, string)
+			want string
+		}{{"restarted", sidecarRestarts, tc.restarted}, {"died", sidecarDied, tc.killed}} {
+			got, evidence := check.f(pods)
+			if got != check.want || (check.want != "" && !strings.Contains(evidence, check.want)) {
+				t.Errorf("%s, %s: %q (%s), want %q", tc.name, check.what, got, evidence, check.want)
+			}
 		}
 	}
 }
