@@ -66,7 +66,8 @@ func (t *TargetDialer) resolved(ctx context.Context, again bool) (string, error)
 // dialTimeout bounds one forwarded connection's dial: libpq's own connect_timeout is longer.
 const dialTimeout = 10 * time.Second
 
-// Serve accepts on ln until ctx ends and pipes every connection to one dial makes.
+// Serve accepts on ln until ctx ends and pipes every connection to one dial makes; it returns once
+// every connection has ended, which ctx's end forces.
 func Serve(ctx context.Context, ln net.Listener, dial func(context.Context) (net.Conn, error), logf func(string, ...any)) error {
 	go func() { <-ctx.Done(); _ = ln.Close() }()
 	var wg sync.WaitGroup
@@ -90,6 +91,11 @@ func Serve(ctx context.Context, ln net.Listener, dial func(context.Context) (net
 				_ = c.Close()
 				return
 			}
+			// When ctx ends (the pod stops the forwarder), the connections it carries end too: one
+			// whose far end died silently (a gateway killed) would otherwise hold the process
+			// until the kubelet kills it at the end of its grace period.
+			stop := context.AfterFunc(ctx, func() { _ = c.Close(); _ = up.Close() })
+			defer stop()
 			pipe(c, up)
 		}()
 	}
