@@ -1,4 +1,4 @@
-// Package v1alpha1 contains the TunnelBenchmark API of the bench.tunnelbench.io group.
+// Package v1alpha1 contains the TunnelBenchmark and ScheduledTunnelBenchmark API of the bench.tunnelbench.io group.
 // +kubebuilder:object:generate=true
 // +groupName=bench.tunnelbench.io
 package v1alpha1
@@ -21,7 +21,8 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &TunnelBenchmark{}, &TunnelBenchmarkList{})
+	s.AddKnownTypes(GroupVersion, &TunnelBenchmark{}, &TunnelBenchmarkList{},
+		&ScheduledTunnelBenchmark{}, &ScheduledTunnelBenchmarkList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

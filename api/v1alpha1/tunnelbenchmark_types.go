@@ -730,7 +730,6 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.copy) || (!(has(self.reconnect) && self.reconnect) && !has(self.connectionStorm) && !has(self.transactions) && !has(self.rate) && !has(self.latencyLimit))",message="spec.load.copy: reconnect, connectionStorm, transactions, rate and latencyLimit apply to pgbench loads only"
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="!has(self.stallTimeout) || !has(self.progressInterval) || duration(self.stallTimeout).getSeconds() >= 2 * duration(self.progressInterval).getSeconds()",message="spec.load.stallTimeout must be at least twice spec.load.progressInterval: a stall is judged from pgbench's progress reports"
-// +kubebuilder:validation:XValidation:rule="has(self.builtin) == has(oldSelf.builtin) && (!has(self.builtin) || self.builtin == oldSelf.builtin) && has(self.script) == has(oldSelf.script) && (!has(self.script) || self.script == oldSelf.script) && self.clients == oldSelf.clients && self.threads == oldSelf.threads && has(self.transactions) == has(oldSelf.transactions) && (!has(self.transactions) || self.transactions == oldSelf.transactions) && has(self.duration) == has(oldSelf.duration) && (!has(self.duration) || duration(self.duration) == duration(oldSelf.duration)) && has(self.protocol) == has(oldSelf.protocol) && (!has(self.protocol) || self.protocol == oldSelf.protocol) && (has(self.reconnect) && self.reconnect) == (has(oldSelf.reconnect) && oldSelf.reconnect) && has(self.scale) == has(oldSelf.scale) && (!has(self.scale) || self.scale == oldSelf.scale) && (has(self.initialize) && self.initialize) == (has(oldSelf.initialize) && oldSelf.initialize) && has(self.progressInterval) == has(oldSelf.progressInterval) && (!has(self.progressInterval) || duration(self.progressInterval) == duration(oldSelf.progressInterval)) && has(self.connectionStorm) == has(oldSelf.connectionStorm) && (!has(self.connectionStorm) || self.connectionStorm == oldSelf.connectionStorm) && has(self.repetitions) == has(oldSelf.repetitions) && (!has(self.repetitions) || self.repetitions == oldSelf.repetitions) && has(self.order) == has(oldSelf.order) && (!has(self.order) || self.order == oldSelf.order) && has(self.seed) == has(oldSelf.seed) && (!has(self.seed) || self.seed == oldSelf.seed) && has(self.rate) == has(oldSelf.rate) && (!has(self.rate) || self.rate == oldSelf.rate) && has(self.latencyLimit) == has(oldSelf.latencyLimit) && (!has(self.latencyLimit) || duration(self.latencyLimit) == duration(oldSelf.latencyLimit)) && has(self.warmup) == has(oldSelf.warmup) && (!has(self.warmup) || duration(self.warmup) == duration(oldSelf.warmup)) && has(self.stallTimeout) == has(oldSelf.stallTimeout) && (!has(self.stallTimeout) || duration(self.stallTimeout) == duration(oldSelf.stallTimeout)) && has(self.copy) == has(oldSelf.copy) && (!has(self.copy) || self.copy == oldSelf.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 type LoadSpec struct {
 	// Builtin is one of pgbench's builtin scripts.
 	// +optional
@@ -996,6 +995,17 @@ const (
 	// ConditionJobsRemoved is True once spec.ttlSecondsAfterFinished removed the ended
 	// benchmark's Jobs, pods and result ConfigMaps.
 	ConditionJobsRemoved = "JobsRemoved"
+	// ConditionRegressed is True on a scheduled benchmark, and on its ScheduledTunnelBenchmark,
+	// when one of its transports' results regressed against the schedule's history; its message
+	// names the transport, the figure, before and after.
+	ConditionRegressed = "Regressed"
+)
+
+// Reasons of the Regressed condition.
+const (
+	ReasonRegressed        = "Regressed"
+	ReasonWithinHistory    = "WithinHistory"
+	ReasonNotEnoughHistory = "NotEnoughHistory"
 )
 
 // ReasonCancelled is the reason of the Completed and Progressing conditions of a benchmark that
@@ -1137,11 +1147,33 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	RunOrder *RunOrderStatus `json:"runOrder,omitempty"`
 
+	// History says whether the results are in the operator's history store: absent without a
+	// store, or before the benchmark ended.
+	// +optional
+	History *HistoryRecord `json:"history,omitempty"`
+
 	// Live is the run in progress while a transport's load runs: which, how far, and the tps of
 	// pgbench's latest progress report, updated at the progress interval (at most one status
 	// write per interval). Absent between runs and once the benchmark ended.
 	// +optional
 	Live *LiveRun `json:"live,omitempty"`
+}
+
+// HistoryRecord is whether a benchmark's results reached the history store.
+type HistoryRecord struct {
+	// Recorded is true once the results are in the store (written once: recording again changes
+	// nothing).
+	Recorded bool `json:"recorded"`
+	// Time is when they were recorded, or when the last attempt failed.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+	// Attempts counts the attempts made.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// Message says why not yet (the store unreachable, retried with backoff).
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // SweepStatus is what a sweep measured: every point's results and every transport's curve.
@@ -1884,9 +1916,12 @@ type TunnelBenchmark struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m".
+	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m". The
+	// immutability rules sit here, on the benchmark's spec, not on its types: a
+	// ScheduledTunnelBenchmark's template is a TunnelBenchmarkSpec that may change.
 	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="spec.cancel cannot be undone: a cancelled benchmark stays cancelled; create a new one (kubectl tunnelbench rerun)"
 	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout)) && has(self.exclusive) == has(oldSelf.exclusive) && (!has(self.exclusive) || self.exclusive == oldSelf.exclusive) && has(self.network) == has(oldSelf.network) && (!has(self.network) || self.network == oldSelf.network) && has(self.sweep) == has(oldSelf.sweep) && (!has(self.sweep) || self.sweep == oldSelf.sweep)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
+	// +kubebuilder:validation:XValidation:rule="has(self.load.builtin) == has(oldSelf.load.builtin) && (!has(self.load.builtin) || self.load.builtin == oldSelf.load.builtin) && has(self.load.script) == has(oldSelf.load.script) && (!has(self.load.script) || self.load.script == oldSelf.load.script) && self.load.clients == oldSelf.load.clients && self.load.threads == oldSelf.load.threads && has(self.load.transactions) == has(oldSelf.load.transactions) && (!has(self.load.transactions) || self.load.transactions == oldSelf.load.transactions) && has(self.load.duration) == has(oldSelf.load.duration) && (!has(self.load.duration) || duration(self.load.duration) == duration(oldSelf.load.duration)) && has(self.load.protocol) == has(oldSelf.load.protocol) && (!has(self.load.protocol) || self.load.protocol == oldSelf.load.protocol) && (has(self.load.reconnect) && self.load.reconnect) == (has(oldSelf.load.reconnect) && oldSelf.load.reconnect) && has(self.load.scale) == has(oldSelf.load.scale) && (!has(self.load.scale) || self.load.scale == oldSelf.load.scale) && (has(self.load.initialize) && self.load.initialize) == (has(oldSelf.load.initialize) && oldSelf.load.initialize) && has(self.load.progressInterval) == has(oldSelf.load.progressInterval) && (!has(self.load.progressInterval) || duration(self.load.progressInterval) == duration(oldSelf.load.progressInterval)) && has(self.load.connectionStorm) == has(oldSelf.load.connectionStorm) && (!has(self.load.connectionStorm) || self.load.connectionStorm == oldSelf.load.connectionStorm) && has(self.load.repetitions) == has(oldSelf.load.repetitions) && (!has(self.load.repetitions) || self.load.repetitions == oldSelf.load.repetitions) && has(self.load.order) == has(oldSelf.load.order) && (!has(self.load.order) || self.load.order == oldSelf.load.order) && has(self.load.seed) == has(oldSelf.load.seed) && (!has(self.load.seed) || self.load.seed == oldSelf.load.seed) && has(self.load.rate) == has(oldSelf.load.rate) && (!has(self.load.rate) || self.load.rate == oldSelf.load.rate) && has(self.load.latencyLimit) == has(oldSelf.load.latencyLimit) && (!has(self.load.latencyLimit) || duration(self.load.latencyLimit) == duration(oldSelf.load.latencyLimit)) && has(self.load.warmup) == has(oldSelf.load.warmup) && (!has(self.load.warmup) || duration(self.load.warmup) == duration(oldSelf.load.warmup)) && has(self.load.stallTimeout) == has(oldSelf.load.stallTimeout) && (!has(self.load.stallTimeout) || duration(self.load.stallTimeout) == duration(oldSelf.load.stallTimeout)) && has(self.load.copy) == has(oldSelf.load.copy) && (!has(self.load.copy) || self.load.copy == oldSelf.load.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.server.external) || has(self.server.external.caSecret) || self.transports.all(t, t.type != 'tls' || (has(t.tls) && t.tls.sslMode == 'require'))",message="spec.transports: sslMode verify-ca and verify-full need spec.server.external.caSecret"
 	// +kubebuilder:validation:XValidation:rule="!has(self.tls) || has(self.server.managed) || self.transports.exists(t, (has(t.pooler) && has(t.pooler.clientTLS) && t.pooler.clientTLS == 'require') || (has(t.tls) && has(t.tls.clientCertificate)))",message="spec.tls.issuerRef issues the server certificate of spec.server.managed, the certificate of a pooler with clientTLS require and tls.clientCertificate: this benchmark has none of them"
 	// +kubebuilder:validation:XValidation:rule="has(self.tls) || self.transports.all(t, !has(t.tls) || !has(t.tls.clientCertificate))",message="spec.transports: tls.clientCertificate needs spec.tls.issuerRef to issue it"

@@ -2,8 +2,6 @@ package crossbench
 
 import (
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -12,33 +10,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/benchsim"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
 )
 
-// completed is a finished interleaved benchmark whose transports ran the rounds of tps (one
-// slice per transport, in spec order: direct, tls, ssh).
-func completed(name string, tps ...[]float64) *benchv1.TunnelBenchmark {
-	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: name}}
-	tb.Spec.Server.CNPG = &benchv1.CNPGServer{ClusterName: "pg"}
-	tb.Spec.Load = benchv1.LoadSpec{Builtin: "select-only", Clients: 4, Threads: 2,
-		Duration: &metav1.Duration{Duration: 10 * time.Second}, Repetitions: int32(len(tps[0])), Seed: ptr.To[int64](int64(len(name)))}
-	tb.Status.Phase, tb.Status.ServerVersion = benchv1.PhaseCompleted, "15.20"
-	for i, rounds := range tps {
-		name := []string{"direct", "tls", "ssh"}[i]
-		tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: name, Type: benchv1.TransportType(name)})
-		res := benchv1.TransportResult{Transport: name}
-		for r, v := range rounds {
-			res.Runs = append(res.Runs, benchv1.RunResult{Round: int32(r + 1), TPS: v, Transactions: int64(v * 10)})
-		}
-		res.TPS = stats.Median(rounds)
-		tb.Status.Results = append(tb.Status.Results, res)
-	}
-	return tb
-}
-
 func TestComparable(t *testing.T) {
 	base := func() *benchv1.TunnelBenchmark {
-		return completed("before", []float64{1000, 1010, 990}, []float64{800, 810, 790})
+		return benchsim.Completed("before", []float64{1000, 1010, 990}, []float64{800, 810, 790})
 	}
 	tests := []struct {
 		name   string
@@ -82,7 +60,7 @@ func TestComparable(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
-	before := completed("before", []float64{1000, 1040, 980}, []float64{800, 838, 781}, []float64{500, 515, 492})
+	before := benchsim.Completed("before", []float64{1000, 1040, 980}, []float64{800, 838, 781}, []float64{500, 515, 492})
 	tests := []struct {
 		name        string
 		after       *benchv1.TunnelBenchmark
@@ -91,14 +69,15 @@ func TestCompare(t *testing.T) {
 	}{
 		// Everything 10 % slower: the machine drifted, not the paths. Absolute figures would call
 		// all three regressions.
-		{"a drift of the whole machine", completed("after", []float64{900, 936, 882}, []float64{719, 755, 704}, []float64{451, 463, 442}),
+		{"a drift of the whole machine",
+			benchsim.Completed("after", []float64{900, 936, 882}, []float64{719, 755, 704}, []float64{451, 463, 442}),
 			"baseline indistinguishable indistinguishable", ""},
-		{"tls lost a fifth", completed("after", []float64{1010, 1030, 975}, []float64{646, 660, 622}, []float64{505, 512, 488}),
+		{"tls lost a fifth", benchsim.Completed("after", []float64{1010, 1030, 975}, []float64{646, 660, 622}, []float64{505, 512, 488}),
 			"baseline slower indistinguishable", "tls"},
-		{"ssh gained a fifth", completed("after", []float64{1010, 1030, 975}, []float64{810, 822, 780}, []float64{606, 618, 585}),
+		{"ssh gained a fifth", benchsim.Completed("after", []float64{1010, 1030, 975}, []float64{810, 822, 780}, []float64{606, 618, 585}),
 			"baseline indistinguishable faster", ""},
 		// 2 % slower, however tight, is within the 3 % threshold.
-		{"tls lost 2 %", completed("after", []float64{1000, 1040, 980}, []float64{784, 821, 765}, []float64{500, 515, 492}),
+		{"tls lost 2 %", benchsim.Completed("after", []float64{1000, 1040, 980}, []float64{784, 821, 765}, []float64{500, 515, 492}),
 			"baseline indistinguishable indistinguishable", ""},
 	}
 	for _, tt := range tests {
@@ -119,7 +98,7 @@ func TestCompare(t *testing.T) {
 			}
 		})
 	}
-	one := completed("one", []float64{1000}, []float64{800}, []float64{500})
+	one := benchsim.Completed("one", []float64{1000}, []float64{800}, []float64{500})
 	if _, err := Compare(one, one, DefaultThreshold); err == nil || !strings.Contains(err.Error(), "needs at least 2 on each side") {
 		t.Errorf("one repetition: %v", err)
 	}
@@ -133,38 +112,13 @@ func TestCompare(t *testing.T) {
 // round's runs (3 %), each run's noise (4 %), and a drift of each transport's own in each
 // benchmark (2.3 %, what the ratio of TLS to direct moves between benchmarks beyond its runs'
 // spread). Lognormal, fixed seed.
-type machine struct {
-	rng                                  *rand.Rand
-	benchmark, round, run, transportMove float64
-}
-
-func (m machine) draw(name string, transports, rounds int, effect float64) *benchv1.TunnelBenchmark {
-	d := m.rng.NormFloat64() * m.benchmark
-	moves := make([]float64, transports)
-	for i := range moves {
-		moves[i] = m.rng.NormFloat64() * m.transportMove
-	}
-	tps := make([][]float64, transports)
-	for range rounds {
-		round := m.rng.NormFloat64() * m.round
-		for i := range transports {
-			e := 0.0
-			if i == transports-1 {
-				e = math.Log(effect)
-			}
-			tps[i] = append(tps[i], 1000*math.Exp(d+round+moves[i]+e+m.rng.NormFloat64()*m.run))
-		}
-	}
-	return completed(name, tps...)
-}
-
 // alarms runs trials A/A (or A/B with effect on the last transport) comparisons of three
 // transports and returns the share that called the last transport slower, by this package's
 // rule and by the rule compare had before (Welch on the absolute tps of both benchmarks' runs).
-func alarms(m machine, rounds, trials int, effect, threshold float64) (rule, absolute float64) {
+func alarms(m benchsim.Machine, rounds, trials int, effect, threshold float64) (rule, absolute float64) {
 	var n, old int
 	for range trials {
-		before, after := m.draw("before", 3, rounds, 1), m.draw("after", 3, rounds, effect)
+		before, after := m.Draw("before", 3, rounds, 1), m.Draw("after", 3, rounds, effect)
 		got, err := Compare(before, after, threshold)
 		if err != nil {
 			panic(err)
@@ -188,7 +142,7 @@ func TestFalseAlarms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
 	}
-	m := machine{rng: rand.New(rand.NewPCG(24, 3)), benchmark: 0.06, round: 0.03, run: 0.04, transportMove: 0.023}
+	m := benchsim.ThisMachine(24)
 	const trials = 4000
 	var table strings.Builder
 	table.WriteString("| repetitions | A/A: regression called (threshold 3 %) | A/A: absolute tps (the rule before) " +
@@ -216,7 +170,7 @@ func TestFalseAlarms(t *testing.T) {
 // swept is completed's benchmark as a sweep of two clients points: each transport's rounds at the
 // first point are tps, at the second twice them, but for ssh at the second, scaled by sshAt2.
 func swept(name string, sshAt2 float64, tps ...[]float64) *benchv1.TunnelBenchmark {
-	tb := completed(name, tps...)
+	tb := benchsim.Completed(name, tps...)
 	tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2}}
 	results := tb.Status.Results
 	tb.Status.Results = nil

@@ -60,6 +60,10 @@ type Server struct {
 	dir       string
 	cmd       *exec.Cmd
 	removeDir bool
+	// args, cred and logPath start postgres again (Up).
+	args    []string
+	cred    *syscall.Credential
+	logPath string
 }
 
 // BinDir finds PostgreSQL's server binaries: $PG_BINDIR, else the newest /usr/lib/postgresql/N/bin.
@@ -153,22 +157,9 @@ func Start(dir string, opts Options) (*Server, error) {
 	for k, v := range settings {
 		args = append(args, "-c", k+"="+v)
 	}
-	logFile, err := os.Create(filepath.Join(dir, "postgres.log"))
-	if err != nil {
+	s.args, s.cred, s.logPath = args, cred, filepath.Join(dir, "postgres.log")
+	if err := s.Up(); err != nil {
 		return nil, err
-	}
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"), args...)
-	// Pdeathsig: a test process killed before its cleanup (a fuzz worker the coordinator stops)
-	// takes its server with it (immediate shutdown), instead of leaving it running.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGQUIT}
-	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot start postgres: %w", err)
-	}
-	if err := s.waitReady(30 * time.Second); err != nil {
-		s.Stop()
-		log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
-		return nil, fmt.Errorf("%w; postgres.log:\n%s", err, log)
 	}
 	return s, nil
 }
@@ -189,6 +180,38 @@ func (s *Server) Env(sslmode string) map[string]string {
 		env["PGSSLROOTCERT"] = s.CAFile
 	}
 	return env
+}
+
+// Up starts the server's postgres on its data: at Start, and again after Down.
+func (s *Server) Up() error {
+	logFile, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logFile.Close() }()
+	s.cmd = exec.Command(filepath.Join(s.BinDir, "postgres"), s.args...)
+	// Pdeathsig: a test process killed before its cleanup (a fuzz worker the coordinator stops)
+	// takes its server with it (immediate shutdown), instead of leaving it running.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true, Pdeathsig: syscall.SIGQUIT}
+	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	if err := s.cmd.Start(); err != nil {
+		return fmt.Errorf("cannot start postgres: %w", err)
+	}
+	if err := s.waitReady(30 * time.Second); err != nil {
+		s.Stop()
+		log, _ := os.ReadFile(s.logPath)
+		return fmt.Errorf("%w; postgres.log:\n%s", err, log)
+	}
+	return nil
+}
+
+// Down shuts the server down and keeps its data, for Up to start it again: a database that goes
+// away and comes back.
+func (s *Server) Down() {
+	keep := s.removeDir
+	s.removeDir = false
+	s.Stop()
+	s.removeDir = keep
 }
 
 // Stop shuts the server down (fast mode) and waits for it.

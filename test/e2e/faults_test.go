@@ -223,7 +223,8 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 	t.Logf("faults:\n%s", table.String())
 }
 
-// injectFault runs tb (its transports those of fc, its server initialized or tb.Spec.Load.Initialize) and injects fc's fault into its second round.
+// injectFault runs tb (its transports those of fc, its server initialized or
+// tb.Spec.Load.Initialize) and injects fc's fault into its second round.
 func injectFault(t *testing.T, tb *benchv1.TunnelBenchmark, fc faultCase) faultRow {
 	ns, name := tb.Namespace, tb.Name
 	// Two sequential rounds: the fault hits the second, so the first is a finished result that

@@ -1,0 +1,177 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/benchsim"
+	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/regress"
+)
+
+// server is a real PostgreSQL for the store, stopped at the end of the test.
+func server(t *testing.T) *pgtest.Server {
+	t.Helper()
+	pgtest.SkipIfShort(t)
+	s, err := pgtest.StartTemp(pgtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func open(t *testing.T, s *pgtest.Server) *Store {
+	t.Helper()
+	st, err := Open(s.ConnString("require"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}
+
+// scheduled is a completed benchmark of schedule "nightly", its UID and completion from i.
+func scheduled(i int, tps ...[]float64) *benchv1.TunnelBenchmark {
+	tb := benchsim.Completed(fmt.Sprintf("nightly-%d", i), tps...)
+	tb.UID = types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", i))
+	tb.Status.CompletionTime = &metav1.Time{Time: time.Date(2026, 11, 27, i, 0, 0, 0, time.UTC)}
+	return tb
+}
+
+func TestMigrateIsVersionedAndRefusesANewerSchema(t *testing.T) {
+	s := server(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.ConnString("require"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	// Two operators at once (a rolling update): the advisory lock applies each version once.
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := pgx.Connect(ctx, s.ConnString("require"))
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer func() { _ = c.Close(ctx) }()
+			_, errs[i] = Migrate(ctx, c)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var versions int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM tunnelbench_schema`).Scan(&versions); err != nil || versions != len(migrations) {
+		t.Fatalf("%d versions recorded (%v), want %d", versions, err, len(migrations))
+	}
+	if v, err := Migrate(ctx, conn); err != nil || v != len(migrations) {
+		t.Fatalf("migrating a current schema: %d, %v", v, err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO tunnelbench_schema (version) VALUES ($1)`, len(migrations)+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Migrate(ctx, conn); err == nil || !strings.Contains(err.Error(), "upgrade the operator") {
+		t.Fatalf("a newer schema: %v", err)
+	}
+}
+
+func TestWriteOnceAndReadTheSeries(t *testing.T) {
+	s := server(t)
+	st := open(t, s)
+	ctx := context.Background()
+	key := SeriesKey{Namespace: "db", Schedule: "nightly", TemplateHash: "abc"}
+	for i := 1; i <= 4; i++ {
+		tb := scheduled(i, []float64{1000, 1010, 990}, []float64{800, 790, 810})
+		wrote, err := st.Write(ctx, RecordOf(tb, "nightly", "abc"))
+		if err != nil || !wrote {
+			t.Fatalf("benchmark %d: wrote %v, %v", i, wrote, err)
+		}
+		// Again, as an operator that restarted before it could say so would.
+		if wrote, err := st.Write(ctx, RecordOf(tb, "nightly", "abc")); err != nil || wrote {
+			t.Fatalf("benchmark %d again: wrote %v, %v", i, wrote, err)
+		}
+	}
+	other := scheduled(5, []float64{1000}, []float64{800})
+	if _, err := st.Write(ctx, RecordOf(other, "nightly", "another-template")); err != nil {
+		t.Fatal(err)
+	}
+	points, err := st.Series(ctx, key, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest three benchmarks, oldest first: direct's tps, tls's ratio and tps each.
+	if len(points) != 9 || points[0].Benchmark != "nightly-2" || points[8].Benchmark != "nightly-4" {
+		t.Fatalf("%d points: %+v", len(points), points)
+	}
+	var ratio Point
+	for _, p := range points {
+		if p.Transport == "tls" && p.Figure == string(regress.FigureRatio) {
+			ratio = p
+		}
+	}
+	if ratio.Value < 0.79 || ratio.Value > 0.81 || ratio.Low == 0 || ratio.High < ratio.Value {
+		t.Errorf("tls's ratio %+v, want about 0.8 with its interval", ratio)
+	}
+	if err := st.MarkRegressed(ctx, ratio.UID, "tls", regress.FigureRatio); err != nil {
+		t.Fatal(err)
+	}
+	points, _ = st.Series(ctx, key, 3)
+	for _, p := range points {
+		if want := p.UID == ratio.UID && p.Transport == "tls" && p.Figure == "ratio"; p.Regressed != want {
+			t.Errorf("%+v: regressed %v, want %v", p, p.Regressed, want)
+		}
+	}
+	var runs int
+	if err := st.pool.QueryRow(ctx, `SELECT count(*) FROM tunnelbench_runs`).Scan(&runs); err != nil || runs != 4*6+2 {
+		t.Errorf("%d runs recorded (%v), want %d: every round of every transport, once", runs, err, 4*6+2)
+	}
+}
+
+// TestTheDatabaseDownThenBack: a write while the database is down fails, saying so, without the
+// password; the same write succeeds once it is back, the schema migrated then.
+func TestTheDatabaseDownThenBack(t *testing.T) {
+	s := server(t)
+	s.Down()
+	st := open(t, s)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rec := RecordOf(scheduled(1, []float64{1000, 1010}, []float64{800, 790}), "nightly", "abc")
+	_, err := st.Write(ctx, rec)
+	if err == nil || !strings.Contains(err.Error(), "unreachable") || strings.Contains(err.Error(), s.Password) {
+		t.Fatalf("a write to a stopped database: %v", err)
+	}
+	if err := s.Up(); err != nil {
+		t.Fatal(err)
+	}
+	if wrote, err := st.Write(ctx, rec); err != nil || !wrote {
+		t.Fatalf("once it is back: wrote %v, %v", wrote, err)
+	}
+	if ok, err := st.Recorded(ctx, rec.UID); err != nil || !ok {
+		t.Fatalf("recorded %v, %v", ok, err)
+	}
+}
+
+func TestOpenDoesNotQuoteTheConnectionString(t *testing.T) {
+	_, err := Open("postgres://app:s3cret-value@[::1")
+	if err == nil || strings.Contains(err.Error(), "s3cret-value") {
+		t.Fatalf("%v", err)
+	}
+}
