@@ -18,7 +18,27 @@ make --no-print-directory verify
 
 go vet ./...
 make --no-print-directory lint
-go test -count=1 -timeout 20m "$@" $(go list ./... | grep -v /test/e2e)
+if [ $# -gt 0 ]; then
+  go test -count=1 -timeout 20m "$@" $(go list ./... | grep -v /test/e2e)
+else
+  # The controllers' envtest suite is the longest package (about 250 s alone, mostly waiting on its
+  # API server): two shards, each with its own envtest, run beside the other packages.
+  tests=$(go test -list '.*' ./controllers | grep -E '^(Test|Fuzz|Example)')
+  shard() { awk -v i="$1" 'NR % 2 == i' <<<"$tests" | paste -sd'|'; }
+  logs=$(mktemp -d)
+  trap 'rm -rf "$logs"' EXIT
+  go test -count=1 -timeout 20m -run "^($(shard 0))\$" ./controllers >"$logs/0" 2>&1 &
+  first=$!
+  go test -count=1 -timeout 20m -run "^($(shard 1))\$" ./controllers >"$logs/1" 2>&1 &
+  second=$!
+  failed=0
+  go test -count=1 -timeout 20m $(go list ./... | grep -v -e /test/e2e -e /controllers\$) || failed=1
+  wait "$first" || failed=1
+  wait "$second" || failed=1
+  echo "controllers, the first shard:" && cat "$logs/0"
+  echo "controllers, the second shard:" && cat "$logs/1"
+  [ "$failed" = 0 ]
+fi
 # Every fuzz target briefly, as a smoke (make fuzz runs them longer).
 FUZZTIME=3s hack/fuzz.sh
 
