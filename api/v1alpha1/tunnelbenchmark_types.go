@@ -1152,6 +1152,12 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	History *HistoryRecord `json:"history,omitempty"`
 
+	// Regression is, for a benchmark a schedule created, each transport's figures judged against
+	// the schedule's earlier results (its Regressed condition sums it up).
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Regression []TransportJudgement `json:"regression,omitempty"`
+
 	// Live is the run in progress while a transport's load runs: which, how far, and the tps of
 	// pgbench's latest progress report, updated at the progress interval (at most one status
 	// write per interval). Absent between runs and once the benchmark ended.

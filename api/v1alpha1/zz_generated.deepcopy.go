@@ -1831,6 +1831,13 @@ func (in *TunnelBenchmarkStatus) DeepCopyInto(out *TunnelBenchmarkStatus) {
 		*out = new(HistoryRecord)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Regression != nil {
+		in, out := &in.Regression, &out.Regression
+		*out = make([]TransportJudgement, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	if in.Live != nil {
 		in, out := &in.Live, &out.Live
 		*out = new(LiveRun)

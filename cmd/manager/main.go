@@ -2,12 +2,14 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
 	"flag"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -20,6 +22,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/controllers"
+	"github.com/tunnelbench/tunnelbench/internal/history"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/metricsauth"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
@@ -159,6 +162,10 @@ func main() {
 		setupLog.Error(err, "Cannot set up the controller")
 		os.Exit(1)
 	}
+	if err := setupSchedules(mgr, setupLog); err != nil {
+		setupLog.Error(err, "Cannot set up the schedules")
+		os.Exit(1)
+	}
 	if err := hook.setup(mgr, runnerImage, allowPrivileged); err != nil {
 		setupLog.Error(err, "Cannot set up the admission webhook")
 		os.Exit(1)
@@ -170,6 +177,38 @@ func main() {
 		setupLog.Error(err, "The manager stopped with an error")
 		os.Exit(1)
 	}
+}
+
+// historyURIEnv names the environment variable that holds the history store's connection URI
+// (the chart sets it from history.secretName's key uri): absent, there is no store.
+const historyURIEnv = "TUNNELBENCH_HISTORY_URI"
+
+// setupSchedules adds the schedules' controller and, with a history store, the recorder; the
+// store's schema is migrated at start, or at the first write when the store is down then.
+func setupSchedules(mgr ctrl.Manager, log logr.Logger) error {
+	var store *history.Store
+	if uri := os.Getenv(historyURIEnv); uri != "" {
+		var err error
+		if store, err = history.Open(uri); err != nil {
+			return err
+		}
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := store.Migrate(ctx); err != nil {
+				log.Info("The history store's schema is not migrated yet: it will be at the first write", "error", store.Mask(err.Error()))
+				return
+			}
+			log.Info("The history store is ready")
+		}()
+		if err := (&controllers.HistoryReconciler{Client: mgr.GetClient(), Store: store}).SetupWithManager(mgr,
+			controller.Options{MaxConcurrentReconciles: 1}); err != nil {
+			return err
+		}
+	}
+	return (&controllers.ScheduledTunnelBenchmarkReconciler{Client: mgr.GetClient(),
+		Recorder: mgr.GetEventRecorder("tunnelbench-schedule"), Metrics: metrics.DefaultSchedules, History: store,
+	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 1})
 }
 
 // splitList reads a comma-separated flag, ignoring blanks.

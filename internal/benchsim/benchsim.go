@@ -30,7 +30,7 @@ func Completed(name string, tps ...[]float64) *benchv1.TunnelBenchmark {
 	for i, rounds := range tps {
 		name := Transports[i]
 		tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: name, Type: benchv1.TransportType(name)})
-		res := benchv1.TransportResult{Transport: name}
+		res := benchv1.TransportResult{Transport: name, Type: benchv1.TransportType(name)}
 		for r, v := range rounds {
 			res.Runs = append(res.Runs, benchv1.RunResult{Round: int32(r + 1), TPS: v, Transactions: int64(v * 10),
 				LatencyAvgMs: 4000 / v})

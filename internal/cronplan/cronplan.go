@@ -64,6 +64,10 @@ type Observed struct {
 	StartingDeadline time.Duration
 	// Active names the schedule's benchmarks that have not ended.
 	Active []string
+	// Started says whether a run already has its benchmark: an earlier decision was acted on
+	// but its record of it was lost (a conflict on the status write), so the run is neither
+	// started again nor counted as skipped because its own benchmark runs.
+	Started func(due time.Time) bool
 }
 
 // Decision is what to do.
@@ -90,20 +94,28 @@ const maxMissed = 10000
 // Decide is what to do at o.Now.
 func Decide(s Schedule, o Observed) Decision {
 	d := Decision{Next: s.Next(o.Now)}
-	missed := 0
+	missed, unstarted := 0, 0
+	started := func(t time.Time) bool { return o.Started != nil && o.Started(t) }
 	for t := s.Next(o.Since); !t.After(o.Now); t = s.Next(t) {
 		d.Due = t
-		missed++
-		if missed == maxMissed {
+		if !started(t) {
+			unstarted++
+		}
+		if missed++; missed == maxMissed {
 			break
 		}
 	}
 	if d.Due.IsZero() {
 		return d
 	}
-	// Every run due before the latest is missed: at most one starts, as CronJob does.
-	d.Skipped = missed - 1
+	// Every run due before the latest is missed, unless it has its benchmark: at most one
+	// starts, as CronJob does.
+	d.Skipped = unstarted
+	if !started(d.Due) {
+		d.Skipped--
+	}
 	switch {
+	case started(d.Due):
 	case o.Suspended:
 		d.Skipped++
 		d.Why = "the schedule is suspended"

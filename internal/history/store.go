@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 // Store is the history database. Its methods may be called while the database is down: each
 // says so in its error, and the schema is migrated at the first call that reaches it.
 type Store struct {
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	password string
 
 	mu       sync.Mutex
 	migrated bool
@@ -42,7 +44,15 @@ func Open(dsn string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, password: cfg.ConnConfig.Password}, nil
+}
+
+// Mask replaces the store's password in text (an error to put in a status or a log) with "***".
+func (s *Store) Mask(text string) string {
+	if s.password == "" {
+		return text
+	}
+	return strings.ReplaceAll(text, s.password, "***")
 }
 
 // Close releases the store's connections.
