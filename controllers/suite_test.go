@@ -278,7 +278,8 @@ func consistently(t *testing.T, duration time.Duration, what string, check func(
 }
 
 // TestOperatorIdentityIsRestricted proves the impersonation above is effective: the operator may
-// get a Secret by name but not list Secrets, and may not write a benchmark's spec.
+// get a Secret by name but not list Secrets, may create a benchmark (a schedule's) but not update
+// one, and may not write a schedule.
 func TestOperatorIdentityIsRestricted(t *testing.T) {
 	needsEnvtest(t)
 	cfg := rest.CopyConfig(testCfg)
@@ -292,7 +293,16 @@ func TestOperatorIdentityIsRestricted(t *testing.T) {
 		t.Errorf("listing Secrets as the operator: %v, want Forbidden", err)
 	}
 	tb := newBenchmark(ns, "rbac")
-	if err := c.Create(context.Background(), tb); !apierrors.IsForbidden(err) {
-		t.Errorf("creating a benchmark as the operator: %v, want Forbidden", err)
+	if err := c.Create(context.Background(), tb); err != nil {
+		t.Fatalf("creating a benchmark as the operator, as a schedule does: %v", err)
+	}
+	tb.Spec.Load.Clients = 8
+	if err := c.Update(context.Background(), tb); !apierrors.IsForbidden(err) {
+		t.Errorf("updating a benchmark as the operator: %v, want Forbidden", err)
+	}
+	stb := &benchv1.ScheduledTunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "rbac"},
+		Spec: benchv1.ScheduledTunnelBenchmarkSpec{Schedule: "@daily", BenchmarkTemplate: benchv1.TunnelBenchmarkTemplate{Spec: tb.Spec}}}
+	if err := c.Create(context.Background(), stb); !apierrors.IsForbidden(err) {
+		t.Errorf("creating a schedule as the operator: %v, want Forbidden", err)
 	}
 }

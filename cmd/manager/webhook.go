@@ -100,6 +100,9 @@ func (w *webhookFlags) setup(mgr ctrl.Manager, runnerImage string, allowPrivileg
 	if err := v.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	if err := (&admission.ScheduleValidator{Benchmarks: v, DryRun: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return err
+	}
 	if w.rotator != nil {
 		return mgr.Add(w.rotator)
 	}

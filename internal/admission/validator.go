@@ -47,29 +47,38 @@ func (v *Validator) validate(ctx context.Context, tb *benchv1.TunnelBenchmark) e
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("the admission request is not in the context: %w", err))
 	}
+	errs, err := v.refusals(ctx, req.UserInfo, tb)
+	if err != nil {
+		return err
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(benchv1.GroupVersion.WithKind("TunnelBenchmark").GroupKind(), tb.Name, errs)
+}
+
+// refusals are what the policy refuses in tb and every access it needs that user lacks.
+func (v *Validator) refusals(ctx context.Context, user authenticationv1.UserInfo, tb *benchv1.TunnelBenchmark) (field.ErrorList, error) {
 	errs := v.Policy.Refusals(tb)
 	required, err := Required(tb)
 	if err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec"), "", err.Error()))
 	}
 	for _, a := range required {
-		allowed, reason, err := v.allowed(ctx, req.UserInfo, a.Attributes)
+		allowed, reason, err := v.allowed(ctx, user, a.Attributes)
 		if err != nil {
-			return apierrors.NewInternalError(fmt.Errorf("cannot ask the API server whether %s may %s: %w",
-				req.UserInfo.Username, a, err))
+			return nil, apierrors.NewInternalError(fmt.Errorf("cannot ask the API server whether %s may %s: %w",
+				user.Username, a, err))
 		}
 		if !allowed {
-			msg := fmt.Sprintf("user %q may not %s, and %s", req.UserInfo.Username, a, a.Why)
+			msg := fmt.Sprintf("user %q may not %s, and %s", user.Username, a, a.Why)
 			if reason != "" {
 				msg += " (" + reason + ")"
 			}
 			errs = append(errs, field.Forbidden(a.Field, msg))
 		}
 	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return apierrors.NewInvalid(benchv1.GroupVersion.WithKind("TunnelBenchmark").GroupKind(), tb.Name, errs)
+	return errs, nil
 }
 
 // allowed asks the API server whether user may do attrs (a SubjectAccessReview, which answers

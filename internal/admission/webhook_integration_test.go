@@ -85,6 +85,9 @@ func startWebhookEnv(t *testing.T) *webhookEnv {
 	if err := validator.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
+	if err := (&admission.ScheduleValidator{Benchmarks: validator, DryRun: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()
@@ -112,6 +115,15 @@ func webhookConfiguration(port int) *admissionregistrationv1.ValidatingWebhookCo
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 				Rule: admissionregistrationv1.Rule{APIGroups: []string{benchv1.GroupVersion.Group},
 					APIVersions: []string{benchv1.GroupVersion.Version}, Resources: []string{"tunnelbenchmarks"}}}},
+		}, {
+			Name: "vscheduledtunnelbenchmark.bench.tunnelbench.io", FailurePolicy: &fail, SideEffects: &none,
+			AdmissionReviewVersions: []string{"v1"}, TimeoutSeconds: ptr.To[int32](10),
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{
+				URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d%s", port, admission.SchedulePath))},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{benchv1.GroupVersion.Group},
+					APIVersions: []string{benchv1.GroupVersion.Version}, Resources: []string{"scheduledtunnelbenchmarks"}}}},
 		}}}
 }
 
@@ -139,7 +151,7 @@ func grantUsers(t *testing.T, admin client.Client) {
 		mustCreate(t, admin, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, RoleRef: ref, Subjects: s})
 	}
 	role("bench-author", teamNS, rbacv1.PolicyRule{APIGroups: []string{benchv1.GroupVersion.Group},
-		Resources: []string{"tunnelbenchmarks"}, Verbs: []string{"create", "get", "update", "patch"}})
+		Resources: []string{"tunnelbenchmarks", "scheduledtunnelbenchmarks"}, Verbs: []string{"create", "get", "update", "patch"}})
 	bind("bench-author", teamNS, "Role", rbacv1.GroupKind, "system:authenticated")
 	role("creds-reader", teamNS, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"},
 		ResourceNames: []string{"creds"}, Verbs: []string{"get"}})
@@ -350,4 +362,80 @@ func servedCertificate(port int) ([]byte, error) {
 	}
 	defer func() { _ = conn.Close() }()
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: conn.ConnectionState().PeerCertificates[0].Raw}), nil
+}
+
+// createSchedule creates, as user, a schedule of tb's spec.
+func (w *webhookEnv) createSchedule(ctx context.Context, user, schedule string, tb *benchv1.TunnelBenchmark) error {
+	cfg := rest.CopyConfig(w.cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: user, Groups: []string{"system:authenticated"}}
+	c, err := client.New(cfg, client.Options{Scheme: w.admin.Scheme()})
+	if err != nil {
+		return err
+	}
+	return c.Create(ctx, &benchv1.ScheduledTunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: teamNS, Name: tb.Name},
+		Spec: benchv1.ScheduledTunnelBenchmarkSpec{Schedule: schedule,
+			BenchmarkTemplate: benchv1.TunnelBenchmarkTemplate{Spec: tb.Spec}}})
+}
+
+// TestScheduleWebhookChecksTheTemplateAsTheUser: the benchmark a schedule would create is checked
+// as the user applying the schedule (the operator creates it later as itself), against the
+// TunnelBenchmark's own rules (a dry run), and its schedule must parse; each refusal names the
+// schedule's field.
+func TestScheduleWebhookChecksTheTemplateAsTheUser(t *testing.T) {
+	w := startWebhookEnv(t)
+	ctx := context.Background()
+	tooManyThreads := externalBenchmark("threads", "creds")
+	tooManyThreads.Spec.Load.Clients, tooManyThreads.Spec.Load.Threads = 2, 4
+	tests := []struct {
+		name, user, schedule string
+		tb                   *benchv1.TunnelBenchmark
+		want                 []string
+	}{
+		{"the Secrets the user may get", "alice", "0 3 * * *", externalBenchmark("nightly", "creds"), nil},
+		{"a Secret the user may not get", "bob", "0 3 * * *", externalBenchmark("borrowed", "creds"),
+			[]string{"spec.benchmarkTemplate.spec.server.external.credentialsSecret", `user "bob" may not "get" on secrets team-a/creds`}},
+		{"a schedule that does not parse", "alice", "every night", externalBenchmark("unparsed", "creds"),
+			[]string{"spec.schedule", "is not a cron schedule"}},
+		{"a template the benchmark's rules refuse", "alice", "@daily", tooManyThreads,
+			[]string{"spec.benchmarkTemplate.spec", "threads must not exceed spec.load.clients"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := w.createSchedule(ctx, tc.user, tc.schedule, tc.tb)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("admitted")
+			}
+			for _, s := range tc.want {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("%v\nwant %q in it", err, s)
+				}
+			}
+		})
+	}
+	// bob may update alice's schedule, but not to borrow what he may not get: the update is checked
+	// as bob; a change of its labels alone is not a new template.
+	stb := &benchv1.ScheduledTunnelBenchmark{}
+	if err := w.admin.Get(ctx, client.ObjectKey{Namespace: teamNS, Name: "nightly"}, stb); err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(w.cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "bob", Groups: []string{"system:authenticated"}}
+	bob, err := client.New(cfg, client.Options{Scheme: w.admin.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stb.Labels = map[string]string{"team": "a"}
+	if err := bob.Update(ctx, stb); err != nil {
+		t.Fatalf("a label changed by bob: %v", err)
+	}
+	stb.Spec.Schedule = "0 4 * * *"
+	if err := bob.Update(ctx, stb); err == nil || !strings.Contains(err.Error(), `user "bob" may not "get" on secrets team-a/creds`) {
+		t.Fatalf("bob's new template: %v", err)
+	}
 }

@@ -67,3 +67,10 @@ func (r *ScheduleRecorder) Forget(namespace, name string) {
 		g.DeletePartialMatch(match)
 	}
 }
+
+// Describe sends the descriptions of the schedules' gauges.
+func (r *ScheduleRecorder) Describe(ch chan<- *prometheus.Desc) {
+	for _, g := range []*prometheus.GaugeVec{r.regressed, r.change, r.value, r.skipped} {
+		g.Describe(ch)
+	}
+}

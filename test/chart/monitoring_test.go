@@ -24,6 +24,7 @@ func registered(t *testing.T) []string {
 	descs := make(chan *prometheus.Desc, 64)
 	go func() {
 		metrics.NewRecorder(prometheus.NewRegistry()).Describe(descs)
+		metrics.NewScheduleRecorder(prometheus.NewRegistry()).Describe(descs)
 		close(descs)
 	}()
 	name := regexp.MustCompile(`fqName: "([^"]+)"`)
@@ -105,8 +106,13 @@ func TestDashboardConfigMap(t *testing.T) {
 const failedDescription = "The benchmark ended in Failed with reason Timeout: its Failed condition says what broke and " +
 	"what to do (kubectl describe tunnelbenchmark -n db paths)."
 
+// regressedDescription is the alert's description for db/nightly's ssh ratio.
+const regressedDescription = "The newest benchmark of the schedule measured ssh's ratio beyond what its history varies by: " +
+	"its Regressed condition says before and after (kubectl tunnelbench history -n db nightly)."
+
 // TestPrometheusRule: the chart's rules pass promtool check rules, and promtool test rules shows the
-// alert firing for a failed benchmark and not for a completed one.
+// alerts firing for a failed benchmark and not for a completed one, and for a schedule's regressed
+// figure and not for one within its history.
 func TestPrometheusRule(t *testing.T) {
 	needsHelm(t)
 	promtool, err := exec.LookPath("promtool")
@@ -140,7 +146,21 @@ tests:
         values: '_ 1 1'
       - series: 'tunnelbench_benchmark_phase{namespace="db",benchmark="ok",phase="Completed"}'
         values: '1 1 1'
+      - series: 'tunnelbench_schedule_regressed{namespace="db",schedule="nightly",transport="ssh",figure="ratio",instance="op:8443"}'
+        values: '0 1 1'
+      - series: 'tunnelbench_schedule_regressed{namespace="db",schedule="nightly",transport="tls",figure="ratio",instance="op:8443"}'
+        values: '0 0 0'
     alert_rule_test:
+      - eval_time: 0m
+        alertname: TunnelBenchmarkRegressed
+        exp_alerts: []
+      - eval_time: 2m
+        alertname: TunnelBenchmarkRegressed
+        exp_alerts:
+          - exp_labels: {severity: critical, namespace: db, schedule: nightly, transport: ssh, figure: ratio}
+            exp_annotations:
+              summary: "Schedule db/nightly: ssh's ratio regressed"
+              description: "` + regressedDescription + `"
       - eval_time: 0m
         alertname: TunnelBenchmarkFailed
         exp_alerts: []

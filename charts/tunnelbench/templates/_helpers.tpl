@@ -49,3 +49,17 @@ app.kubernetes.io/name: {{ include "tunnelbench.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: node-reader
 {{- end }}
+
+{{/*
+The Secret whose key uri connects the operator to the history store: the chart's CloudNativePG
+Cluster's app Secret, or history.secretName.
+*/}}
+{{- define "tunnelbench.historySecret" -}}
+{{- if .Values.history.cluster.create -}}
+{{ include "tunnelbench.fullname" . }}-history-app
+{{- else if .Values.history.secretName -}}
+{{ .Values.history.secretName }}
+{{- else -}}
+{{ fail "history.enabled needs history.cluster.create or history.secretName (a Secret with key uri)" }}
+{{- end -}}
+{{- end }}
