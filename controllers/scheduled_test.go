@@ -216,10 +216,12 @@ func TestScheduleCreatesForbidsAndKeepsTheLast(t *testing.T) {
 	poke(t, stb)
 	// names: c1 c2 c3 f4 c5: keep c3 and c5 (two completed), f4 (one failed).
 	waitForBenchmarks(t, stb, names[2], names[3], names[4])
-	st := getSchedule(t, stb).Status
-	if len(st.Benchmarks) != 3 || st.LastSuccessfulTime == nil || st.NextScheduleTime == nil {
-		t.Errorf("status %+v", st)
-	}
+	poll.Until(t, 10*time.Second, 100*time.Millisecond, "the status to list the three kept", func() error {
+		if st := getSchedule(t, stb).Status; len(st.Benchmarks) != 3 || st.LastSuccessfulTime == nil || st.NextScheduleTime == nil {
+			return fmt.Errorf("status %+v", st)
+		}
+		return nil
+	})
 }
 
 // TestSuspendAndReplace: a suspended schedule starts nothing and says so; Replace cancels the

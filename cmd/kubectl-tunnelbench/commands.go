@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -50,20 +48,7 @@ func reportCmd(k *kube, out io.Writer) *cobra.Command {
 			if file == "" {
 				file = tb.Name + ".html"
 			}
-			f, err := os.Create(file)
-			if err != nil {
-				return err
-			}
-			if err := render.Report(f, s, output); err != nil {
-				_ = f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
-				return err
-			}
-			abs, _ := filepath.Abs(file)
-			fmt.Fprintf(out, "wrote %s\n", abs)
-			return nil
+			return writeFile(out, file, func(w io.Writer) error { return render.Report(w, s, output) })
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: "+strings.Join(render.Formats, ", "))

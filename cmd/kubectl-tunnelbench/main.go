@@ -1,5 +1,5 @@
 // Command kubectl-tunnelbench is the kubectl plugin of TunnelBench: `kubectl tunnelbench report`,
-// `watch`, `compare` and `rerun` read and run TunnelBenchmarks with kubectl's own connection flags
+// `watch`, `compare`, `rerun` and `history` read and run TunnelBenchmarks with kubectl's own connection flags
 // (--kubeconfig, --context, -n/--namespace, ...).
 //
 // Install: go install github.com/tunnelbench/tunnelbench/cmd/kubectl-tunnelbench@latest (or
@@ -41,6 +41,7 @@ func newRoot(out io.Writer) *cobra.Command {
 	k := &kube{}
 	k.bind(root.PersistentFlags())
 	root.SetOut(out)
-	root.AddCommand(reportCmd(k, out), watchCmd(k, out), compareCmd(k, out), rerunCmd(k, out), cancelCmd(k, out), planCmd(out))
+	root.AddCommand(reportCmd(k, out), watchCmd(k, out), compareCmd(k, out), rerunCmd(k, out), cancelCmd(k, out), planCmd(out),
+		historyCmd(k, out))
 	return root
 }

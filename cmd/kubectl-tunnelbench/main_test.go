@@ -20,9 +20,11 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/apitest"
 )
 
-// TestPlugin runs the plugin's commands against a real kube-apiserver (envtest, with the
-// project's CRD), through a kubeconfig file as a user's kubectl would have it.
-func TestPlugin(t *testing.T) {
+// pluginEnv is a real kube-apiserver (envtest, with the project's CRDs) with the namespace db-team,
+// an administrator's client, and the plugin run through a kubeconfig file as a user's kubectl
+// would have it.
+func pluginEnv(t *testing.T) (client.Client, func(args ...string) (string, error)) {
+	t.Helper()
 	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true}
 	cfg := apitest.Start(t, env)
@@ -48,6 +50,20 @@ func TestPlugin(t *testing.T) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "db-team"}}); err != nil {
 		t.Fatal(err)
 	}
+	return c, func(args ...string) (string, error) {
+		var out bytes.Buffer
+		root := newRoot(&out)
+		root.SetArgs(append(args, "--kubeconfig", kcPath, "-n", "db-team"))
+		root.SetContext(ctx)
+		err := root.Execute()
+		return out.String(), err
+	}
+}
+
+// TestPlugin runs the plugin's commands against a real kube-apiserver.
+func TestPlugin(t *testing.T) {
+	c, plugin := pluginEnv(t)
+	ctx := context.Background()
 	// The golden tests' completed benchmark, stored with its status, and a second one after a
 	// change that cost tls a fifth.
 	before := fixtureBenchmark(t)
@@ -63,14 +79,6 @@ func TestPlugin(t *testing.T) {
 	}
 	store(t, c, after)
 
-	plugin := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		root := newRoot(&out)
-		root.SetArgs(append(args, "--kubeconfig", kcPath, "-n", "db-team"))
-		root.SetContext(ctx)
-		err := root.Execute()
-		return out.String(), err
-	}
 	out, err := plugin("report", "paths")
 	if err != nil || !strings.Contains(out, "db-team/paths: Completed") || !strings.Contains(out, "20100") ||
 		!strings.Contains(out, "0.856× [0.82, 0.89]") {

@@ -30,15 +30,15 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage            string
-		metricsSecure, leaderElect, enableHTTP2, networkPolicies, allowPrivileged bool
-		waitTimeout                                                               time.Duration
-		jobsTTL, maxReconciles, maxRunning, maxPerNamespace                       int
-		watchNamespaces, lockNamespace, readerNamespace, readerSelector           string
-		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout               time.Duration
-		maxTimeout                                                                time.Duration
-		hook                                                                      webhookFlags
-		endWait                                                                   time.Duration
+		metricsAddr, probeAddr, runnerImage, pullPolicy, postgresImage                  string
+		metricsSecure, leaderElect, enableHTTP2, networkPolicies, allowPrivileged       bool
+		waitTimeout                                                                     time.Duration
+		jobsTTL, maxReconciles, maxRunning, maxPerNamespace                             int
+		watchNamespaces, lockNamespace, readerNamespace, readerSelector, historyURIFile string
+		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout                     time.Duration
+		maxTimeout                                                                      time.Duration
+		hook                                                                            webhookFlags
+		endWait                                                                         time.Duration
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP, 0 to disable)")
@@ -75,6 +75,8 @@ func main() {
 	flag.IntVar(&maxReconciles, "max-concurrent-reconciles", 2, "benchmarks reconciled at once")
 	flag.DurationVar(&reconcileTimeout, "reconcile-timeout", 30*time.Second,
 		"bound of one reconcile pass and of every API call in it")
+	flag.StringVar(&historyURIFile, "history-uri-file", "",
+		"a file holding the history store's connection URI (its Secret's key uri, mounted); empty: no store")
 	flag.StringVar(&runnerImage, "runner-image", "tunnelbench/runner:latest", "default image of the pgbench runner pods")
 	flag.StringVar(&pullPolicy, "runner-image-pull-policy", string(corev1.PullIfNotPresent), "pull policy of the runner image")
 	flag.DurationVar(&waitTimeout, "runner-wait-timeout", 2*time.Minute, "how long a runner waits for the server")
@@ -162,7 +164,7 @@ func main() {
 		setupLog.Error(err, "Cannot set up the controller")
 		os.Exit(1)
 	}
-	if err := setupSchedules(mgr, setupLog); err != nil {
+	if err := setupSchedules(mgr, historyURIFile, setupLog); err != nil {
 		setupLog.Error(err, "Cannot set up the schedules")
 		os.Exit(1)
 	}
@@ -179,24 +181,18 @@ func main() {
 	}
 }
 
-// historyURIEnv names the environment variable that holds the history store's connection URI
-// (the chart sets it from history.secretName's key uri): absent, there is no store.
-const historyURIEnv = "TUNNELBENCH_HISTORY_URI"
-
-// setupSchedules adds the schedules' controller and, with a history store, the recorder; the
-// store's schema is migrated at start, or at the first write when the store is down then.
-func setupSchedules(mgr ctrl.Manager, log logr.Logger) error {
+// setupSchedules adds the schedules' controller and, with a history store (historyURIFile, the
+// store's Secret's key uri mounted as a file), the recorder; the store's schema is migrated at
+// start, or at the first write when the store, or its Secret, is not there yet.
+func setupSchedules(mgr ctrl.Manager, historyURIFile string, log logr.Logger) error {
 	var store *history.Store
-	if uri := os.Getenv(historyURIEnv); uri != "" {
-		var err error
-		if store, err = history.Open(uri); err != nil {
-			return err
-		}
+	if historyURIFile != "" {
+		store = history.OpenFile(historyURIFile)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			if err := store.Migrate(ctx); err != nil {
-				log.Info("The history store's schema is not migrated yet: it will be at the first write", "error", store.Mask(err.Error()))
+				log.Info("The history store is not ready yet: its schema is migrated at the first write", "reason", store.Mask(err.Error()))
 				return
 			}
 			log.Info("The history store is ready")

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -19,51 +20,94 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/regress"
 )
 
-// Store is the history database. Its methods may be called while the database is down: each
-// says so in its error, and the schema is migrated at the first call that reaches it.
+// Store is the history database. Its methods may be called while the database is down, or before
+// its connection string exists: each says so in its error, and the connection is opened and the
+// schema migrated at the first call that can.
 type Store struct {
-	pool     *pgxpool.Pool
-	password string
+	// uri gives the connection string: a constant, or a file the kubelet fills once the store's
+	// Secret exists.
+	uri func() (string, error)
 
 	mu       sync.Mutex
+	pool     *pgxpool.Pool
+	password string
 	migrated bool
 }
 
 // Open prepares a store for the connection string dsn without connecting: the operator starts
 // whether the database is up or not.
 func Open(dsn string) (*Store, error) {
+	s := &Store{uri: func() (string, error) { return dsn, nil }}
+	if _, err := parse(dsn); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenFile prepares a store whose connection string is the content of path (a Secret's key
+// mounted as a file): until the file exists, every call says the store is not there yet.
+func OpenFile(path string) *Store {
+	return &Store{uri: func() (string, error) {
+		b, err := os.ReadFile(path)
+		if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+			return "", fmt.Errorf("the history store's connection string is not there yet (%s: its Secret may not exist yet)", path)
+		}
+		return strings.TrimSpace(string(b)), nil
+	}}
+}
+
+// parse reads a connection string without ever quoting it: pgx's errors may hold the password.
+func parse(dsn string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		// pgx's parse errors may quote the string, password included: say only what kind.
 		return nil, errors.New("the history store's connection string cannot be parsed " +
 			"(key uri of its Secret: postgresql://user:password@host:port/database)")
 	}
 	cfg.MaxConns = 2
 	cfg.ConnConfig.ConnectTimeout = 5 * time.Second
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &Store{pool: pool, password: cfg.ConnConfig.Password}, nil
+	return cfg, nil
 }
 
 // Mask replaces the store's password in text (an error to put in a status or a log) with "***".
 func (s *Store) Mask(text string) string {
-	if s.password == "" {
+	s.mu.Lock()
+	password := s.password
+	s.mu.Unlock()
+	if password == "" {
 		return text
 	}
-	return strings.ReplaceAll(text, s.password, "***")
+	return strings.ReplaceAll(text, password, "***")
 }
 
 // Close releases the store's connections.
-func (s *Store) Close() { s.pool.Close() }
+func (s *Store) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pool != nil {
+		s.pool.Close()
+	}
+}
 
-// ensure migrates the schema once per process.
+// ensure opens the pool and migrates the schema, once per process.
 func (s *Store) ensure(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.migrated {
 		return nil
+	}
+	if s.pool == nil {
+		dsn, err := s.uri()
+		if err != nil {
+			return err
+		}
+		cfg, err := parse(dsn)
+		if err != nil {
+			return err
+		}
+		if s.pool, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
+			return err
+		}
+		s.password = cfg.ConnConfig.Password
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {

@@ -3,6 +3,8 @@ package history
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -173,5 +175,24 @@ func TestOpenDoesNotQuoteTheConnectionString(t *testing.T) {
 	_, err := Open("postgres://app:s3cret-value@[::1")
 	if err == nil || strings.Contains(err.Error(), "s3cret-value") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestOpenFileWaitsForTheSecret: a store whose connection string is a mounted Secret's file says
+// it is not there yet until the kubelet writes the file, then works.
+func TestOpenFileWaitsForTheSecret(t *testing.T) {
+	s := server(t)
+	path := filepath.Join(t.TempDir(), "uri")
+	st := OpenFile(path)
+	t.Cleanup(st.Close)
+	ctx := context.Background()
+	if _, err := st.Recorded(ctx, "00000000-0000-0000-0000-000000000001"); err == nil || !strings.Contains(err.Error(), "not there yet") {
+		t.Fatalf("before the file: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(s.ConnString("require")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := st.Recorded(ctx, "00000000-0000-0000-0000-000000000001"); err != nil || ok {
+		t.Fatalf("once the file is there: %v, %v", ok, err)
 	}
 }

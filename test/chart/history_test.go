@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,14 +9,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// historyEnv is the operator container's history store variable, or nil.
-func historyEnv(t *testing.T, set ...string) *corev1.EnvVar {
+// historySecret is the Secret the operator's history volume holds and whether the operator
+// reads it (--history-uri-file), or nil.
+func historySecret(t *testing.T, set ...string) *corev1.SecretVolumeSource {
 	t.Helper()
 	dep := &appsv1.Deployment{}
 	convert(t, find(render(t, set...), "Deployment", "tb-tunnelbench"), dep)
-	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
-		if e.Name == "TUNNELBENCH_HISTORY_URI" {
-			return &e
+	pod := dep.Spec.Template.Spec
+	if !slices.Contains(pod.Containers[0].Args, "--history-uri-file=/etc/tunnelbench/history/uri") {
+		return nil
+	}
+	for _, v := range pod.Volumes {
+		if v.Name == "history" {
+			return v.Secret
 		}
 	}
 	return nil
@@ -25,7 +31,7 @@ func historyEnv(t *testing.T, set ...string) *corev1.EnvVar {
 // the operator reads, or reads the Secret named, and refuses neither.
 func TestHistoryStore(t *testing.T) {
 	needsHelm(t)
-	if historyEnv(t) != nil || find(render(t), "Cluster", "") != nil {
+	if historySecret(t) != nil || find(render(t), "Cluster", "") != nil {
 		t.Error("a history store without history.enabled")
 	}
 	objs := render(t, "history.enabled=true", "history.cluster.storageSize=2Gi")
@@ -34,13 +40,14 @@ func TestHistoryStore(t *testing.T) {
 		unstructuredString(cluster.Object, "spec", "bootstrap", "initdb", "owner") != "tunnelbench" {
 		t.Fatalf("the store's Cluster: %v", cluster)
 	}
-	if e := historyEnv(t, "history.enabled=true"); e == nil || e.ValueFrom.SecretKeyRef.Name != "tb-tunnelbench-history-app" ||
-		e.ValueFrom.SecretKeyRef.Key != "uri" {
-		t.Errorf("the operator's store: %+v", e)
+	// Optional: the operator starts before CloudNativePG made the Secret.
+	if v := historySecret(t, "history.enabled=true"); v == nil || v.SecretName != "tb-tunnelbench-history-app" ||
+		v.Optional == nil || !*v.Optional || len(v.Items) != 1 || v.Items[0].Key != "uri" {
+		t.Errorf("the operator's store: %+v", v)
 	}
-	if e := historyEnv(t, "history.enabled=true", "history.cluster.create=false", "history.secretName=store"); e == nil ||
-		e.ValueFrom.SecretKeyRef.Name != "store" {
-		t.Errorf("an existing store's Secret: %+v", e)
+	if v := historySecret(t, "history.enabled=true", "history.cluster.create=false", "history.secretName=store"); v == nil ||
+		v.SecretName != "store" {
+		t.Errorf("an existing store's Secret: %+v", v)
 	}
 	out, err := helm(t, "template", "tb", chartDir, "--set", "history.enabled=true", "--set", "history.cluster.create=false")
 	if err == nil || !strings.Contains(out+err.Error(), "history.cluster.create or history.secretName") {

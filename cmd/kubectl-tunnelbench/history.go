@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/history"
+	"github.com/tunnelbench/tunnelbench/internal/render"
+	"github.com/tunnelbench/tunnelbench/internal/trend"
+)
+
+// storeEnv names the environment variable that may hold the history store's URI.
+const storeEnv = "TUNNELBENCH_HISTORY_URI"
+
+func historyCmd(k *kube, out io.Writer) *cobra.Command {
+	var output, file, store string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "history NAME",
+		Short: "A ScheduledTunnelBenchmark's results over time, per transport, with the results found regressed",
+		Long: "history NAME (or NAMESPACE/NAME) prints a schedule's results, oldest first: each benchmark's ratio to " +
+			"the baseline and absolute figure per transport, a result found regressed marked. It reads the history " +
+			"store when --store (or " + storeEnv + ") gives its URI, else the benchmarks the schedule keeps. -o html " +
+			"writes a page with each figure's trend and its change points to --file (default NAME-history.html).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(render.HistoryFormats, output) {
+				return fmt.Errorf("-o %s: want one of %s", output, strings.Join(render.HistoryFormats, ", "))
+			}
+			if store == "" {
+				store = os.Getenv(storeEnv)
+			}
+			h, err := readHistory(cmd.Context(), k, args[0], store, limit)
+			if err != nil {
+				return err
+			}
+			if output != "html" || file == "-" {
+				return render.History(out, h, output)
+			}
+			if file == "" {
+				file = h.Schedule + "-history.html"
+			}
+			return writeFile(out, file, func(w io.Writer) error { return render.History(w, h, output) })
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: "+strings.Join(render.HistoryFormats, ", "))
+	cmd.Flags().StringVar(&file, "file", "", "where -o html writes (default NAME-history.html; - for standard output)")
+	cmd.Flags().StringVar(&store, "store", "", "the history store's URI (postgresql://…); default $"+storeEnv+", else the kept benchmarks")
+	cmd.Flags().IntVar(&limit, "limit", 50, "the newest benchmarks to read from the store")
+	return cmd
+}
+
+// readHistory reads a schedule's points from the store, or from the benchmarks it keeps.
+func readHistory(ctx context.Context, k *kube, arg, storeURI string, limit int) (trend.History, error) {
+	key, err := k.key(arg)
+	if err != nil {
+		return trend.History{}, err
+	}
+	c, err := k.client()
+	if err != nil {
+		return trend.History{}, err
+	}
+	stb := &benchv1.ScheduledTunnelBenchmark{}
+	if err := c.Get(ctx, key, stb); err != nil {
+		return trend.History{}, fmt.Errorf("schedule %s: %w", key, err)
+	}
+	h := trend.History{Namespace: key.Namespace, Schedule: key.Name}
+	if storeURI != "" {
+		st, err := history.Open(storeURI)
+		if err != nil {
+			return h, err
+		}
+		defer st.Close()
+		points, err := st.Series(ctx, history.SeriesKey{Namespace: key.Namespace, Schedule: key.Name,
+			TemplateHash: stb.TemplateHash()}, limit)
+		if err != nil {
+			return h, fmt.Errorf("the history store: %s", st.Mask(err.Error()))
+		}
+		h.Source, h.Points = "store", trend.FromStore(points)
+		return h, nil
+	}
+	list := &benchv1.TunnelBenchmarkList{}
+	if err := c.List(ctx, list, client.InNamespace(key.Namespace), client.MatchingLabels{
+		benchv1.LabelSchedule: key.Name, benchv1.LabelTemplateHash: stb.TemplateHash()}); err != nil {
+		return h, err
+	}
+	h.Source, h.Points = "kept benchmarks", trend.FromBenchmarks(list.Items)
+	return h, nil
+}
+
+// writeFile writes a page to path with write, and says where.
+func writeFile(out io.Writer, path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	abs, _ := filepath.Abs(path)
+	fmt.Fprintf(out, "wrote %s\n", abs)
+	return nil
+}
