@@ -163,8 +163,16 @@ func kept(tbs []benchv1.TunnelBenchmark, created *benchv1.TunnelBenchmark, delet
 		out = append(out, benchv1.ScheduledBenchmark{Name: created.Name, ScheduledTime: scheduledAt(created)})
 	}
 	slices.SortStableFunc(out, func(a, b benchv1.ScheduledBenchmark) int { return a.ScheduledTime.Compare(b.ScheduledTime.Time) })
+	// Benchmarks wait to be pruned until judged and recorded: a store down for long keeps more
+	// than the limits, and the status lists the newest its schema allows.
+	if len(out) > maxListedBenchmarks {
+		out = out[len(out)-maxListedBenchmarks:]
+	}
 	return out
 }
+
+// maxListedBenchmarks is status.benchmarks' MaxItems.
+const maxListedBenchmarks = 202
 
 // scheduledAt is when a schedule's benchmark was due, from its annotation (its creation when
 // unreadable).

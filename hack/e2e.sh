@@ -58,4 +58,9 @@ fi
 export KUBECONFIG E2E_IMAGE=${E2E_IMAGE:?set E2E_IMAGE for a configured cluster} \
   E2E_POSTGRES_IMAGE=${E2E_POSTGRES_IMAGE:?set E2E_POSTGRES_IMAGE for a configured cluster}
 
+# The kubectl plugin, as a user runs it (the schedules' case reads the history with it).
+E2E_PLUGIN=$(mktemp -d)/kubectl-tunnelbench
+go build -o "$E2E_PLUGIN" ./cmd/kubectl-tunnelbench
+export E2E_PLUGIN
+
 go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@"

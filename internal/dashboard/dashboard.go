@@ -185,7 +185,7 @@ func Build() (dashboard.Dashboard, error) {
 		}
 		b = b.WithPanel(pb)
 	}
-	return b.Build()
+	return withHistory(b).Build()
 }
 
 // JSON is the dashboard as Grafana imports it.

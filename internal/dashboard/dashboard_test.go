@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -26,5 +27,24 @@ func TestDashboard(t *testing.T) {
 				t.Errorf("panel %q ignores the variables: %s", p.Title, q)
 			}
 		}
+	}
+}
+
+// TestHistoryPanels: the store's panels read it through the history variable's PostgreSQL data
+// source, with their SQL as SQLPanels gives it (the e2e runs that SQL on the real store).
+func TestHistoryPanels(t *testing.T) {
+	b, err := JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, p := range SQLPanels() {
+		quoted, _ := json.Marshal(p.SQL)
+		if !strings.Contains(page, string(quoted)) || !strings.Contains(page, p.Title) {
+			t.Errorf("panel %q or its SQL is not in the dashboard", p.Title)
+		}
+	}
+	if !strings.Contains(page, `"uid": "${history}"`) || !strings.Contains(page, `"type": "grafana-postgresql-datasource"`) {
+		t.Error("the store's panels do not use the history data source variable")
 	}
 }

@@ -33,7 +33,7 @@ func AbsoluteFigure(tb *benchv1.TunnelBenchmark) Figure {
 // for every transport but the baseline, the paired ratio to the baseline over the rounds both
 // ran (with its 95 % interval). A transport without a counted round has no samples.
 func FromBenchmark(tb *benchv1.TunnelBenchmark) []Figures {
-	if tb.Status.Phase != benchv1.PhaseCompleted || tb.Spec.Sweep != nil || len(tb.Status.Results) == 0 {
+	if tb.Status.Phase != benchv1.PhaseCompleted || tb.Spec.Sweep != nil || len(tb.Status.Results) == 0 || len(tb.Spec.Transports) == 0 {
 		return nil
 	}
 	at := tb.CreationTimestamp.Time
@@ -41,7 +41,8 @@ func FromBenchmark(tb *benchv1.TunnelBenchmark) []Figures {
 		at = tb.Status.CompletionTime.Time
 	}
 	abs := AbsoluteFigure(tb)
-	base := &tb.Status.Results[0]
+	// The baseline is the spec's first transport, wherever its result sits in status.
+	base := tb.Status.Result(tb.Spec.Transports[0].Name)
 	var out []Figures
 	for i := range tb.Status.Results {
 		r := &tb.Status.Results[i]
@@ -50,7 +51,7 @@ func FromBenchmark(tb *benchv1.TunnelBenchmark) []Figures {
 			s.Benchmark, s.At = tb.Name, at
 			f.Samples[abs] = s
 		}
-		if i > 0 {
+		if base != nil && r.Transport != base.Transport {
 			if s, ok := pairedRatio(base, r); ok {
 				s.Benchmark, s.At = tb.Name, at
 				f.Samples[FigureRatio] = s

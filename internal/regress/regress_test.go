@@ -185,6 +185,13 @@ func TestFromBenchmark(t *testing.T) {
 	if s := got[0].Samples[FigureTPS]; s.Value != 1000 || s.Low != 900 || s.High != 1100 {
 		t.Errorf("direct's tps %+v, want the median 1000 in [900, 1100]", s)
 	}
+	// Results in the order the runs ended: the baseline is the spec's first transport still.
+	shuffled := tb.DeepCopy()
+	r := shuffled.Status.Results
+	r[0], r[1] = r[1], r[0]
+	if got := FromBenchmark(shuffled); len(got) != 2 || got[0].Transport != "tls" || math.Abs(got[0].Samples[FigureRatio].Value-0.5) > 1e-9 {
+		t.Errorf("results out of spec order: %+v", got)
+	}
 	rate := int32(100)
 	tb.Spec.Load.Rate = &rate
 	if s := FromBenchmark(tb)[0].Samples[FigureLatency]; s.Value != 4 {

@@ -1,0 +1,312 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
+	"github.com/tunnelbench/tunnelbench/internal/dashboard"
+	"github.com/tunnelbench/tunnelbench/internal/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/test/fixture"
+	"github.com/tunnelbench/tunnelbench/test/poll"
+)
+
+// slowSSH is the bandwidth chaos-mesh leaves the SSH gateway of the schedule's fourth benchmark:
+// far below what its ssh path carries unshaped, so that the change is no noise.
+const slowSSH = 200_000
+
+// scheduledRegression: a schedule of every minute runs three benchmarks, recorded in the chart's
+// CloudNativePG history store and judged (too few earlier results to judge anything); then a
+// chaos-mesh bandwidth limit on the fourth benchmark's SSH gateway slows its ssh path from outside
+// the spec, and the fourth raises Regressed for ssh and for no other transport, on itself and on
+// the schedule; the alert fires in a real Prometheus; and `kubectl tunnelbench history` prints the
+// four benchmarks from the store. The schedule stays, suspended and regressed, for the dashboard's
+// and rules' check (scrapeWithPrometheus).
+func scheduledRegression(t *testing.T, ns string, pg *fixture.Postgres) {
+	template := benchmark(ns, "template", pg, fixture.CredentialsSecret).Spec
+	template.Transports = []benchv1.TransportSpec{
+		{Name: "direct", Type: benchv1.TransportDirect},
+		{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{SSLMode: benchv1.SSLModeRequire}},
+		{Name: "ssh", Type: benchv1.TransportSSH},
+	}
+	// Two interleaved 2 s rounds, six runs: each benchmark ends within its minute (nine runs, each a
+	// Job's pod started, took more, and the next minute's run was skipped).
+	template.Load.Repetitions = 2
+	template.Load.Duration = &metav1.Duration{Duration: 2 * time.Second}
+	stb := &benchv1.ScheduledTunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "every-minute"},
+		Spec: benchv1.ScheduledTunnelBenchmarkSpec{Schedule: "* * * * *", SuccessfulBenchmarksHistoryLimit: ptr.To[int32](5),
+			BenchmarkTemplate: benchv1.TunnelBenchmarkTemplate{Spec: template}}}
+	if err := k8s.Create(ctx, stb); err != nil {
+		t.Fatal(err)
+	}
+	first := waitForScheduled(t, stb, 3)
+	t.Logf("three benchmarks recorded and judged: %v", first)
+
+	// The fourth: its SSH gateway slowed as soon as it runs, before the rounds.
+	var fourth string
+	poll.Until(t, 2*time.Minute, time.Second, "the fourth benchmark's SSH gateway", func() error {
+		for _, tb := range scheduled(t, stb) {
+			if !containsString(first, tb.Name) {
+				fourth = tb.Name
+			}
+		}
+		if fourth == "" {
+			return fmt.Errorf("no fourth benchmark yet")
+		}
+		pods := &corev1.PodList{}
+		gateway := client.MatchingLabels(benchmarkPods(fourth, transport.GatewayComponent))
+		if err := k8s.List(ctx, pods, client.InNamespace(ns), gateway); err != nil {
+			return err
+		}
+		if len(pods.Items) == 0 || pods.Items[0].Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("%d gateway pods", len(pods.Items))
+		}
+		return nil
+	})
+	suspend(t, stb)
+	bytes := int64(slowSSH / 8)
+	chaos := chaosObject("NetworkChaos", ns, "slow-ssh", map[string]any{"action": "bandwidth", "mode": "all",
+		"selector":  selector(ns, benchmarkPods(fourth, transport.GatewayComponent)),
+		"bandwidth": map[string]any{"rate": chaosmesh.Rate(slowSSH), "buffer": max(bytes/100, 64<<10), "limit": max(bytes/10, 128<<10)}})
+	if err := k8s.Create(ctx, chaos); err != nil {
+		t.Fatalf("cannot slow the SSH gateway: %v", err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, chaos) })
+	end := waitForEnd(t, ns, fourth, 4*time.Minute)
+	if end.Status.Phase != benchv1.PhaseCompleted {
+		t.Fatalf("the fourth benchmark: %s %+v", end.Status.Phase, end.Status.Conditions)
+	}
+	judged := waitForJudged(t, ns, fourth)
+	assertOnlySSHRegressed(t, judged)
+	poll.Until(t, time.Minute, time.Second, "the schedule's Regressed condition", func() error {
+		cur := &benchv1.ScheduledTunnelBenchmark{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(stb), cur); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, fourth+": ssh:") {
+			return fmt.Errorf("Regressed %+v", c)
+		}
+		return nil
+	})
+	alertFires(t, ns, stb.Name)
+	printHistory(t, ns, stb.Name, append(first, fourth))
+}
+
+// scheduled lists the schedule's benchmarks.
+func scheduled(t *testing.T, stb *benchv1.ScheduledTunnelBenchmark) []benchv1.TunnelBenchmark {
+	t.Helper()
+	list := &benchv1.TunnelBenchmarkList{}
+	if err := k8s.List(ctx, list, client.InNamespace(stb.Namespace), client.MatchingLabels{benchv1.LabelSchedule: stb.Name}); err != nil {
+		t.Fatal(err)
+	}
+	return list.Items
+}
+
+// waitForScheduled waits for n of the schedule's benchmarks to be completed, recorded in the
+// store and judged, and names them; a failed one fails the test.
+func waitForScheduled(t *testing.T, stb *benchv1.ScheduledTunnelBenchmark, n int) []string {
+	t.Helper()
+	var done []string
+	poll.Until(t, time.Duration(n+2)*time.Minute, 2*time.Second, fmt.Sprintf("%d benchmarks recorded and judged", n), func() error {
+		done = nil
+		for _, tb := range scheduled(t, stb) {
+			if tb.Status.Phase == benchv1.PhaseFailed {
+				t.Fatalf("%s failed: %+v", tb.Name, tb.Status.Conditions)
+			}
+			c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionRegressed)
+			if tb.Status.History != nil && tb.Status.History.Recorded && c != nil {
+				if c.Status == metav1.ConditionTrue {
+					t.Fatalf("%s regressed before anything slowed it: %s", tb.Name, c.Message)
+				}
+				done = append(done, tb.Name)
+			}
+		}
+		if len(done) < n {
+			return fmt.Errorf("%d so far: %v", len(done), done)
+		}
+		return nil
+	})
+	return done[:n]
+}
+
+func suspend(t *testing.T, stb *benchv1.ScheduledTunnelBenchmark) {
+	t.Helper()
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"suspend":true}}`))
+	if err := k8s.Patch(ctx, stb.DeepCopy(), patch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForJudged waits for a benchmark's Regressed condition.
+func waitForJudged(t *testing.T, ns, name string) *benchv1.TunnelBenchmark {
+	t.Helper()
+	tb := &benchv1.TunnelBenchmark{}
+	poll.Until(t, 2*time.Minute, time.Second, name+" judged", func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tb); err != nil {
+			return err
+		}
+		if meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionRegressed) == nil {
+			return fmt.Errorf("history %+v, not judged", tb.Status.History)
+		}
+		return nil
+	})
+	return tb
+}
+
+// assertOnlySSHRegressed: the Regressed condition is True and every figure judged regressed is
+// ssh's, at least one of them.
+func assertOnlySSHRegressed(t *testing.T, tb *benchv1.TunnelBenchmark) {
+	t.Helper()
+	c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionRegressed)
+	t.Logf("%s: Regressed %s: %s", tb.Name, c.Status, c.Message)
+	if c.Status != metav1.ConditionTrue {
+		t.Errorf("the slowed benchmark's Regressed is %s (%s)", c.Status, c.Reason)
+	}
+	ssh := 0
+	for _, j := range tb.Status.Regression {
+		if j.Before == nil {
+			t.Errorf("%s %s: not judged (%s)", j.Transport, j.Figure, j.Reason)
+		}
+		if j.Regressed && j.Transport != "ssh" {
+			t.Errorf("%s %s regressed though nothing slowed it: %s", j.Transport, j.Figure, j.Reason)
+		}
+		if j.Regressed && j.Transport == "ssh" {
+			ssh++
+		}
+	}
+	if ssh == 0 {
+		t.Errorf("no figure of ssh regressed: %+v", tb.Status.Regression)
+	}
+}
+
+// alertFires checks that the chart's TunnelBenchmarkRegressed alert fires for the schedule's ssh
+// in a real Prometheus, and for no other transport.
+func alertFires(t *testing.T, ns, schedule string) {
+	t.Helper()
+	addr := startPrometheus(t, ns)
+	poll.Until(t, 90*time.Second, 2*time.Second, "TunnelBenchmarkRegressed firing for ssh", func() error {
+		series, err := promQuery(addr, fmt.Sprintf(`ALERTS{alertname="TunnelBenchmarkRegressed",alertstate="firing",namespace=%q,schedule=%q}`,
+			ns, schedule))
+		if err != nil {
+			return err
+		}
+		var transports []string
+		for _, s := range series {
+			transports = append(transports, s.Metric["transport"]+"/"+s.Metric["figure"])
+			if s.Metric["transport"] != "ssh" {
+				t.Fatalf("the alert fires for %s", s.Metric["transport"])
+			}
+		}
+		if len(transports) == 0 {
+			return fmt.Errorf("no firing alert")
+		}
+		t.Logf("firing: %v", transports)
+		return nil
+	})
+}
+
+// printHistory runs `kubectl tunnelbench history` against the chart's store, through a
+// port-forward of its read-write Service, and checks it prints the benchmarks.
+func printHistory(t *testing.T, ns, schedule string, benchmarks []string) {
+	t.Helper()
+	secret := &corev1.Secret{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: release + "-history-app"}, secret); err != nil {
+		t.Fatalf("the store's Secret: %v", err)
+	}
+	port, err := loopback.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forward := exec.Command("kubectl", "port-forward", "-n", operatorNamespace, "svc/"+release+"-history-rw",
+		fmt.Sprintf("%d:5432", port))
+	if err := forward.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = forward.Process.Kill(); _ = forward.Wait() })
+	u, err := url.Parse(string(secret.Data["uri"]))
+	if err != nil {
+		t.Fatalf("the store's uri does not parse")
+	}
+	u.Host = fmt.Sprintf("127.0.0.1:%d", port)
+	var out string
+	poll.Until(t, 30*time.Second, time.Second, "history from the store", func() error {
+		b, err := exec.Command(env(t, "E2E_PLUGIN"), "history", "-n", ns, schedule, "--store", u.String()).CombinedOutput()
+		out = string(b)
+		if err != nil {
+			return fmt.Errorf("%w: %s", err, strings.ReplaceAll(out, u.String(), "<uri>"))
+		}
+		return nil
+	})
+	t.Logf("kubectl tunnelbench history:\n%s", out)
+	if !strings.Contains(out, fmt.Sprintf("%d benchmarks (from the store)", len(benchmarks))) {
+		t.Errorf("history does not print %d benchmarks from the store", len(benchmarks))
+	}
+	for _, b := range benchmarks {
+		if !strings.Contains(out, b) {
+			t.Errorf("history misses %s", b)
+		}
+	}
+	if !regexp.MustCompile(`[0-9] !`).MatchString(out) {
+		t.Errorf("history marks no regressed result")
+	}
+	dashboardSQL(t, ns, len(benchmarks))
+}
+
+// dashboardSQL runs the SQL of the dashboard's store panels on the real store, in its primary's
+// psql (a second connection through kubectl port-forward is not dependable), Grafana's macros
+// replaced as Grafana would for "the last day" and this namespace: the trend has a row per
+// benchmark and transport, the regressions a row for ssh.
+func dashboardSQL(t *testing.T, ns string, benchmarks int) {
+	t.Helper()
+	macros := strings.NewReplacer("$__timeFilter(b.completed_at)", "b.completed_at > now() - interval '1 day'",
+		"${namespace:regex}", regexp.QuoteMeta(ns))
+	panels := dashboard.SQLPanels()
+	for i, want := range []int{benchmarks * 2, 1} {
+		out, err := run(t, "kubectl", "exec", "-n", operatorNamespace, release+"-history-1", "-c", "postgres", "--",
+			"psql", "-d", "tunnelbench", "-At", "-v", "ON_ERROR_STOP=1", "-c", macros.Replace(panels[i].SQL))
+		if err != nil {
+			t.Fatalf("panel %q: %v\n%s", panels[i].Title, err, out)
+		}
+		if n := len(strings.Split(strings.TrimSpace(out), "\n")); strings.TrimSpace(out) == "" || n < want {
+			t.Errorf("panel %q: %d rows, want at least %d:\n%s", panels[i].Title, n, want, out)
+		}
+	}
+}
+
+// waitForHistoryStore waits until the chart's CloudNativePG store is ready: its app Secret exists
+// and its instance is ready.
+func waitForHistoryStore(t *testing.T) {
+	t.Helper()
+	poll.Until(t, 4*time.Minute, 2*time.Second, "the history store", func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: release + "-history-app"}, &corev1.Secret{}); err != nil {
+			return err
+		}
+		c := &unstructured.Unstructured{}
+		c.SetAPIVersion("postgresql.cnpg.io/v1")
+		c.SetKind("Cluster")
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: operatorNamespace, Name: release + "-history"}, c); err != nil {
+			return err
+		}
+		if ready, _, _ := unstructured.NestedInt64(c.Object, "status", "readyInstances"); ready < 1 {
+			return fmt.Errorf("%d ready instances", ready)
+		}
+		return nil
+	})
+}
