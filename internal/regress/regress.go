@@ -154,8 +154,12 @@ func Reference(history []Sample, rule Rule) []Sample {
 }
 
 func reason(f Finding, rule Rule) string {
+	after := figure(f.After.Value)
+	if f.After.High > 0 {
+		after += fmt.Sprintf(" [%s, %s]", figure(f.After.Low), figure(f.After.High))
+	}
 	where := fmt.Sprintf("%s %s is %+.1f %% from the %d earlier results' %s (99 %% band %s–%s)",
-		f.Figure, figure(f.After.Value), 100*f.Change, f.Before.N, figure(f.Before.Level),
+		f.Figure, after, 100*f.Change, f.Before.N, figure(f.Before.Level),
 		figure(f.Before.Low), figure(f.Before.High))
 	switch {
 	case f.Regressed:
