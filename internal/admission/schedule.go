@@ -20,7 +20,7 @@ import (
 )
 
 // ScheduleValidator is the validating webhook of ScheduledTunnelBenchmarks, on create and on
-// every update that changes the spec: the operator creates the schedule's benchmarks itself, so
+// every update that changes the template or the schedule: the operator creates the schedule's benchmarks itself, so
 // the benchmark a schedule would create is checked here, as the user who applies the schedule,
 // exactly as that user creating it would be (Validator), and against the TunnelBenchmark's own
 // schema and rules (a server-side dry run). Its schedule and time zone must parse.
@@ -37,9 +37,11 @@ func (v *ScheduleValidator) ValidateCreate(ctx context.Context, stb *benchv1.Sch
 	return nil, v.validate(ctx, stb)
 }
 
-// ValidateUpdate checks a schedule whose spec changed; other updates (labels, annotations) pass.
+// ValidateUpdate checks a schedule whose template or schedule changed; other updates (suspend,
+// limits, labels) pass: suspending a schedule asks nothing of the benchmark it creates.
 func (v *ScheduleValidator) ValidateUpdate(ctx context.Context, old, stb *benchv1.ScheduledTunnelBenchmark) (admission.Warnings, error) {
-	if equality.Semantic.DeepEqual(old.Spec, stb.Spec) {
+	if equality.Semantic.DeepEqual(old.Spec.BenchmarkTemplate, stb.Spec.BenchmarkTemplate) &&
+		old.Spec.Schedule == stb.Spec.Schedule && equality.Semantic.DeepEqual(old.Spec.TimeZone, stb.Spec.TimeZone) {
 		return nil, nil
 	}
 	return nil, v.validate(ctx, stb)

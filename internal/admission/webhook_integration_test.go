@@ -419,7 +419,7 @@ func TestScheduleWebhookChecksTheTemplateAsTheUser(t *testing.T) {
 		})
 	}
 	// bob may update alice's schedule, but not to borrow what he may not get: the update is checked
-	// as bob; a change of its labels alone is not a new template.
+	// as bob; a change of its labels or its suspension is not a new template.
 	stb := &benchv1.ScheduledTunnelBenchmark{}
 	if err := w.admin.Get(ctx, client.ObjectKey{Namespace: teamNS, Name: "nightly"}, stb); err != nil {
 		t.Fatal(err)
@@ -431,8 +431,9 @@ func TestScheduleWebhookChecksTheTemplateAsTheUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	stb.Labels = map[string]string{"team": "a"}
+	stb.Spec.Suspend = ptr.To(true)
 	if err := bob.Update(ctx, stb); err != nil {
-		t.Fatalf("a label changed by bob: %v", err)
+		t.Fatalf("a label changed and the schedule suspended by bob: %v", err)
 	}
 	stb.Spec.Schedule = "0 4 * * *"
 	if err := bob.Update(ctx, stb); err == nil || !strings.Contains(err.Error(), `user "bob" may not "get" on secrets team-a/creds`) {
