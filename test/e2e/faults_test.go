@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -151,73 +150,21 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 			// backend died while processing".
 			wantText: "the connection to the server was lost during the run"},
 	}
-	// A fault case measures nothing: it waits for a round, a fault and an end. Cases of one server
-	// queue (the operator runs one benchmark of a server at a time), so a second server lets two
-	// lanes run side by side; the operator's kill, which every running benchmark would feel, and
-	// the partition, whose injection must land inside a round, run alone after them; the server's
-	// kill ends its lane.
-	byName := map[string]faultCase{}
-	for _, fc := range cases {
-		byName[fc.name] = fc
-	}
-	pick := func(names ...string) []faultCase {
-		var l []faultCase
-		for _, n := range names {
-			fc, ok := byName[n]
-			if !ok {
-				t.Fatalf("no fault case %q", n)
-			}
-			l = append(l, fc)
-			delete(byName, n)
-		}
-		return l
-	}
-	first := pick("runner pod killed", "tunnel sidecar container killed", "SSH gateway pod killed",
-		"shared PgBouncer pod killed")
-	second := pick("WireGuard gateway pod killed", "WireGuard sidecar container killed", "HAProxy pod killed",
-		"PostgreSQL server pod killed")
-	// The partition alone too: beside the other lane, chaos-mesh's injection once landed after the
-	// 10 s round had ended, and the benchmark completed.
-	alone := pick("runner partitioned from the server", "operator pod killed")
-	if len(byName) > 0 {
-		t.Fatalf("fault cases in no lane: %v", byName)
-	}
-	var mu sync.Mutex
 	var rows []faultRow
-	lane := func(t *testing.T, ns string, pg *fixture.Postgres, initialize bool, cases []faultCase) {
-		for i, fc := range cases {
-			t.Run(fc.name, func(t *testing.T) {
-				if fc.kill != nil && os.Getenv("E2E_CONTAINERD_SOCKET") == "" {
-					// Before its benchmark exists: a skip after would leave it running into the next case.
-					t.Skip("E2E_CONTAINERD_SOCKET is not set: killing a native sidecar needs the node's containerd (the local cluster)")
-				}
-				tb := benchmark(ns, fmt.Sprintf("fault-%d", i+1), pg, fixture.CredentialsSecret)
-				tb.Spec.Transports = fc.transports
-				tb.Spec.Load.Initialize = initialize && i == 0
-				row := injectFault(t, tb, fc)
-				mu.Lock()
-				rows = append(rows, row)
-				mu.Unlock()
-			})
+	for i, fc := range cases {
+		ok := t.Run(fc.name, func(t *testing.T) {
+			if fc.kill != nil && os.Getenv("E2E_CONTAINERD_SOCKET") == "" {
+				// Before its benchmark exists: a skip after would leave it running into the next case.
+				t.Skip("E2E_CONTAINERD_SOCKET is not set: killing a native sidecar needs the node's containerd (the local cluster)")
+			}
+			tb := benchmark(ns, fmt.Sprintf("fault-%d", i+1), pg, fixture.CredentialsSecret)
+			tb.Spec.Transports = fc.transports
+			rows = append(rows, injectFault(t, tb, fc))
+		})
+		if !ok && fc.wantPhase == benchv1.PhaseCompleted {
+			return
 		}
 	}
-	t.Run("two lanes", func(t *testing.T) {
-		t.Run("the first server", func(t *testing.T) {
-			t.Parallel()
-			lane(t, ns, pg, false, first)
-		})
-		t.Run("a second server", func(t *testing.T) {
-			t.Parallel()
-			ns2 := newNamespace(t, "e2e-faults")
-			// 100m: with the first server's 500m, both lanes' runner pods and gateways fit the node.
-			pg2, err := fixture.DeployPostgresRequesting(ctx, k8s, ns2, env(t, "E2E_POSTGRES_IMAGE"), "100m", 3*time.Minute)
-			if err != nil {
-				t.Fatalf("cannot deploy the second PostgreSQL: %v", err)
-			}
-			lane(t, ns2, pg2, true, second)
-		})
-	})
-	t.Run("alone", func(t *testing.T) { lane(t, ns, pg, false, alone) })
 	var table strings.Builder
 	table.WriteString("| fault (chaos-mesh) | phase | reason | seconds to final phase |\n|---|---|---|---|\n")
 	for _, r := range rows {
@@ -226,8 +173,7 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 	t.Logf("faults:\n%s", table.String())
 }
 
-// injectFault runs tb (its transports those of fc, its server initialized or
-// tb.Spec.Load.Initialize) and injects fc's fault into its second round.
+// injectFault runs tb (its transports those of fc) and injects fc's fault into its second round.
 func injectFault(t *testing.T, tb *benchv1.TunnelBenchmark, fc faultCase) faultRow {
 	ns, name := tb.Namespace, tb.Name
 	// Two sequential rounds: the fault hits the second, so the first is a finished result that
@@ -236,6 +182,7 @@ func injectFault(t *testing.T, tb *benchv1.TunnelBenchmark, fc faultCase) faultR
 	tb.Spec.Load.Duration = &metav1.Duration{Duration: faultRound}
 	tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
 	tb.Spec.Load.StallTimeout = &metav1.Duration{Duration: 8 * time.Second}
+	tb.Spec.Load.Initialize = false
 	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
 	}
