@@ -12,11 +12,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/history"
+	"github.com/tunnelbench/tunnelbench/internal/statusguard"
 )
 
 // HistoryReconciler appends every completed benchmark's results to the history store, once, and
@@ -57,6 +59,11 @@ func (r *HistoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		cur.Status.History = h
 		return r.Status().Update(ctx, cur)
 	})
+	if apierrors.IsInvalid(err) {
+		// The record stands in the store; only its note in the status is refused.
+		log.FromContext(ctx).Error(err, "The benchmark's history note is refused by its schema")
+		err = nil
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
@@ -81,6 +88,7 @@ func needsRecording(tb *benchv1.TunnelBenchmark) bool {
 
 // SetupWithManager watches benchmarks that completed and are not recorded.
 func (r *HistoryReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	r.Client = statusguard.Client(r.Client)
 	unrecorded := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		tb, ok := o.(*benchv1.TunnelBenchmark)
 		return ok && needsRecording(tb)

@@ -65,6 +65,13 @@ func liveOf(data map[string]string, pods int) (runspec.Live, bool) {
 		}
 		found = true
 	}
+	// Progress is a glimpse, not a result: one that no status can carry (figures past float64's
+	// range, summed or rounded into infinities) is not shown, rather than end the benchmark.
+	for _, x := range []float64{out.TPS, out.LatencyMs, out.ElapsedSeconds, out.DurationSeconds} {
+		if math.IsNaN(roundTo(x, 1000)) || math.IsInf(roundTo(x, 1000), 0) || x < 0 {
+			return runspec.Live{}, false
+		}
+	}
 	return out, found
 }
 

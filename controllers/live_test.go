@@ -64,3 +64,44 @@ func TestLiveProgress(t *testing.T) {
 		t.Errorf("a completed benchmark keeps live %+v", done.Status.Live)
 	}
 }
+
+// TestLiveOf: the pods' progress adds up (tps summed, latency weighted by tps); progress a status
+// cannot carry — figures whose sum or rounding is not finite, negative ones — is not shown, so
+// that a live report written by anyone who may edit the run's ConfigMap never ends a benchmark.
+func TestLiveOf(t *testing.T) {
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	entry := func(tps, latency float64) string {
+		b, _ := json.Marshal(runspec.Live{Phase: "measuring", ElapsedSeconds: 5, DurationSeconds: 10, TPS: tps, LatencyMs: latency, Time: at})
+		return string(b)
+	}
+	tests := []struct {
+		name    string
+		entries []string
+		want    *runspec.Live
+	}{
+		{"two pods add up", []string{entry(100, 10), entry(300, 20)},
+			&runspec.Live{Phase: "measuring", ElapsedSeconds: 5, DurationSeconds: 10, TPS: 400, LatencyMs: 17.5, Time: at}},
+		{"a sum past float64's range is not shown", []string{entry(1.7e308, 1), entry(1.7e308, 1)}, nil},
+		{"a negative rate is not shown", []string{entry(-5, 1)}, nil},
+		{"an entry that is not JSON is skipped", []string{entry(100, 10), "{"},
+			&runspec.Live{Phase: "measuring", ElapsedSeconds: 5, DurationSeconds: 10, TPS: 100, LatencyMs: 10, Time: at}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := map[string]string{}
+			for i, e := range tt.entries {
+				data[runspec.LiveKeyOf(len(tt.entries), i)] = e
+			}
+			got, ok := liveOf(data, len(tt.entries))
+			if tt.want == nil {
+				if ok {
+					t.Fatalf("shown: %+v", got)
+				}
+				return
+			}
+			if !ok || got != *tt.want {
+				t.Fatalf("got %+v (%v), want %+v", got, ok, *tt.want)
+			}
+		})
+	}
+}

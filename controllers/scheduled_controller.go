@@ -26,6 +26,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/history"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/regress"
+	"github.com/tunnelbench/tunnelbench/internal/statusguard"
 )
 
 // ScheduledTunnelBenchmarkReconciler runs ScheduledTunnelBenchmarks: it creates their
@@ -85,7 +86,12 @@ func (r *ScheduledTunnelBenchmarkReconciler) Reconcile(ctx context.Context, req 
 		original := stb.DeepCopy()
 		stb.Status = p.status
 		if err := r.Status().Patch(ctx, stb, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})); err != nil {
-			return ctrl.Result{}, err
+			if !apierrors.IsInvalid(err) {
+				return ctrl.Result{}, err
+			}
+			// Not retried at once as it is: the next due time or judgement computes it afresh.
+			logf.FromContext(ctx).Error(err, "The schedule's status is refused by its schema; it is not written")
+			r.Recorder.Eventf(stb, nil, corev1.EventTypeWarning, ReasonInvalidStatus, "Status", "%v", err)
 		}
 	}
 	r.Metrics.Observe(stb)
@@ -94,6 +100,9 @@ func (r *ScheduledTunnelBenchmarkReconciler) Reconcile(ctx context.Context, req 
 
 // judgeRetry is how soon a judgement the store's absence stopped is tried again.
 const judgeRetry = 30 * time.Second
+
+// ReasonInvalidStatus is the event reason of a schedule status its CRD's schema refuses.
+const ReasonInvalidStatus = "InvalidStatus"
 
 // Condition and reasons of a schedule's judgements.
 const (
@@ -270,6 +279,7 @@ func summarizeLatest(st *benchv1.ScheduledTunnelBenchmarkStatus, gen int64, tbs 
 
 // SetupWithManager watches schedules and the benchmarks they own, when one ends or is recorded.
 func (r *ScheduledTunnelBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	r.Client, r.Recorder = statusguard.Client(r.Client), statusguard.Recorder(r.Recorder)
 	ended := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, n := e.ObjectOld.(*benchv1.TunnelBenchmark), e.ObjectNew.(*benchv1.TunnelBenchmark)
 		return o.Status.Phase != n.Status.Phase || !equality.Semantic.DeepEqual(o.Status.History, n.Status.History)

@@ -31,6 +31,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/statusguard"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
@@ -167,8 +168,16 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	result, err := r.reconcile(ctx, tb)
 	tb.Status.ObservedGeneration = tb.Generation
 	if !equality.Semantic.DeepEqual(original.Status, tb.Status) {
+		// The client fits the status to the CRD's schema (statusguard.Client) and answers 422
+		// for what would still be refused, without sending it.
 		patch := client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{})
-		if perr := r.Status().Patch(ctx, tb, patch); perr != nil {
+		perr := r.Status().Patch(ctx, tb, patch)
+		if perr != nil && (apierrors.IsInvalid(perr) || apierrors.IsRequestEntityTooLargeError(perr)) {
+			// Never retried as it is: the benchmark ends, the pass's results left out.
+			r.refuseStatus(tb, original, perr.Error())
+			perr = r.Status().Patch(ctx, tb, client.MergeFromWithOptions(original, client.MergeFromWithOptimisticLock{}))
+		}
+		if perr != nil {
 			statusLost = true
 			if apierrors.IsConflict(perr) {
 				// Someone wrote in between (or this pass read a stale benchmark): start over
@@ -684,6 +693,30 @@ func (r *TunnelBenchmarkReconciler) fail(tb *benchv1.TunnelBenchmark, reason, me
 	r.event(tb, corev1.EventTypeWarning, reason, "Fail", "%s", message)
 }
 
+// refuseStatus ends a benchmark whose pass produced a status the API server would refuse: the
+// pass's status is dropped (its results, the offending run among them, are left out), the stored
+// one ends Failed with reason InvalidResult naming the field, and the end releases the server's
+// Lease as any end does. A status that would still be refused keeps only what says it ended.
+func (r *TunnelBenchmarkReconciler) refuseStatus(tb, stored *benchv1.TunnelBenchmark, why string) {
+	tb.Status = *stored.Status.DeepCopy()
+	tb.Status.ObservedGeneration = tb.Generation
+	r.fail(tb, benchv1.ReasonInvalidResult, "the status this pass would write is refused by the TunnelBenchmark schema: "+why+
+		"; the pass's results are left out. A runner image that writes nonsense into its report, or a report edited in its "+
+		"ConfigMap, does this: check spec.runner.image and who may edit the namespace's ConfigMaps")
+	if len(statusguard.Fit(tb)) == 0 {
+		return
+	}
+	ended := benchv1.TunnelBenchmarkStatus{Phase: tb.Status.Phase, ObservedGeneration: tb.Status.ObservedGeneration,
+		StartTime: tb.Status.StartTime, CompletionTime: tb.Status.CompletionTime, Server: tb.Status.Server}
+	for _, typ := range []string{benchv1.ConditionFailed, benchv1.ConditionCompleted, benchv1.ConditionProgressing} {
+		if c := meta.FindStatusCondition(tb.Status.Conditions, typ); c != nil {
+			ended.Conditions = append(ended.Conditions, *c)
+		}
+	}
+	tb.Status = ended
+	statusguard.Fit(tb)
+}
+
 func (r *TunnelBenchmarkReconciler) setCondition(tb *benchv1.TunnelBenchmark, typ string,
 	status metav1.ConditionStatus, reason, message string) {
 	meta.SetStatusCondition(&tb.Status.Conditions, metav1.Condition{
@@ -774,6 +807,8 @@ func (r *TunnelBenchmarkReconciler) now() time.Time {
 // SetupWithManager registers the controller. It watches the Jobs it owns, so a finished Job
 // wakes its benchmark at once.
 func (r *TunnelBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	// Every status write is fitted to the CRD's schema and every event to the Event API's bounds.
+	r.Client, r.Recorder = statusguard.Client(r.Client), statusguard.Recorder(r.Recorder)
 	return ctrl.NewControllerManagedBy(mgr).
 		WithOptions(opts).
 		For(&benchv1.TunnelBenchmark{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

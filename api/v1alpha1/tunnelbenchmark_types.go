@@ -1048,6 +1048,11 @@ const (
 	// ReasonStalled: no transaction completed for spec.load.stallTimeout (the path or the server
 	// stopped answering without an error).
 	ReasonStalled = "Stalled"
+	// ReasonInvalidResult: what a pass would write into the status is refused by the CRD's own
+	// schema even once every text is cut to its field (a number JSON cannot carry, a list past
+	// its bound, a value outside its enum): a runner or its report wrote nonsense. The pass's
+	// results are left out and the benchmark ends, rather than retry a refused write forever.
+	ReasonInvalidResult = "InvalidResult"
 )
 
 // ConditionLinkMismatch is True when a transport's link, as the runner measured it, misses the
