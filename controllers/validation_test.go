@@ -34,6 +34,23 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.server", "exactly one of cnpg, external or managed"},
 		},
 		{
+			// libpq expands a dbname holding "=" as a connection string: pgbench would connect to
+			// 127.0.0.1:1 past the host checks, the transport and the TLS mode.
+			name: "a database name that is a connection string",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server.CNPG.Database = "host=127.0.0.1 port=1 dbname=app sslmode=disable"
+			},
+			want: []string{"spec.server.cnpg.database", "not a connection string or URI"},
+		},
+		{
+			name: "an external server's database that is a URI",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db",
+					Database: "postgresql://127.0.0.1:1/app", CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
+			},
+			want: []string{"spec.server.external.database", "not a connection string or URI"},
+		},
+		{
 			name: "a script that runs a shell command",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Load.Builtin, tb.Spec.Load.Script = "", "\\set x 1\n\\SetShell out env\nselect 1;"

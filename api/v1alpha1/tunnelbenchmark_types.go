@@ -229,10 +229,18 @@ type CNPGServer struct {
 
 	// Database to connect to. Defaults to "app", the database CloudNativePG bootstraps.
 	// +kubebuilder:default=app
-	// +kubebuilder:validation:MaxLength=63
 	// +optional
-	Database string `json:"database,omitempty"`
+	Database DatabaseName `json:"database,omitempty"`
 }
+
+// DatabaseName is a database's name and nothing else. libpq reads a dbname holding "=" as a
+// connection string and one starting with postgres:// or postgresql:// as a URI: its host, port
+// and sslmode would then replace the benchmark's own, past the host checks, the transport and the
+// TLS mode, while the preflight checks the real server. Every database field of the API is of
+// this type, so that none can skip the rule.
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:XValidation:rule="!self.contains('=') && !self.startsWith('postgres://') && !self.startsWith('postgresql://')",message="must be a database name, not a connection string or URI: libpq reads a name holding '=' or starting with postgres:// or postgresql:// as one"
+type DatabaseName string
 
 // ExternalServer is a PostgreSQL server given by host and port.
 type ExternalServer struct {
@@ -252,8 +260,7 @@ type ExternalServer struct {
 
 	// Database to connect to.
 	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=63
-	Database string `json:"database"`
+	Database DatabaseName `json:"database"`
 
 	// CredentialsSecret names a Secret in the benchmark's namespace that holds the user name and
 	// password (keys "username" and "password", as in a kubernetes.io/basic-auth Secret).

@@ -26,7 +26,7 @@ const (
 func ServerOf(tb *benchv1.TunnelBenchmark) (Server, error) {
 	switch s := tb.Spec.Server; {
 	case s.CNPG != nil:
-		return cnpgServer(s.CNPG.ClusterName, s.CNPG.Database), nil
+		return cnpgServer(s.CNPG.ClusterName, string(s.CNPG.Database)), nil
 	case s.Managed != nil:
 		server := cnpgServer(tb.ManagedClusterName(), benchv1.DefaultDatabase)
 		if tb.Spec.TLS != nil {
@@ -35,7 +35,7 @@ func ServerOf(tb *benchv1.TunnelBenchmark) (Server, error) {
 		return server, nil
 	case s.External != nil:
 		e := s.External
-		server := Server{Host: e.Host, Port: e.Port, Database: e.Database,
+		server := Server{Host: e.Host, Port: e.Port, Database: string(e.Database),
 			CredentialsSecret: e.CredentialsSecret.Name, UsernameKey: usernameKey, PasswordKey: passwordKey}
 		if server.Port == 0 {
 			server.Port = benchv1.DefaultPort
