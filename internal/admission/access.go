@@ -88,12 +88,35 @@ func Required(tb *benchv1.TunnelBenchmark) ([]Access, error) {
 				Resource: "clusters", Namespace: ns}})
 	}
 	out = append(out, issuerAccess(tb)...)
+	out = append(out, serverAccess(tb)...)
 	out = append(out, serverPodAccess(tb)...)
 	chaos, err := chaosAccess(tb)
 	if err != nil {
 		return nil, err
 	}
 	return append(out, chaos...), nil
+}
+
+// serverAccess is what naming another namespace's server needs: `create tunnelbenchmarks` in that
+// namespace, the right to benchmark its servers there. A benchmark holds its server's place in
+// the queue while it runs (one measurement at a time per server), so without it a user of one
+// namespace could keep another team's benchmarks of their own server Queued for hours, and the
+// operator would read that namespace's Service and pods on their behalf.
+func serverAccess(tb *benchv1.TunnelBenchmark) []Access {
+	e := tb.Spec.Server.External
+	if e == nil {
+		return nil
+	}
+	_, far, ok := chaosmesh.ServiceOf(e.Host, tb.Namespace)
+	if !ok || far == tb.Namespace {
+		return nil
+	}
+	return []Access{{Field: field.NewPath("spec", "server", "external", "host"),
+		Why: fmt.Sprintf("%s is a Service of namespace %s: benchmarking a server there takes its place in that server's "+
+			"queue, and the operator reads its Service and pods, so it needs the right to benchmark there "+
+			"(a host outside the cluster is written with three labels or more, not as name.namespace)", e.Host, far),
+		Attributes: authorizationv1.ResourceAttributes{Verb: "create", Group: benchv1.GroupVersion.Group,
+			Resource: "tunnelbenchmarks", Namespace: far}}}
 }
 
 // serverPodAccess is what the first direct transport via pod needs: EndpointSlices of the

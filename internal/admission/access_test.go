@@ -70,15 +70,23 @@ func TestRequired(t *testing.T) {
 			`spec.tls.issuerRef: "use" on clusterissuers.cert-manager.io corp-ca`}},
 		{"a chaos-mesh link to a Service of another namespace", withNetwork(bench(external("db.victim.svc")), chaosLink), []string{
 			`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`,
+			`spec.server.external.host: "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace victim`,
 			`spec.network: "create" on networkchaos.chaos-mesh.org in namespace victim`}},
 		{"a transport's own chaos-mesh link", bench(external("kube-dns.kube-system.svc.cluster.local"),
 			benchv1.TransportSpec{Name: "wan", Type: benchv1.TransportDirect, Network: chaosLink}), []string{
 			`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`,
+			`spec.server.external.host: "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace kube-system`,
 			`spec.transports[0].network: "create" on networkchaos.chaos-mesh.org in namespace kube-system`}},
+		{"another namespace's server, in every spelling of its Service", bench(external("pg.victim")), []string{
+			`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`,
+			`spec.server.external.host: "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace victim`}},
+		{"the namespace's own Service needs nothing more", bench(external("pg.team-a.svc.cluster.local")), []string{
+			`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`}},
 		{"a chaos-mesh link within the namespace", withNetwork(bench(external("db.team-a.svc")), chaosLink),
 			[]string{`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`}},
 		{"a userspace link shapes nothing of the far end", withNetwork(bench(external("db.victim.svc")), userspaceIt),
-			[]string{`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`}},
+			[]string{`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`,
+				`spec.server.external.host: "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace victim`}},
 		{"a host outside the cluster", withNetwork(bench(external("10.1.2.3")), chaosLink),
 			[]string{`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`}},
 		{"direct via pod: the Service's EndpointSlices", bench(cnpg, benchv1.TransportSpec{Name: "d", Type: benchv1.TransportDirect},

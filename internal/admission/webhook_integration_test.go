@@ -128,7 +128,8 @@ func webhookConfiguration(port int) *admissionregistrationv1.ValidatingWebhookCo
 }
 
 // grantUsers: everyone authenticated may create benchmarks in team-a; alice may also get the
-// Secret creds there; carol may create NetworkChaos in victim and use the ClusterIssuer corp-ca.
+// Secret creds there; carol may create NetworkChaos and benchmarks in victim and use the
+// ClusterIssuer corp-ca.
 func grantUsers(t *testing.T, admin client.Client) {
 	t.Helper()
 	role := func(name, ns string, rules ...rbacv1.PolicyRule) {
@@ -157,7 +158,8 @@ func grantUsers(t *testing.T, admin client.Client) {
 		ResourceNames: []string{"creds"}, Verbs: []string{"get"}})
 	bind("creds-reader", teamNS, "Role", rbacv1.UserKind, "alice", "carol")
 	role("victim-chaos", "victim", rbacv1.PolicyRule{APIGroups: []string{"chaos-mesh.org"},
-		Resources: []string{"networkchaos"}, Verbs: []string{"create"}})
+		Resources: []string{"networkchaos"}, Verbs: []string{"create"}}, rbacv1.PolicyRule{
+		APIGroups: []string{benchv1.GroupVersion.Group}, Resources: []string{"tunnelbenchmarks"}, Verbs: []string{"create"}})
 	bind("victim-chaos", "victim", "Role", rbacv1.UserKind, "carol")
 	role("corp-ca-user", "", rbacv1.PolicyRule{APIGroups: []string{"cert-manager.io"}, Resources: []string{"clusterissuers"},
 		ResourceNames: []string{"corp-ca"}, Verbs: []string{"use"}})
@@ -213,6 +215,10 @@ func TestWebhookAdmitsOnlyWhatTheCreatorMay(t *testing.T) {
 		}
 	}
 	same := func(tb *benchv1.TunnelBenchmark) *benchv1.TunnelBenchmark { return tb }
+	victimServer := func(tb *benchv1.TunnelBenchmark) *benchv1.TunnelBenchmark {
+		tb.Spec.Server.External.Host = "pg.victim"
+		return tb
+	}
 	openVPN := func(tb *benchv1.TunnelBenchmark) *benchv1.TunnelBenchmark {
 		tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: "ovpn", Type: benchv1.TransportVPN,
 			VPN: &benchv1.VPNTransport{Kind: benchv1.VPNOpenVPN}})
@@ -231,6 +237,9 @@ func TestWebhookAdmitsOnlyWhatTheCreatorMay(t *testing.T) {
 		{"a chaos-mesh link into a namespace the user may not shape", "alice", "creds", chaos,
 			[]string{"spec.network", `"create" on networkchaos.chaos-mesh.org in namespace victim`}},
 		{"a chaos-mesh link into a namespace the user may shape", "carol", "creds", chaos, nil},
+		{"another namespace's server, by a user who may not benchmark there", "alice", "creds", victimServer,
+			[]string{"spec.server.external.host", `user "alice" may not "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace victim`}},
+		{"another namespace's server, by a user who may benchmark there", "carol", "creds", victimServer, nil},
 		{"a ClusterIssuer not granted", "alice", "creds", clusterIssuer,
 			[]string{"spec.tls.issuerRef", `"use" on clusterissuers.cert-manager.io corp-ca`}},
 		{"a ClusterIssuer granted by name", "carol", "creds", clusterIssuer, nil},

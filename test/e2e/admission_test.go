@@ -32,7 +32,8 @@ func waitForWebhook(t *testing.T, ns string, pg *fixture.Postgres) {
 // webhookChecksTheCreator: in the real cluster, `kubectl apply` as a user who may create
 // benchmarks but not read the server's Secret is refused naming the field, the user and the
 // Secret; the same benchmark from a user who may read it is admitted; a chaos-mesh link into a
-// namespace the user may not shape, and a runner image off the chart's list, are refused.
+// namespace the user may not shape, a server of a namespace the user may not benchmark in, a
+// database name that is a connection string and a runner image off the chart's list are refused.
 func webhookChecksTheCreator(t *testing.T, ns string, pg *fixture.Postgres) {
 	grant(t, ns, "e2e-bench-author", []string{"e2e-alice", "e2e-bob"}, rbacv1.PolicyRule{
 		APIGroups: []string{benchv1.GroupVersion.Group}, Resources: []string{"tunnelbenchmarks"},
@@ -44,6 +45,13 @@ func webhookChecksTheCreator(t *testing.T, ns string, pg *fixture.Postgres) {
 	chaos := benchmark(ns, "chaos-into-victim", pg, fixture.CredentialsSecret)
 	chaos.Spec.Server.External.Host = "pg." + victim + ".svc"
 	chaos.Spec.Network = &benchv1.NetworkSpec{Emulator: benchv1.EmulatorChaosMesh, Bandwidth: "1Mbit"}
+	// A user of one namespace naming another team's server: it would hold that server's place in
+	// the queue (their runner pod left unschedulable) while the team's own benchmarks wait.
+	hostage := benchmark(ns, "hold-victims-server", pg, fixture.CredentialsSecret)
+	hostage.Spec.Server.External.Host = "pg." + victim + ".svc"
+	// libpq reads a dbname holding "=" as a connection string: pgbench would go to another host.
+	connString := benchmark(ns, "database-connection-string", pg, fixture.CredentialsSecret)
+	connString.Spec.Server.External.Database = "host=127.0.0.1 port=1 dbname=app sslmode=disable"
 	image := benchmark(ns, "foreign-image", pg, fixture.CredentialsSecret)
 	image.Spec.Runner.Image = "registry.invalid/steal:1"
 	tests := []struct {
@@ -57,6 +65,10 @@ func webhookChecksTheCreator(t *testing.T, ns string, pg *fixture.Postgres) {
 		{"the Secrets the user may get", benchmark(ns, "alice", pg, fixture.CredentialsSecret), []string{"--as=e2e-alice"}, nil},
 		{"a chaos-mesh link into a namespace the user may not shape", chaos, []string{"--as=e2e-alice"},
 			[]string{"spec.network", `"create" on networkchaos.chaos-mesh.org in namespace ` + victim}},
+		{"another namespace's server", hostage, []string{"--as=e2e-alice"},
+			[]string{"spec.server.external.host", `"create" on tunnelbenchmarks.bench.tunnelbench.io in namespace ` + victim}},
+		{"a database name that is a connection string, even for an administrator", connString, nil,
+			[]string{"spec.server.external.database", "not a connection string or URI"}},
 		{"a runner image off the chart's list, even for an administrator", image, nil,
 			[]string{"spec.runner.image", "runner.allowedImages"}},
 	}
