@@ -29,17 +29,18 @@ func historyCmd(k *kube, out io.Writer) *cobra.Command {
 		Short: "A ScheduledTunnelBenchmark's results over time, per transport, with the results found regressed",
 		Long: "history NAME (or NAMESPACE/NAME) prints a schedule's results, oldest first: each benchmark's ratio to " +
 			"the baseline and absolute figure per transport, a result found regressed marked. It reads the history " +
-			"store when --store (or " + storeEnv + ") gives its URI, else the benchmarks the schedule keeps. -o html " +
+			"store when --store (a file holding its URI) or " + storeEnv + " gives it, else the benchmarks the schedule keeps. -o html " +
 			"writes a page with each figure's trend and its change points to --file (default NAME-history.html).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(render.HistoryFormats, output) {
 				return fmt.Errorf("-o %s: want one of %s", output, strings.Join(render.HistoryFormats, ", "))
 			}
-			if store == "" {
-				store = os.Getenv(storeEnv)
+			uri, err := storeURI(store)
+			if err != nil {
+				return err
 			}
-			h, err := readHistory(cmd.Context(), k, args[0], store, limit)
+			h, err := readHistory(cmd.Context(), k, args[0], uri, limit)
 			if err != nil {
 				return err
 			}
@@ -54,9 +55,28 @@ func historyCmd(k *kube, out io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "table", "output format: "+strings.Join(render.HistoryFormats, ", "))
 	cmd.Flags().StringVar(&file, "file", "", "where -o html writes (default NAME-history.html; - for standard output)")
-	cmd.Flags().StringVar(&store, "store", "", "the history store's URI (postgresql://…); default $"+storeEnv+", else the kept benchmarks")
+	cmd.Flags().StringVar(&store, "store", "", "a file holding the history store's URI (its Secret's key uri); default $"+storeEnv+
+		" (the URI itself), else the kept benchmarks")
 	cmd.Flags().IntVar(&limit, "limit", 50, "the newest benchmarks to read from the store")
 	return cmd
+}
+
+// storeURI is the history store's URI: read from the file --store names, else $TUNNELBENCH_HISTORY_URI.
+// The URI holds the store's password, so it is never taken from the command line, where ps, the
+// shell's history and audit logs would keep it: --store given a URI is refused, saying so.
+func storeURI(flag string) (string, error) {
+	if flag == "" {
+		return os.Getenv(storeEnv), nil
+	}
+	if strings.Contains(flag, "://") || strings.Contains(flag, "=") {
+		return "", fmt.Errorf("--store takes a file holding the store's URI, not the URI: on the command line its password " +
+			"would be in ps, the shell's history and audit logs; write it to a file (or a mounted Secret's key uri), or set $" + storeEnv)
+	}
+	b, err := os.ReadFile(flag)
+	if err != nil {
+		return "", fmt.Errorf("--store: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // readHistory reads a schedule's points from the store, or from the benchmarks it keeps.

@@ -97,12 +97,29 @@ func TestHistoryCommand(t *testing.T) {
 	if err := c.DeleteAllOf(ctx, &benchv1.TunnelBenchmark{}, client.InNamespace("db-team")); err != nil {
 		t.Fatal(err)
 	}
-	out, err = plugin("history", "nightly", "--store", pg.ConnString("require"))
+	uriFile := func(uri string) string {
+		f := filepath.Join(t.TempDir(), "uri")
+		if err := os.WriteFile(f, []byte(uri+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	out, err = plugin("history", "nightly", "--store", uriFile(pg.ConnString("require")))
 	if err != nil || !strings.Contains(out, "4 benchmarks (from the store)") || !strings.Contains(out, "0.25 !") {
 		t.Errorf("history from the store: %v\n%s", err, out)
 	}
-	if _, err := plugin("history", "nightly", "--store", "postgres://u:s3cret@127.0.0.1:1/x?connect_timeout=2"); err == nil ||
+	t.Setenv(storeEnv, pg.ConnString("require"))
+	if out, err = plugin("history", "nightly"); err != nil || !strings.Contains(out, "from the store") {
+		t.Errorf("history from the store named by $%s: %v\n%s", storeEnv, err, out)
+	}
+	t.Setenv(storeEnv, "")
+	if _, err := plugin("history", "nightly", "--store", uriFile("postgres://u:s3cret@127.0.0.1:1/x?connect_timeout=2")); err == nil ||
 		strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("an unreachable store: %v", err)
+	}
+	// A URI on the command line would leave its password in ps and the shell's history.
+	if _, err := plugin("history", "nightly", "--store", "postgres://u:s3cret@127.0.0.1:1/x"); err == nil ||
+		strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "a file holding the store's URI") {
+		t.Errorf("a URI given to --store: %v", err)
 	}
 }

@@ -5,7 +5,9 @@ package e2e
 import (
 	"fmt"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -245,9 +247,14 @@ func printHistory(t *testing.T, ns, schedule string, benchmarks []string) {
 		t.Fatalf("the store's uri does not parse")
 	}
 	u.Host = fmt.Sprintf("127.0.0.1:%d", port)
+	// The URI holds the password: given in a file, never on the command line.
+	uriFile := filepath.Join(t.TempDir(), "uri")
+	if err := os.WriteFile(uriFile, []byte(u.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var out string
 	poll.Until(t, 30*time.Second, time.Second, "history from the store", func() error {
-		b, err := exec.Command(env(t, "E2E_PLUGIN"), "history", "-n", ns, schedule, "--store", u.String()).CombinedOutput()
+		b, err := exec.Command(env(t, "E2E_PLUGIN"), "history", "-n", ns, schedule, "--store", uriFile).CombinedOutput()
 		out = string(b)
 		if err != nil {
 			return fmt.Errorf("%w: %s", err, strings.ReplaceAll(out, u.String(), "<uri>"))
