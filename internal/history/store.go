@@ -30,6 +30,7 @@ type Store struct {
 
 	mu       sync.Mutex
 	pool     *pgxpool.Pool
+	dsn      string // the connection string pool was made with
 	password string
 	migrated bool
 }
@@ -88,18 +89,25 @@ func (s *Store) Close() {
 	}
 }
 
-// ensure opens the pool and migrates the schema, once per process.
+// ensure opens the pool and migrates the schema. The connection string is read again at every
+// call: a Secret fixed or rotated (a new password, another host) is used from the next call on,
+// the old pool closed, without restarting the operator; the schema is checked again on the new
+// database.
 func (s *Store) ensure(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	dsn, err := s.uri()
+	if err != nil {
+		return err
+	}
+	if s.pool != nil && dsn != s.dsn {
+		s.pool.Close()
+		s.pool, s.migrated = nil, false
+	}
 	if s.migrated {
 		return nil
 	}
 	if s.pool == nil {
-		dsn, err := s.uri()
-		if err != nil {
-			return err
-		}
 		cfg, err := parse(dsn)
 		if err != nil {
 			return err
@@ -107,7 +115,7 @@ func (s *Store) ensure(ctx context.Context) error {
 		if s.pool, err = pgxpool.NewWithConfig(context.Background(), cfg); err != nil {
 			return err
 		}
-		s.password = cfg.ConnConfig.Password
+		s.dsn, s.password = dsn, cfg.ConnConfig.Password
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {

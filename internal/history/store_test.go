@@ -195,4 +195,19 @@ func TestOpenFileWaitsForTheSecret(t *testing.T) {
 	if ok, err := st.Recorded(ctx, "00000000-0000-0000-0000-000000000001"); err != nil || ok {
 		t.Fatalf("once the file is there: %v, %v", ok, err)
 	}
+	// A Secret that turns wrong, then is fixed, is followed without a restart: a refused login
+	// says so (without the password), the fixed file works at the next call.
+	wrong := strings.Replace(s.ConnString("require"), s.Password, "not-the-password", 1)
+	if err := os.WriteFile(path, []byte(wrong), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recorded(ctx, "00000000-0000-0000-0000-000000000001"); err == nil || strings.Contains(err.Error(), "not-the-password") {
+		t.Fatalf("with a wrong password in the file: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(s.ConnString("require")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Recorded(ctx, "00000000-0000-0000-0000-000000000001"); err != nil {
+		t.Fatalf("once the file is fixed: %v", err)
+	}
 }
