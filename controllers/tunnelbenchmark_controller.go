@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -74,9 +75,10 @@ type TunnelBenchmarkReconciler struct {
 
 	// NetworkPolicies has the peers it starts accept only the benchmark's runner pods.
 	NetworkPolicies bool
-	// AllowPrivileged runs transports whose pods are privileged (vpn.kind openvpn); without it
-	// such a benchmark fails with InvalidSpec, naming the chart value.
-	AllowPrivileged bool
+	// Policy is what the operator's administrator allows every benchmark (runner images,
+	// privileged transports): the admission webhook's own, checked again before any run, so that
+	// it holds whatever the webhook's configuration (disabled, failurePolicy Ignore).
+	Policy admission.Policy
 
 	// MaxTimeout bounds spec.timeout (0: no bound): every benchmark ends, and this bounds how long
 	// one holds its server and its place (the chart's maxTimeout).
@@ -326,8 +328,8 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	// The benchmark as it runs at the point: its load and transports carry the point's value.
 	at := tb.AtPoint(p.point)
 	t := at.Spec.Transports[p.transport]
-	if err := transport.PrivilegeRefusal(tb, r.AllowPrivileged); err != nil {
-		r.fail(tb, benchv1.ReasonInvalidSpec, err.Error())
+	if errs := r.Policy.Refusals(tb); len(errs) > 0 {
+		r.fail(tb, benchv1.ReasonInvalidSpec, errs.ToAggregate().Error())
 		return ctrl.Result{}, nil
 	}
 	tc := r.transportContext(at, server, t)

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 )
@@ -830,6 +831,32 @@ func TestPrivilegedTransportNotAllowed(t *testing.T) {
 	failed := waitForPhase(t, ns, "privileged", benchv1.PhaseFailed)
 	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidSpec)
 	if !strings.Contains(c.Message, "transports.allowPrivileged") || !strings.Contains(c.Message, "NET_ADMIN") {
+		t.Errorf("message %q", c.Message)
+	}
+	if jobs := listJobs(t, ns); len(jobs) != 0 {
+		t.Errorf("%d Jobs created for a benchmark refused", len(jobs))
+	}
+}
+
+// TestRunnerImageOffTheList: without the webhook (disabled, or failurePolicy Ignore while the
+// operator was down), a runner image the administrator did not allow never receives the
+// password: the benchmark fails at once, naming spec.runner.image and the chart value, and
+// nothing is created.
+func TestRunnerImageOffTheList(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t, func(r *TunnelBenchmarkReconciler) {
+		r.Policy = admission.Policy{DefaultRunnerImage: r.Defaults.Image, RunnerImages: []string{"registry.corp/tb/*"}}
+	})
+	tb := newBenchmark(ns, "steal")
+	tb.Spec.Runner = &benchv1.RunnerSpec{Image: "evil.example/steal:1"}
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	failed := waitForPhase(t, ns, "steal", benchv1.PhaseFailed)
+	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidSpec)
+	if !strings.Contains(c.Message, "spec.runner.image") || !strings.Contains(c.Message, "runner.allowedImages") {
 		t.Errorf("message %q", c.Message)
 	}
 	if jobs := listJobs(t, ns); len(jobs) != 0 {

@@ -22,6 +22,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/controllers"
+	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/history"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/metricsauth"
@@ -137,6 +138,9 @@ func main() {
 		setupLog.Error(err, "Cannot create the manager")
 		os.Exit(1)
 	}
+	// One policy, the webhook's and the controller's: what the administrator allows every benchmark.
+	policy := admission.Policy{DefaultRunnerImage: runnerImage, RunnerImages: splitList(hook.allowedImages),
+		AllowPrivileged: allowPrivileged}
 	reconciler := &controllers.TunnelBenchmarkReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
@@ -153,7 +157,7 @@ func main() {
 		NodeReaderSelector:     readerSelector,
 		MaxTimeout:             maxTimeout,
 		NetworkPolicies:        networkPolicies,
-		AllowPrivileged:        allowPrivileged,
+		Policy:                 policy,
 	}
 	if jobsTTL >= 0 {
 		ttl := time.Duration(jobsTTL) * time.Second
@@ -168,7 +172,7 @@ func main() {
 		setupLog.Error(err, "Cannot set up the schedules")
 		os.Exit(1)
 	}
-	if err := hook.setup(mgr, runnerImage, allowPrivileged); err != nil {
+	if err := hook.setup(mgr, policy); err != nil {
 		setupLog.Error(err, "Cannot set up the admission webhook")
 		os.Exit(1)
 	}

@@ -90,13 +90,11 @@ func (w *webhookFlags) server(tlsOpts []func(*tls.Config)) webhook.Server {
 }
 
 // setup registers the validator and the Rotator with the manager.
-func (w *webhookFlags) setup(mgr ctrl.Manager, runnerImage string, allowPrivileged bool) error {
+func (w *webhookFlags) setup(mgr ctrl.Manager, policy admission.Policy) error {
 	if w.port == 0 {
 		return nil
 	}
-	v := &admission.Validator{Client: mgr.GetClient(),
-		Policy: admission.Policy{DefaultRunnerImage: runnerImage, RunnerImages: splitList(w.allowedImages),
-			AllowPrivileged: allowPrivileged}}
+	v := &admission.Validator{Client: mgr.GetClient(), Policy: policy}
 	if err := v.SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@
 // pooler.go and pooler_over.go (PgBouncer next to the server, in the runner pod, or in the runner
 // pod over another transport's path), vpn.go (WireGuard in user space) and openvpn.go (OpenVPN
 // with a TUN device at each end: vpn.kind picks one, and the admin's transports.allowPrivileged
-// gates the second, whose pods run as root with NET_ADMIN: PrivilegeRefusal refuses it otherwise,
+// gates the second, whose pods run as root with NET_ADMIN: admission.Policy refuses it otherwise,
 // as admission does, from TransportSpec.PrivilegedReason), proxy.go (HAProxy in TCP mode).
 //
 // Nothing else: the reconciler, the Job builder, the results, the blame of a failed run, the

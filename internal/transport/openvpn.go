@@ -35,7 +35,7 @@ const (
 // server, shared by the benchmark's openvpn transports, forwarding its tunnel address to the
 // server only, and a native sidecar in the runner pod whose TUN device routes the tunnel's subnet,
 // so pgbench connects to the gateway's tunnel address itself. Both ends run openvpn as root with
-// NET_ADMIN (specs.TUNDeviceSecurity): PrivilegeRefusal refuses the benchmark unless the
+// NET_ADMIN (specs.TUNDeviceSecurity): admission.Policy refuses the benchmark unless the
 // operator's administrator allowed privileged transports. sslmode applies inside the tunnel.
 type openVPN struct{ vpnCommon }
 

@@ -33,24 +33,6 @@ func openVPNFor(t *testing.T) Transport {
 	return tr
 }
 
-// TestPrivilegeRefusal: a benchmark with an openvpn transport is refused, naming the setting and
-// the privilege, unless the administrator allowed it; WireGuard never needs it.
-func TestPrivilegeRefusal(t *testing.T) {
-	tb := benchmark(nil)
-	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "wg", Type: benchv1.TransportVPN}}
-	if err := PrivilegeRefusal(tb, false); err != nil {
-		t.Errorf("WireGuard needs no privilege: %v", err)
-	}
-	tb.Spec.Transports = append(tb.Spec.Transports, openVPNSpec())
-	err := PrivilegeRefusal(tb, false)
-	if err == nil || !strings.Contains(err.Error(), "transports.allowPrivileged") || !strings.Contains(err.Error(), "NET_ADMIN") {
-		t.Errorf("not allowed: %v, want an error naming the setting and the privilege", err)
-	}
-	if err := PrivilegeRefusal(tb, true); err != nil {
-		t.Errorf("allowed, yet refused: %v", err)
-	}
-}
-
 // tunOnly reports whether c runs as root with the TUN device's capabilities and nothing more.
 func tunOnly(c corev1.Container) bool {
 	s := c.SecurityContext

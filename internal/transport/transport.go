@@ -79,23 +79,6 @@ type Context struct {
 // transports.
 const PrivilegedSetting = "transports.allowPrivileged (the operator's --allow-privileged-transports)"
 
-// PrivilegeRefusal refuses a benchmark with a transport whose pods would be privileged (root with
-// a capability or a device: vpn.kind openvpn) unless the operator's administrator allowed them:
-// checked for the whole benchmark before any run, since another transport may run over such a
-// path (pooler.over). Admission refuses the same at apply; this holds without the webhook.
-func PrivilegeRefusal(tb *benchv1.TunnelBenchmark, allowed bool) error {
-	if allowed {
-		return nil
-	}
-	for _, t := range tb.Spec.Transports {
-		if why := t.PrivilegedReason(); why != "" {
-			return fmt.Errorf("transport %s: %s, which this operator's administrator has not allowed (%s); "+
-				"ask them, or choose another kind", t.Name, why, PrivilegedSetting)
-		}
-	}
-	return nil
-}
-
 // SecretRef is a Secret a transport reads, with the keys it needs and what it is for (messages).
 type SecretRef struct {
 	Name string
