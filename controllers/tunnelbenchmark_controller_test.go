@@ -798,17 +798,7 @@ func TestTimeoutAboveTheOperatorsMaximum(t *testing.T) {
 	startOperatorAs(t, operatorUser, []string{ns}, func(r *TunnelBenchmarkReconciler) { r.MaxTimeout = time.Hour })
 	tb := newBenchmark(ns, "too-long")
 	tb.Spec.Timeout = &metav1.Duration{Duration: 2 * time.Hour}
-	if err := testClient.Create(context.Background(), tb); err != nil {
-		t.Fatal(err)
-	}
-	failed := waitForPhase(t, ns, "too-long", benchv1.PhaseFailed)
-	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidSpec)
-	if !strings.Contains(c.Message, "spec.timeout (2h0m0s)") || !strings.Contains(c.Message, "maxTimeout") {
-		t.Errorf("message %q", c.Message)
-	}
-	if jobs := listJobs(t, ns); len(jobs) != 0 {
-		t.Errorf("%d Jobs created for a benchmark refused", len(jobs))
-	}
+	assertRefusedBeforeAnyRun(t, tb, "spec.timeout (2h0m0s)", "maxTimeout")
 }
 
 // TestPrivilegedTransportNotAllowed: without the webhook, an operator whose administrator did not
@@ -825,17 +815,7 @@ func TestPrivilegedTransportNotAllowed(t *testing.T) {
 			Placement: benchv1.PoolerSidecar, Over: "ovpn"}},
 		{Name: "ovpn", Type: benchv1.TransportVPN, VPN: &benchv1.VPNTransport{Kind: benchv1.VPNOpenVPN}},
 	}
-	if err := testClient.Create(context.Background(), tb); err != nil {
-		t.Fatal(err)
-	}
-	failed := waitForPhase(t, ns, "privileged", benchv1.PhaseFailed)
-	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidSpec)
-	if !strings.Contains(c.Message, "transports.allowPrivileged") || !strings.Contains(c.Message, "NET_ADMIN") {
-		t.Errorf("message %q", c.Message)
-	}
-	if jobs := listJobs(t, ns); len(jobs) != 0 {
-		t.Errorf("%d Jobs created for a benchmark refused", len(jobs))
-	}
+	assertRefusedBeforeAnyRun(t, tb, "transports.allowPrivileged", "NET_ADMIN")
 }
 
 // TestRunnerImageOffTheList: without the webhook (disabled, or failurePolicy Ignore while the
@@ -851,17 +831,7 @@ func TestRunnerImageOffTheList(t *testing.T) {
 	})
 	tb := newBenchmark(ns, "steal")
 	tb.Spec.Runner = &benchv1.RunnerSpec{Image: "evil.example/steal:1"}
-	if err := testClient.Create(context.Background(), tb); err != nil {
-		t.Fatal(err)
-	}
-	failed := waitForPhase(t, ns, "steal", benchv1.PhaseFailed)
-	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidSpec)
-	if !strings.Contains(c.Message, "spec.runner.image") || !strings.Contains(c.Message, "runner.allowedImages") {
-		t.Errorf("message %q", c.Message)
-	}
-	if jobs := listJobs(t, ns); len(jobs) != 0 {
-		t.Errorf("%d Jobs created for a benchmark refused", len(jobs))
-	}
+	assertRefusedBeforeAnyRun(t, tb, "spec.runner.image", "runner.allowedImages")
 }
 
 // TestProvenanceOfAServiceServer: an external server that is a Service of the cluster is seen as
@@ -899,4 +869,23 @@ func TestProvenanceOfAServiceServer(t *testing.T) {
 		t.Errorf("provenance %+v", p)
 	}
 	assertCondition(t, done, ConditionSharedNode, metav1.ConditionTrue, "SameNode")
+}
+
+// assertRefusedBeforeAnyRun creates tb and checks that the operator fails it at once as
+// InvalidSpec, its message saying each of want, with no Job created.
+func assertRefusedBeforeAnyRun(t *testing.T, tb *benchv1.TunnelBenchmark, want ...string) {
+	t.Helper()
+	if err := testClient.Create(context.Background(), tb); err != nil {
+		t.Fatal(err)
+	}
+	failed := waitForPhase(t, tb.Namespace, tb.Name, benchv1.PhaseFailed)
+	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidSpec)
+	for _, w := range want {
+		if !strings.Contains(c.Message, w) {
+			t.Errorf("message %q does not say %q", c.Message, w)
+		}
+	}
+	if jobs := listJobs(t, tb.Namespace); len(jobs) != 0 {
+		t.Errorf("%d Jobs created for a benchmark refused", len(jobs))
+	}
 }
