@@ -777,6 +777,15 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"pooler.poolSize (default 20) must be at least spec.load.clients in poolMode session"},
 		},
 		{
+			// Every pod would hold the same WireGuard key and the gateway has one peer.
+			name: "a WireGuard transport from two runner pods",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: "wg", Type: benchv1.TransportVPN})
+				tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 2}
+			},
+			want: []string{"spec.runner.pods: a WireGuard transport runs from one runner pod yet"},
+		},
+		{
 			name: "more runner pods than clients",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 8}
