@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,7 +76,17 @@ func (v *ScheduleValidator) validate(ctx context.Context, stb *benchv1.Scheduled
 		return err
 	}
 	errs = append(errs, rebase(refused)...)
-	if len(refused) == 0 {
+	// The operator creates the schedule's benchmarks as itself: a user who may not create one
+	// may not have the operator create them on a schedule either.
+	lacking, err := v.Benchmarks.lacking(ctx, req.UserInfo, []Access{{Field: field.NewPath("spec", "benchmarkTemplate"),
+		Why: "the operator creates the schedule's benchmarks on their behalf",
+		Attributes: authorizationv1.ResourceAttributes{Verb: "create", Group: benchv1.GroupVersion.Group,
+			Resource: "tunnelbenchmarks", Namespace: stb.Namespace}}})
+	if err != nil {
+		return err
+	}
+	errs = append(errs, lacking...)
+	if len(refused) == 0 && len(lacking) == 0 {
 		errs = append(errs, v.dryRun(ctx, tb)...)
 	}
 	if len(errs) == 0 {

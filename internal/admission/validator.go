@@ -64,6 +64,16 @@ func (v *Validator) refusals(ctx context.Context, user authenticationv1.UserInfo
 	if err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec"), "", err.Error()))
 	}
+	lacking, err := v.lacking(ctx, user, required)
+	if err != nil {
+		return nil, err
+	}
+	return append(errs, lacking...), nil
+}
+
+// lacking is each access of required that user does not hold, named at its field.
+func (v *Validator) lacking(ctx context.Context, user authenticationv1.UserInfo, required []Access) (field.ErrorList, error) {
+	var errs field.ErrorList
 	for _, a := range required {
 		allowed, reason, err := v.allowed(ctx, user, a.Attributes)
 		if err != nil {

@@ -127,9 +127,9 @@ func webhookConfiguration(port int) *admissionregistrationv1.ValidatingWebhookCo
 		}}}
 }
 
-// grantUsers: everyone authenticated may create benchmarks in team-a; alice may also get the
-// Secret creds there; carol may create NetworkChaos and benchmarks in victim and use the
-// ClusterIssuer corp-ca.
+// grantUsers: alice, bob and carol may create benchmarks and schedules in team-a, dave only
+// schedules; alice, carol and dave may get the Secret creds there; carol may create NetworkChaos
+// and benchmarks in victim and use the ClusterIssuer corp-ca.
 func grantUsers(t *testing.T, admin client.Client) {
 	t.Helper()
 	role := func(name, ns string, rules ...rbacv1.PolicyRule) {
@@ -153,10 +153,14 @@ func grantUsers(t *testing.T, admin client.Client) {
 	}
 	role("bench-author", teamNS, rbacv1.PolicyRule{APIGroups: []string{benchv1.GroupVersion.Group},
 		Resources: []string{"tunnelbenchmarks", "scheduledtunnelbenchmarks"}, Verbs: []string{"create", "get", "update", "patch"}})
-	bind("bench-author", teamNS, "Role", rbacv1.GroupKind, "system:authenticated")
+	bind("bench-author", teamNS, "Role", rbacv1.UserKind, "alice", "bob", "carol")
 	role("creds-reader", teamNS, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"},
 		ResourceNames: []string{"creds"}, Verbs: []string{"get"}})
-	bind("creds-reader", teamNS, "Role", rbacv1.UserKind, "alice", "carol")
+	bind("creds-reader", teamNS, "Role", rbacv1.UserKind, "alice", "carol", "dave")
+	// dave may create schedules, and read the Secret, but not create benchmarks.
+	role("schedule-author", teamNS, rbacv1.PolicyRule{APIGroups: []string{benchv1.GroupVersion.Group},
+		Resources: []string{"scheduledtunnelbenchmarks"}, Verbs: []string{"create"}})
+	bind("schedule-author", teamNS, "Role", rbacv1.UserKind, "dave")
 	role("victim-chaos", "victim", rbacv1.PolicyRule{APIGroups: []string{"chaos-mesh.org"},
 		Resources: []string{"networkchaos"}, Verbs: []string{"create"}}, rbacv1.PolicyRule{
 		APIGroups: []string{benchv1.GroupVersion.Group}, Resources: []string{"tunnelbenchmarks"}, Verbs: []string{"create"}})
@@ -407,6 +411,8 @@ func TestScheduleWebhookChecksTheTemplateAsTheUser(t *testing.T) {
 			[]string{"spec.schedule", "is not a cron schedule"}},
 		{"a template the benchmark's rules refuse", "alice", "@daily", tooManyThreads,
 			[]string{"spec.benchmarkTemplate.spec", "threads must not exceed spec.load.clients"}},
+		{"a user who may create schedules but not benchmarks", "dave", "@daily", externalBenchmark("by-proxy", "creds"),
+			[]string{"spec.benchmarkTemplate", `user "dave" may not "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace team-a`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
