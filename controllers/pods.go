@@ -16,6 +16,19 @@ import (
 // waiting for spec.timeout would only end with the wrong advice.
 const DefaultUnschedulableWait = 2 * time.Minute
 
+// DefaultResourceWait bounds how long a pod that fits a node, once other pods free the CPU or
+// memory they hold, may wait for it. Its benchmark holds its server's place in the queue while
+// it waits: unbounded (within spec.timeout, hours), one unschedulable runner kept every other
+// benchmark of the server Queued, a hostage. Benchmarks applied together still queue on the
+// node's CPU, for this long.
+const DefaultResourceWait = 15 * time.Minute
+
+// podWaits are how long a pod may wait for a node: for any reason (unschedulable), and for CPU
+// or memory that other pods hold (resources).
+type podWaits struct {
+	unschedulable, resources time.Duration
+}
+
 // stuckWaitingReasons are container states that never resolve by themselves: waiting for them
 // would only end at the benchmark's timeout, with a less useful message.
 var stuckWaitingReasons = map[string]bool{
@@ -32,10 +45,12 @@ const crashLoopRestarts = 3
 // for longer than unschedulableWait, reason Unschedulable); a pod that waits for a node within that
 // wait is Waiting, quoting the scheduler. A pod short of CPU or memory is judged against the
 // nodes' allocatable resources when they are known (nodes): one that fits no node even empty fails
-// at once, one that fits waits for what other pods hold without the bound (spec.timeout bounds it),
-// so that benchmarks applied together queue on the node's CPU instead of failing.
-func judgePods(pods []corev1.Pod, what string, now time.Time, unschedulableWait time.Duration,
+// at once, one that fits waits for what other pods hold up to waits.resources (longer than the
+// unschedulable wait), so that benchmarks applied together queue on the node's CPU instead of
+// failing, while none holds its server's place for hours.
+func judgePods(pods []corev1.Pod, what string, now time.Time, waits podWaits,
 	nodes func() []corev1.ResourceList) transport.Status {
+	unschedulableWait := waits.unschedulable
 	var waiting transport.Status
 	for _, p := range pods {
 		name := "pod " + p.Name
@@ -70,9 +85,15 @@ func judgePods(pods []corev1.Pod, what string, now time.Time, unschedulableWait 
 								"be scheduled; lower spec.runner.resources, or ssh.tunnels (each tunnel sidecar requests 100m)",
 							name, requests.Cpu(), requests.Memory(), describeNodes(known))}
 					}
+					if waited >= waits.resources {
+						return transport.Status{Reason: benchv1.ReasonUnschedulable, Problem: fmt.Sprintf(
+							"%s waited %s for CPU or memory that other pods hold, holding its server's place in the queue "+
+								"(every other benchmark of that server waits behind it): %s; free capacity, lower "+
+								"spec.runner.resources, or run it when the nodes are quieter", name, waited, c.Message)}
+					}
 					if waiting.Waiting == "" {
-						waiting.Waiting = fmt.Sprintf("%s waits for CPU or memory that other pods hold (%s so far; it fits a node "+
-							"once they end, within spec.timeout): %s", name, waited, c.Message)
+						waiting.Waiting = fmt.Sprintf("%s waits for CPU or memory that other pods hold (%s so far, up to %s; it "+
+							"fits a node once they end): %s", name, waited, waits.resources, c.Message)
 					}
 					continue
 				}

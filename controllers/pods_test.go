@@ -85,7 +85,11 @@ func TestJudgePods(t *testing.T) {
 		// The nodes known: a pod that fits an empty node waits for the CPU other pods hold, past
 		// the bound; one that fits none fails at once.
 		{"short of CPU others hold, for longer than the wait", []corev1.Pod{pods(unschedulable(10*time.Minute), requesting("500m"))},
-			"", nil, []string{"waits for CPU or memory that other pods hold (10m0s so far"}, false, node("2")},
+			"", nil, []string{"waits for CPU or memory that other pods hold (10m0s so far, up to 15m0s"}, false, node("2")},
+		// It holds its server's place meanwhile: not for hours (a hostage of the server's queue).
+		{"short of CPU others hold, for longer than the resource wait", []corev1.Pod{pods(unschedulable(16*time.Minute),
+			requesting("1990m"))}, benchv1.ReasonUnschedulable, []string{"waited 16m0s for CPU or memory that other pods hold, " +
+			"holding its server's place"}, nil, false, node("2")},
 		{"more CPU than any node has", []corev1.Pod{pods(unschedulable(time.Second), requesting("1500m"), sidecar("600m"))},
 			benchv1.ReasonUnschedulable, []string{"requests 2100m CPU and 256Mi of memory, more than any node allocates even empty " +
 				"(nodes allocate 2 CPU and 8Gi)", "lower spec.runner.resources"}, nil, false, node("2")},
@@ -94,7 +98,7 @@ func TestJudgePods(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st := judgePods(tt.pods, "", now, 2*time.Minute, tt.nodes)
+			st := judgePods(tt.pods, "", now, podWaits{unschedulable: 2 * time.Minute, resources: DefaultResourceWait}, tt.nodes)
 			if st.Reason != tt.reason {
 				t.Errorf("reason %q, want %q", st.Reason, tt.reason)
 			}

@@ -71,8 +71,7 @@ func (r *TunnelBenchmarkReconciler) runStep(ctx context.Context, tb *benchv1.Tun
 	if err != nil {
 		return stepOutcome{}, err
 	}
-	d := decideStep(o, tb, s, stepClock{now: r.now(), deadline: deadline,
-		unschedulableWait: orDefault(r.UnschedulableWait, DefaultUnschedulableWait)})
+	d := decideStep(o, tb, s, stepClock{now: r.now(), deadline: deadline, waits: r.podWaits()})
 	return r.actOnStep(ctx, tb, s, o, d, deadline)
 }
 
@@ -142,8 +141,8 @@ func (r *TunnelBenchmarkReconciler) observeStep(ctx context.Context, tb *benchv1
 
 // stepClock is the times a step is judged by.
 type stepClock struct {
-	now, deadline     time.Time
-	unschedulableWait time.Duration
+	now, deadline time.Time
+	waits         podWaits
 }
 
 // stepAction is what a pass does about a step.
@@ -213,9 +212,9 @@ func decideStep(o observedStep, tb *benchv1.TunnelBenchmark, s step, c stepClock
 	if o.nodes != nil {
 		nodes = func() []corev1.ResourceList { return o.nodes }
 	}
-	trouble := judgePods(o.pods, "", c.now, c.unschedulableWait, nodes)
+	trouble := judgePods(o.pods, "", c.now, c.waits, nodes)
 	if trouble == (transport.Status{}) && len(o.pods) == 0 {
-		trouble = judgeRefusals(job.Name, o.refusals, c.now, c.unschedulableWait)
+		trouble = judgeRefusals(job.Name, o.refusals, c.now, c.waits.unschedulable)
 	}
 	switch {
 	case trouble.Problem != "":
@@ -468,7 +467,7 @@ func (r *TunnelBenchmarkReconciler) podTrouble(ctx context.Context, namespace st
 			mine = append(mine, p)
 		}
 	}
-	return judgePods(mine, what, r.now(), orDefault(r.UnschedulableWait, DefaultUnschedulableWait), func() []corev1.ResourceList {
+	return judgePods(mine, what, r.now(), r.podWaits(), func() []corev1.ResourceList {
 		return r.nodesAllocatable(ctx)
 	})
 }

@@ -67,10 +67,12 @@ type TunnelBenchmarkReconciler struct {
 	ServerWait   time.Duration
 	PollInterval time.Duration
 	// ClusterWait defaults to DefaultClusterWait, CertificateWait to DefaultCertificateWait,
-	// UnschedulableWait to DefaultUnschedulableWait, InjectionWait to DefaultInjectionWait.
+	// UnschedulableWait to DefaultUnschedulableWait, ResourceWait to DefaultResourceWait,
+	// InjectionWait to DefaultInjectionWait.
 	ClusterWait       time.Duration
 	CertificateWait   time.Duration
 	UnschedulableWait time.Duration
+	ResourceWait      time.Duration
 	InjectionWait     time.Duration
 
 	// NetworkPolicies has the peers it starts accept only the benchmark's runner pods.
@@ -779,6 +781,12 @@ func (p *pendingEvents) take(tb types.NamespacedName) []pendingEvent {
 	out := p.byKey[tb]
 	delete(p.byKey, tb)
 	return out
+}
+
+// podWaits are the bounds of a pod's wait for a node.
+func (r *TunnelBenchmarkReconciler) podWaits() podWaits {
+	return podWaits{unschedulable: orDefault(r.UnschedulableWait, DefaultUnschedulableWait),
+		resources: orDefault(r.ResourceWait, DefaultResourceWait)}
 }
 
 // poll is the requeue of a benchmark that waits: the poll interval, or sooner when the deadline
