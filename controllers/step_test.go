@@ -25,8 +25,9 @@ func TestDecideStep(t *testing.T) {
 		CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}
 	tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 4}}
 	s := step{ref: benchv1.RunRef{Transport: "direct", Point: 1, Round: 2}, description: "transport direct at clients=4 round 2/3"}
-	clock := stepClock{now: now, deadline: now.Add(time.Minute), waits: podWaits{unschedulable: 2 * time.Minute, resources: DefaultResourceWait}}
-	expired := stepClock{now: now, deadline: now.Add(-time.Second), waits: podWaits{unschedulable: 2 * time.Minute, resources: DefaultResourceWait}}
+	waits := podWaits{unschedulable: 2 * time.Minute, resources: DefaultResourceWait}
+	clock := stepClock{now: now, deadline: now.Add(time.Minute), waits: waits}
+	expired := stepClock{now: now, deadline: now.Add(-time.Second), waits: waits}
 	owned := func(conds ...batchv1.JobConditionType) *batchv1.Job {
 		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: tb.RunJobName(s.ref), CreationTimestamp: metav1.NewTime(now),
 			OwnerReferences: []metav1.OwnerReference{{UID: tb.UID, Controller: ptr.To(true), Kind: "TunnelBenchmark", Name: "b"}}}}
