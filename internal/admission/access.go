@@ -62,7 +62,9 @@ const (
 // namespace unless said otherwise:
 //   - `get` every Secret the spec names (the server's credentials and CA, a client certificate):
 //     the operator reads them and mounts them into the runner pod;
-//   - `create` CloudNativePG Clusters, for a managed server the operator creates for them;
+//   - `create` CloudNativePG Clusters, for a managed server the operator creates for them, and
+//     Poolers, for a shared pooler of a CloudNativePG server;
+//   - `create tunnelbenchmarks` in another namespace whose Service is the server;
 //   - `create` cert-manager Certificates when spec.tls names an issuer, and `use` the
 //     ClusterIssuer when it is one: a ClusterIssuer signs for every namespace, so naming one is a
 //     privilege its administrator grants by name, as PodSecurityPolicy's `use` was;
@@ -88,6 +90,7 @@ func Required(tb *benchv1.TunnelBenchmark) ([]Access, error) {
 				Resource: "clusters", Namespace: ns}})
 	}
 	out = append(out, issuerAccess(tb)...)
+	out = append(out, cnpgPoolerAccess(tb)...)
 	out = append(out, serverAccess(tb)...)
 	out = append(out, serverPodAccess(tb)...)
 	chaos, err := chaosAccess(tb)
@@ -95,6 +98,24 @@ func Required(tb *benchv1.TunnelBenchmark) ([]Access, error) {
 		return nil, err
 	}
 	return append(out, chaos...), nil
+}
+
+// cnpgPoolerAccess is what a shared pooler of a CloudNativePG server needs: the operator creates a
+// CloudNativePG Pooler for it in the namespace, whose PgBouncer logs in to the server as
+// CloudNativePG's own pooler user.
+func cnpgPoolerAccess(tb *benchv1.TunnelBenchmark) []Access {
+	if tb.Spec.Server.CNPGClusterName(tb) == "" {
+		return nil
+	}
+	for i, t := range tb.Spec.Transports {
+		if t.Type == benchv1.TransportPooler && t.EffectivePooler().Placement == benchv1.PoolerService {
+			return []Access{{Field: field.NewPath("spec", "transports").Index(i).Child("pooler", "placement"),
+				Why: "the operator creates a CloudNativePG Pooler in the namespace for it",
+				Attributes: authorizationv1.ResourceAttributes{Verb: "create", Group: cnpgGroup,
+					Resource: "poolers", Namespace: tb.Namespace}}}
+		}
+	}
+	return nil
 }
 
 // serverAccess is what naming another namespace's server needs: `create tunnelbenchmarks` in that

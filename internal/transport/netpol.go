@@ -21,21 +21,31 @@ var networkPolicyKind = networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"
 
 // admitRunnersOnly is the NetworkPolicy of a peer Deployment, named after it.
 func admitRunnersOnly(tb *benchv1.TunnelBenchmark, dep *appsv1.Deployment) *networkingv1.NetworkPolicy {
-	var ports []networkingv1.NetworkPolicyPort
+	var ports []int32
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		for _, p := range c.Ports {
-			port, protocol := intstr.FromInt32(p.ContainerPort), p.Protocol
-			if protocol == "" {
-				protocol = corev1.ProtocolTCP
+			if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
+				ports = append(ports, p.ContainerPort)
 			}
-			ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: ptrTo(protocol), Port: &port})
 		}
 	}
-	meta := dep.ObjectMeta.DeepCopy()
+	return admitRunners(tb, *dep.ObjectMeta.DeepCopy(), *dep.Spec.Selector.DeepCopy(), ports...)
+}
+
+// admitRunners is a NetworkPolicy admitting only tb's runner pods to the pods selector selects, on
+// the TCP ports given: every peer's, whoever makes its pods (the operator, or CloudNativePG for
+// its Pooler).
+func admitRunners(tb *benchv1.TunnelBenchmark, meta metav1.ObjectMeta, selector metav1.LabelSelector,
+	tcpPorts ...int32) *networkingv1.NetworkPolicy {
+	var ports []networkingv1.NetworkPolicyPort
+	for _, p := range tcpPorts {
+		port := intstr.FromInt32(p)
+		ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: ptrTo(corev1.ProtocolTCP), Port: &port})
+	}
 	return &networkingv1.NetworkPolicy{
-		ObjectMeta: *meta,
+		ObjectMeta: meta,
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: *dep.Spec.Selector.DeepCopy(),
+			PodSelector: selector,
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{{
 				From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{

@@ -1,12 +1,15 @@
 package transport
 
 import (
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
@@ -15,18 +18,28 @@ import (
 // come with a NetworkPolicy, created before their Deployment, that selects their pods and admits
 // only the benchmark's runner pods on the ports they serve; without it, none.
 func TestPeersAdmitOnlyTheirRunners(t *testing.T) {
-	tb := benchmark(func(tb *benchv1.TunnelBenchmark) {
+	external := benchmark(func(tb *benchv1.TunnelBenchmark) {
 		tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "db"}}
 	})
+	cnpg := benchmark(func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.Server = benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "pg"}}
+	})
 	for _, tt := range []struct {
+		name  string
+		tb    *benchv1.TunnelBenchmark
 		spec  benchv1.TransportSpec
 		ports []int32
 	}{
 		// The service, and the peer's CPU accounting for the runner.
-		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, []int32{2222, runspec.PeerCPUPort}},
-		{benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler}, []int32{PoolerListenPort, runspec.PeerCPUPort}},
+		{"ssh", external, benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, []int32{2222, runspec.PeerCPUPort}},
+		{"pooler", external, benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler},
+			[]int32{PoolerListenPort, runspec.PeerCPUPort}},
+		// CloudNativePG makes the Pooler's pods: its PgBouncer and exporter, before the Pooler.
+		{"CloudNativePG Pooler", cnpg, benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler},
+			[]int32{CNPGPoolerPort, pgbouncer.CNPGExporterPort}},
 	} {
-		t.Run(tt.spec.Name, func(t *testing.T) {
+		tb := tt.tb
+		t.Run(tt.name, func(t *testing.T) {
 			for _, enabled := range []bool{true, false} {
 				tr, err := For(Context{Benchmark: tb, Spec: tt.spec, Server: server, Defaults: defaults, NetworkPolicies: enabled})
 				if err != nil {
@@ -48,6 +61,14 @@ func TestPeersAdmitOnlyTheirRunners(t *testing.T) {
 						if policy != nil && !equalLabels(policy.Spec.PodSelector.MatchLabels, o.Spec.Selector.MatchLabels) {
 							t.Errorf("the policy selects %v, the Deployment's pods are %v", policy.Spec.PodSelector.MatchLabels, o.Spec.Selector.MatchLabels)
 						}
+					case *unstructured.Unstructured:
+						if enabled && policy == nil {
+							t.Fatal("the CloudNativePG Pooler comes before its NetworkPolicy")
+						}
+						want := map[string]string{"cnpg.io/poolerName": o.GetName()}
+						if policy != nil && !equalLabels(policy.Spec.PodSelector.MatchLabels, want) {
+							t.Errorf("the policy selects %v, the Pooler's pods are %v", policy.Spec.PodSelector.MatchLabels, want)
+						}
 					}
 				}
 				if !enabled {
@@ -67,7 +88,7 @@ func TestPeersAdmitOnlyTheirRunners(t *testing.T) {
 				for _, p := range policy.Spec.Ingress[0].Ports {
 					ports = append(ports, p.Port.IntVal)
 				}
-				if len(ports) != len(tt.ports) || ports[0] != tt.ports[0] {
+				if !slices.Equal(ports, tt.ports) {
 					t.Errorf("ports %v, want %v", ports, tt.ports)
 				}
 				if policy.Spec.PolicyTypes[0] != networkingv1.PolicyTypeIngress {

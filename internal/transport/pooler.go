@@ -363,7 +363,15 @@ func (p pooler) NodeReadPods() (string, map[string]string, bool) {
 // pooler's evidence, since its admin console is not open to the application's user. The Pooler is
 // ready when the Deployment CloudNativePG makes for it (named like the Pooler) is available.
 func (p pooler) cnpgPeers() []Peer {
-	return []Peer{
+	var peers []Peer
+	if p.c.NetworkPolicies {
+		// Before the Pooler: CloudNativePG's PgBouncer holds the server's connections, and its
+		// pods never serve anyone but the benchmark's runners (PgBouncer and its exporter).
+		peers = append(peers, Peer{Object: admitRunners(p.c.Benchmark, p.meta(p.name()),
+			metav1.LabelSelector{MatchLabels: map[string]string{"cnpg.io/poolerName": p.name()}},
+			CNPGPoolerPort, pgbouncer.CNPGExporterPort)})
+	}
+	return append(peers, []Peer{
 		{Object: p.cnpgMetricsService()},
 		{Object: p.cnpgPooler(),
 			NotInstalled: "CloudNativePG's Pooler kind is not installed in this cluster: install CloudNativePG, " +
@@ -378,8 +386,11 @@ func (p pooler) cnpgPeers() []Peer {
 				}
 				return deploymentReady("the CloudNativePG Pooler")(ctx, c, dep)
 			}},
-	}
+	}...)
 }
+
+// CNPGPoolerPort is where CloudNativePG's PgBouncer listens in its pods.
+const CNPGPoolerPort = 5432
 
 // cnpgPooler is CloudNativePG's Pooler against the benchmark's CloudNativePG server: CloudNativePG
 // runs PgBouncer with its own authentication (auth_query with a client certificate) and TLS to the
