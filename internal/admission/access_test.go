@@ -34,6 +34,11 @@ var (
 	userspaceIt = &benchv1.NetworkSpec{Emulator: benchv1.EmulatorUserspace, Bandwidth: "1Mbit"}
 )
 
+// pooledAt is a pooler transport placed at placement.
+func pooledAt(placement benchv1.PoolerPlacement) benchv1.TransportSpec {
+	return benchv1.TransportSpec{Name: "pooled", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{Placement: placement}}
+}
+
 // TestRequired: every Secret, issuer, managed cluster and foreign namespace a spec names becomes
 // an access the creator must hold, named by the field that asked for it; nothing else does.
 func TestRequired(t *testing.T) {
@@ -89,12 +94,10 @@ func TestRequired(t *testing.T) {
 				`spec.server.external.host: "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace victim`}},
 		{"a host outside the cluster", withNetwork(bench(external("10.1.2.3")), chaosLink),
 			[]string{`spec.server.external.credentialsSecret: "get" on secrets team-a/creds`}},
-		{"a shared pooler of a CloudNativePG server: a Pooler made for it", bench(cnpg,
-			benchv1.TransportSpec{Name: "pooled", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{Placement: benchv1.PoolerService}}),
+		{"a shared pooler of a CloudNativePG server: a Pooler made for it", bench(cnpg, pooledAt(benchv1.PoolerService)),
 			[]string{`spec.server.cnpg.clusterName: "get" on secrets team-a/pg-app`,
 				`spec.transports[0].pooler.placement: "create" on poolers.postgresql.cnpg.io in namespace team-a`}},
-		{"a sidecar pooler: nothing more", bench(cnpg,
-			benchv1.TransportSpec{Name: "pooled", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{Placement: benchv1.PoolerSidecar}}),
+		{"a sidecar pooler: nothing more", bench(cnpg, pooledAt(benchv1.PoolerSidecar)),
 			[]string{`spec.server.cnpg.clusterName: "get" on secrets team-a/pg-app`}},
 		{"direct via pod: the Service's EndpointSlices", bench(cnpg, benchv1.TransportSpec{Name: "d", Type: benchv1.TransportDirect},
 			benchv1.TransportSpec{Name: "pod", Type: benchv1.TransportDirect, Direct: &benchv1.DirectTransport{Via: benchv1.ViaPod}}),
