@@ -252,9 +252,16 @@ func TestSessionEndsWithTheConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	waiting := func() int {
-		// Anchored: sshd's own command line holds the ForceCommand's text too.
+		// Anchored: sshd's own command line holds the ForceCommand's text too. And this gateway's
+		// only: the other packages' tests run sshd gateways at the same time.
 		out, _ := exec.Command("pgrep", "-f", "^/usr/bin/tail -f --pid=").Output()
-		return len(strings.Fields(string(out)))
+		n := 0
+		for _, pid := range strings.Fields(string(out)) {
+			if descendsFrom(pid, r.PID()) {
+				n++
+			}
+		}
+		return n
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for waiting() == 0 && time.Now().Before(deadline) {
@@ -357,4 +364,26 @@ func TestTunnelToAnIPv6Server(t *testing.T) {
 	if got := readLine(t, port); got != "hello over IPv6" {
 		t.Fatalf("through the tunnel to %s: %q\n%s", target, got, readLog(t, logFile))
 	}
+}
+
+// descendsFrom reports whether process pid is a descendant of ancestor, read from /proc.
+func descendsFrom(pid string, ancestor int) bool {
+	for range 16 {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return false
+		}
+		// The parent is the second field after the command, which is in parentheses.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 {
+			return false
+		}
+		if pid = fields[1]; pid == strconv.Itoa(ancestor) {
+			return true
+		}
+		if pid == "0" || pid == "1" {
+			return false
+		}
+	}
+	return false
 }

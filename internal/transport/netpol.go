@@ -1,6 +1,8 @@
 package transport
 
 import (
+	"cmp"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -21,27 +23,26 @@ var networkPolicyKind = networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"
 
 // admitRunnersOnly is the NetworkPolicy of a peer Deployment, named after it.
 func admitRunnersOnly(tb *benchv1.TunnelBenchmark, dep *appsv1.Deployment) *networkingv1.NetworkPolicy {
-	var ports []int32
+	var ports []networkingv1.NetworkPolicyPort
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		for _, p := range c.Ports {
-			if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
-				ports = append(ports, p.ContainerPort)
-			}
+			ports = append(ports, policyPort(p.Protocol, p.ContainerPort))
 		}
 	}
 	return admitRunners(tb, *dep.ObjectMeta.DeepCopy(), *dep.Spec.Selector.DeepCopy(), ports...)
 }
 
+// policyPort is a port of a NetworkPolicy, TCP unless protocol says otherwise (WireGuard's UDP).
+func policyPort(protocol corev1.Protocol, number int32) networkingv1.NetworkPolicyPort {
+	port := intstr.FromInt32(number)
+	return networkingv1.NetworkPolicyPort{Protocol: ptrTo(cmp.Or(protocol, corev1.ProtocolTCP)), Port: &port}
+}
+
 // admitRunners is a NetworkPolicy admitting only tb's runner pods to the pods selector selects, on
-// the TCP ports given: every peer's, whoever makes its pods (the operator, or CloudNativePG for
-// its Pooler).
+// the ports given: every peer's, whoever makes its pods (the operator, or CloudNativePG for its
+// Pooler).
 func admitRunners(tb *benchv1.TunnelBenchmark, meta metav1.ObjectMeta, selector metav1.LabelSelector,
-	tcpPorts ...int32) *networkingv1.NetworkPolicy {
-	var ports []networkingv1.NetworkPolicyPort
-	for _, p := range tcpPorts {
-		port := intstr.FromInt32(p)
-		ports = append(ports, networkingv1.NetworkPolicyPort{Protocol: ptrTo(corev1.ProtocolTCP), Port: &port})
-	}
+	ports ...networkingv1.NetworkPolicyPort) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: meta,
 		Spec: networkingv1.NetworkPolicySpec{

@@ -369,7 +369,7 @@ func (p pooler) cnpgPeers() []Peer {
 		// pods never serve anyone but the benchmark's runners (PgBouncer and its exporter).
 		peers = append(peers, Peer{Object: admitRunners(p.c.Benchmark, p.meta(p.name()),
 			metav1.LabelSelector{MatchLabels: map[string]string{"cnpg.io/poolerName": p.name()}},
-			CNPGPoolerPort, pgbouncer.CNPGExporterPort)})
+			policyPort(corev1.ProtocolTCP, CNPGPoolerPort), policyPort(corev1.ProtocolTCP, pgbouncer.CNPGExporterPort))})
 	}
 	return append(peers, []Peer{
 		{Object: p.cnpgMetricsService()},
