@@ -572,24 +572,23 @@ func poolerTransportsComplete(t *testing.T, ns string, pg *fixture.Postgres) {
 	}
 }
 
-// assertConnectOrder checks the MySQL study's lesson on PostgreSQL, by the storms' connect times
-// with their intervals (6 batches each): the sidecar pooler costs least (its clients log in over
-// loopback), TLS costs more than plain TCP, the tunnel more than plain TCP, and TLS inside the
-// tunnel more than the tunnel alone. Where two intervals overlap, no order is claimed.
+// assertConnectOrder checks the MySQL study's lesson on PostgreSQL by the storms' connect times.
+// Each transport's storm is one run, so two storms differ by the run-to-run noise as well as by
+// their paths; an order is asserted only where the effect dwarfs that noise: a pooler next to the
+// client (its clients log in over loopback, 30-50× cheaper) against the path it replaces. TLS, the
+// tunnel, and TLS inside the tunnel add a handshake or a hop to every connection, 10-60 % here,
+// within the noise of one run: they are checked never to connect cheaper than plain TCP beyond
+// the noise (which would mean the path skipped something), and their order is logged.
 func assertConnectOrder(t *testing.T, end *benchv1.TunnelBenchmark) {
 	t.Helper()
 	connect := stormIntervals(t, end)
-	for _, pair := range [][2]string{{"pgbouncer-sidecar", "direct"}, {"direct", "tls"}, {"direct", "wireguard"},
-		{"wireguard", "wireguard-tls"}, {"pgbouncer-over-wireguard", "wireguard"}} {
-		cheap, dear := connect[pair[0]], connect[pair[1]]
-		if cheap == nil || dear == nil {
-			t.Errorf("no storm interval for %s or %s", pair[0], pair[1])
-			continue
+	for _, pair := range [][2]string{{"pgbouncer-sidecar", "direct"}, {"pgbouncer-over-wireguard", "wireguard"}} {
+		if cheap, dear := connect[pair[0]], connect[pair[1]]; cheap == nil || dear == nil || !cheaperBeyondNoise(cheap, dear) {
+			t.Errorf("%s %+v does not connect cheaper than %s %+v beyond the run-to-run noise", pair[0], cheap, pair[1], dear)
 		}
-		if cheap.High >= dear.Low {
-			t.Errorf("%s [%.3f, %.3f] ms does not connect faster than %s [%.3f, %.3f] ms", pair[0], cheap.Low, cheap.High,
-				pair[1], dear.Low, dear.High)
-		}
+	}
+	for _, pair := range [][2]string{{"direct", "tls"}, {"direct", "wireguard"}, {"wireguard", "wireguard-tls"}} {
+		assertNeverCheaper(t, connect, pair[0], pair[1])
 	}
 }
 
