@@ -73,7 +73,7 @@ func TestDefaultInstallApplies(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"CustomResourceDefinition", "Deployment", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Service",
-		"ValidatingWebhookConfiguration"} {
+		"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"} {
 		if kinds[k] == 0 {
 			t.Errorf("config/default renders no %s (got %v)", k, kinds)
 		}

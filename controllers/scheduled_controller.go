@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/history"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/regress"
@@ -40,12 +41,17 @@ type ScheduledTunnelBenchmarkReconciler struct {
 	History *history.Store
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Access asks the API server whether a schedule's recorded author may do what its next run
+	// does, before it is created: the admission webhook's own checks. Nil without the webhook:
+	// nothing is checked then, no author being recorded.
+	Access *admission.Validator
 }
 
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=scheduledtunnelbenchmarks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=scheduledtunnelbenchmarks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks,verbs=get;list;watch;create;delete;patch
 // +kubebuilder:rbac:groups=bench.tunnelbench.io,resources=tunnelbenchmarks/status,verbs=get;update;patch
+// (Access creates SubjectAccessReviews under the webhook's ClusterRole, which exists with the webhook only.)
 
 // Reconcile observes a schedule and its benchmarks, judges the newly completed ones, decides
 // (planSchedule) and acts.
@@ -68,7 +74,15 @@ func (r *ScheduledTunnelBenchmarkReconciler) Reconcile(ctx context.Context, req 
 	// A store that is down delays the judgement, never the schedule: the runs go on, and the
 	// benchmarks not judged yet are kept until they are.
 	judgeErr := r.judgeCompleted(ctx, stb, tbs)
-	p := planSchedule(scheduleView{stb: stb, benchmarks: tbs, now: r.now(), store: r.History != nil})
+	view := scheduleView{stb: stb, benchmarks: tbs, now: r.now(), store: r.History != nil}
+	p := planSchedule(view)
+	if p.create != nil && r.Access != nil {
+		// Asked only when a run is due: the answer is the author's rights at that moment.
+		if view.author, err = r.observeAuthor(ctx, stb); err != nil {
+			return ctrl.Result{}, err
+		}
+		p = planSchedule(view)
+	}
 	summarizeLatest(&p.status, stb.Generation, tbs)
 	if judgeErr != nil {
 		msg := r.mask(judgeErr.Error()) + "; retrying"
@@ -96,6 +110,24 @@ func (r *ScheduledTunnelBenchmarkReconciler) Reconcile(ctx context.Context, req 
 	}
 	r.Metrics.Observe(stb)
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
+}
+
+// observeAuthor asks the API server, as the webhook would, whether the schedule's recorded author
+// may do everything its next run does.
+func (r *ScheduledTunnelBenchmarkReconciler) observeAuthor(ctx context.Context, stb *benchv1.ScheduledTunnelBenchmark) (authorView, error) {
+	user, err := admission.RecordedAuthor(stb)
+	if err != nil {
+		return authorView{checked: true, refusals: []string{err.Error()}}, nil
+	}
+	refusals, err := r.Access.ScheduleRefusals(ctx, user, stb)
+	if err != nil {
+		return authorView{}, fmt.Errorf("cannot ask whether the schedule's author may run it: %w", err)
+	}
+	a := authorView{checked: true, name: user.Username}
+	for _, e := range refusals {
+		a.refusals = append(a.refusals, e.Error())
+	}
+	return a, nil
 }
 
 // judgeRetry is how soon a judgement the store's absence stopped is tried again.

@@ -1,7 +1,9 @@
 package controllers
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,6 +24,20 @@ type scheduleView struct {
 	// store is true when the operator has a history store: a benchmark is deleted only once
 	// recorded there.
 	store bool
+	// author is whether the schedule's author may still do what a run does, asked only when one
+	// is due (authorView.checked).
+	author authorView
+}
+
+// authorView is what the API server answered about the schedule's recorded author.
+type authorView struct {
+	// checked is false without an admission webhook (no author is recorded, nothing checked), or
+	// before the question was asked.
+	checked bool
+	// name is the author's user name; empty when none is recorded (reason ReasonNoAuthor).
+	name string
+	// refusals are the accesses the author lacks, or why no author is known; none: the run may go.
+	refusals []string
 }
 
 // scheduleEvent is an event to record on the schedule.
@@ -82,7 +98,7 @@ func planSchedule(v scheduleView) schedulePlan {
 	if d.Skipped > 0 {
 		p.events = append(p.events, scheduleEvent{warning: true, reason: ReasonRunSkipped, note: d.Why})
 	}
-	if d.Start {
+	if d.Start && authorMayRun(&p, stb.Generation, v.author, d.Due) {
 		p.create = benchmarkFor(stb, d.Due, p.status.TemplateHash)
 		p.cancel = d.Cancel
 		p.events = append(p.events, scheduleEvent{reason: ReasonBenchmarkMade,
@@ -181,6 +197,29 @@ func scheduledAt(tb *benchv1.TunnelBenchmark) metav1.Time {
 		return metav1.Time{Time: t}
 	}
 	return tb.CreationTimestamp
+}
+
+// authorMayRun says whether the run due at due may be created, as the author's view says, and
+// records why not (the Authorized condition, an event): a run the author could not create
+// themselves is not created for them. It is missed, as a run whose creation failed.
+func authorMayRun(p *schedulePlan, gen int64, a authorView, due time.Time) bool {
+	if !a.checked {
+		return true
+	}
+	if len(a.refusals) == 0 {
+		setScheduleCondition(&p.status, gen, benchv1.ConditionAuthorized, metav1.ConditionTrue, benchv1.ReasonAuthorMayRun,
+			fmt.Sprintf("at the run due at %s, its author %q held every access it needs", due.UTC().Format(time.RFC3339), a.name))
+		return true
+	}
+	reason, msg := benchv1.ReasonAuthorLacksAccess, fmt.Sprintf("the run due at %s was not created: its author %q lacks access: %s",
+		due.UTC().Format(time.RFC3339), a.name, strings.Join(a.refusals, "; "))
+	if a.name == "" {
+		reason, msg = benchv1.ReasonNoAuthor, fmt.Sprintf("the run due at %s was not created: %s", due.UTC().Format(time.RFC3339),
+			strings.Join(a.refusals, "; "))
+	}
+	setScheduleCondition(&p.status, gen, benchv1.ConditionAuthorized, metav1.ConditionFalse, reason, msg)
+	p.events = append(p.events, scheduleEvent{warning: true, reason: reason, note: msg})
+	return false
 }
 
 // benchmarkFor is the benchmark a schedule creates for the run due at due: its template, owned

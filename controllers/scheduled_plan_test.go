@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,54 @@ func TestPlanSchedule(t *testing.T) {
 	p := planSchedule(scheduleView{stb: invalid, now: planT0})
 	if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); p.create != nil || c == nil || c.Reason != ReasonInvalidSchedule {
 		t.Errorf("an invalid schedule: %+v", c)
+	}
+}
+
+// TestPlanScheduleAsksTheAuthor: a run due is created only when its author, asked then, holds
+// every access it needs; otherwise it is missed, and the condition and a warning say why.
+func TestPlanScheduleAsksTheAuthor(t *testing.T) {
+	stb := &benchv1.ScheduledTunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: "s", UID: "u",
+		CreationTimestamp: metav1.Time{Time: planT0}}, Spec: benchv1.ScheduledTunnelBenchmarkSpec{Schedule: "*/10 * * * *"}}
+	due := planT0.Add(10*time.Minute + time.Second)
+	tests := []struct {
+		name       string
+		author     authorView
+		created    bool
+		authorized metav1.ConditionStatus
+		reason     string
+		said       string
+	}{
+		{"no webhook: nothing asked", authorView{}, true, "", "", ""},
+		{"the author may", authorView{checked: true, name: "alice"}, true, metav1.ConditionTrue, benchv1.ReasonAuthorMayRun,
+			`its author "alice" held every access`},
+		{"the author lost an access", authorView{checked: true, name: "alice",
+			refusals: []string{`spec.benchmarkTemplate.spec.server.external.credentialsSecret: Forbidden: user "alice" may not "get"`}},
+			false, metav1.ConditionFalse, benchv1.ReasonAuthorLacksAccess, `"alice" lacks access: spec.benchmarkTemplate.spec.server`},
+		{"no author recorded", authorView{checked: true, refusals: []string{"the schedule records no author"}},
+			false, metav1.ConditionFalse, benchv1.ReasonNoAuthor, "was not created: the schedule records no author"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := planSchedule(scheduleView{stb: stb, now: due, author: tc.author})
+			if (p.create != nil) != tc.created || p.status.LastScheduleTime == nil {
+				t.Fatalf("created %v, last scheduled %v; want created %v, the due time passed", p.create != nil,
+					p.status.LastScheduleTime, tc.created)
+			}
+			c := meta.FindStatusCondition(p.status.Conditions, benchv1.ConditionAuthorized)
+			if tc.authorized == "" {
+				if c != nil {
+					t.Errorf("nothing asked, yet %+v", c)
+				}
+				return
+			}
+			if c == nil || c.Status != tc.authorized || c.Reason != tc.reason || !strings.Contains(c.Message, tc.said) {
+				t.Fatalf("condition %+v, want %s %s saying %q", c, tc.authorized, tc.reason, tc.said)
+			}
+			warned := slices.ContainsFunc(p.events, func(e scheduleEvent) bool { return e.warning && e.reason == tc.reason })
+			if warned == tc.created || len(p.status.Benchmarks) != map[bool]int{true: 1, false: 0}[tc.created] {
+				t.Errorf("events %+v, benchmarks %+v", p.events, p.status.Benchmarks)
+			}
+		})
 	}
 }
 

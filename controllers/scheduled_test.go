@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -18,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/benchsim"
 	"github.com/tunnelbench/tunnelbench/internal/history"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
@@ -53,6 +55,13 @@ type scheduler struct {
 
 func startScheduler(t *testing.T, c *clock, store *history.Store) *scheduler {
 	t.Helper()
+	return startSchedulerAsking(t, c, store, false)
+}
+
+// startSchedulerAsking is startScheduler whose controller, with ask, asks the API server (as the
+// operator) whether a schedule's author may run it, as with the webhook on.
+func startSchedulerAsking(t *testing.T, c *clock, store *history.Store, ask bool) *scheduler {
+	t.Helper()
 	needsEnvtest(t)
 	mgr, err := ctrl.NewManager(configAs(operatorUser), ctrl.Options{Scheme: testScheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
@@ -61,8 +70,12 @@ func startScheduler(t *testing.T, c *clock, store *history.Store) *scheduler {
 	s := &scheduler{done: make(chan error, 1), reg: prometheus.NewRegistry()}
 	s.metrics = metrics.NewScheduleRecorder(s.reg)
 	opts := controller.Options{SkipNameValidation: ptr.To(true)}
+	var access *admission.Validator
+	if ask {
+		access = &admission.Validator{Client: mgr.GetClient()}
+	}
 	if err := (&ScheduledTunnelBenchmarkReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("tunnelbench-schedule"),
-		Metrics: s.metrics, History: store, Now: c.Now}).SetupWithManager(mgr, opts); err != nil {
+		Metrics: s.metrics, History: store, Now: c.Now, Access: access}).SetupWithManager(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	if store != nil {
@@ -222,6 +235,75 @@ func TestScheduleCreatesForbidsAndKeepsTheLast(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestScheduleRunsOnlyWhatItsAuthorMay: before each run the controller asks the API server whether
+// the schedule's recorded author may do what the run does; one who may not gets no run, and the
+// condition and an event name the access; the right given, the next run is created.
+func TestScheduleRunsOnlyWhatItsAuthorMay(t *testing.T) {
+	ns := newNamespace(t)
+	ctx := context.Background()
+	// The operator's right to ask, which the chart grants with the webhook.
+	mustCreateAll(t, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "ask-" + ns}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}}}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "ask-" + ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "ask-" + ns},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser}}})
+	c := &clock{now: time.Now()}
+	startSchedulerAsking(t, c, nil, true)
+	stb := newSchedule(ns, "erins")
+	// No webhook here: the author is written as the webhook writes it.
+	stb.Annotations = map[string]string{benchv1.AnnotationAuthor: `{"username":"erin","groups":["system:authenticated"]}`}
+	if err := testClient.Create(ctx, stb); err != nil {
+		t.Fatal(err)
+	}
+	refused := c.nextMinute()
+	poke(t, stb)
+	poll.Until(t, 15*time.Second, 100*time.Millisecond, "the run refused", func() error {
+		cond := meta.FindStatusCondition(getSchedule(t, stb).Status.Conditions, benchv1.ConditionAuthorized)
+		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != benchv1.ReasonAuthorLacksAccess {
+			return fmt.Errorf("condition %+v", cond)
+		}
+		if !strings.Contains(cond.Message, `user "erin" may not "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace `+ns) {
+			t.Fatalf("the condition does not name the access: %s", cond.Message)
+		}
+		return nil
+	})
+	if tbs := scheduleBenchmarks(t, stb); len(tbs) != 0 || getSchedule(t, stb).Status.LastScheduleTime == nil {
+		t.Fatalf("the run due at %s: %d benchmarks, or not passed", refused, len(tbs))
+	}
+	assertEvents(t, ns, stb.Name, benchv1.ReasonAuthorLacksAccess)
+	mustCreateAll(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "everything"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "erin"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "everything"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "erin"}}})
+	var due time.Time
+	poll.Until(t, 30*time.Second, 100*time.Millisecond, "a run once erin may", func() error {
+		due = c.nextMinute()
+		poke(t, stb)
+		time.Sleep(300 * time.Millisecond)
+		if len(scheduleBenchmarks(t, stb)) == 0 {
+			return fmt.Errorf("no run yet")
+		}
+		return nil
+	})
+	waitForBenchmarks(t, stb, runName(stb, due))
+	if cond := meta.FindStatusCondition(getSchedule(t, stb).Status.Conditions, benchv1.ConditionAuthorized); cond == nil ||
+		cond.Status != metav1.ConditionTrue || cond.Reason != benchv1.ReasonAuthorMayRun {
+		t.Errorf("condition %+v", cond)
+	}
+}
+
+// mustCreateAll creates objs as the envtest's administrator, and deletes them when the test ends.
+func mustCreateAll(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := testClient.Create(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = testClient.Delete(context.Background(), o) })
+	}
 }
 
 // TestSuspendAndReplace: a suspended schedule starts nothing and says so; Replace cancels the

@@ -168,11 +168,12 @@ func main() {
 		setupLog.Error(err, "Cannot set up the controller")
 		os.Exit(1)
 	}
-	if err := setupSchedules(mgr, historyURIFile, setupLog); err != nil {
+	access := hook.access(mgr, policy)
+	if err := setupSchedules(mgr, historyURIFile, access, setupLog); err != nil {
 		setupLog.Error(err, "Cannot set up the schedules")
 		os.Exit(1)
 	}
-	if err := hook.setup(mgr, policy); err != nil {
+	if err := hook.setup(mgr, access); err != nil {
 		setupLog.Error(err, "Cannot set up the admission webhook")
 		os.Exit(1)
 	}
@@ -185,10 +186,11 @@ func main() {
 	}
 }
 
-// setupSchedules adds the schedules' controller and, with a history store (historyURIFile, the
+// setupSchedules adds the schedules' controller (which asks access, before each run, whether the
+// schedule's author still may do what it does) and, with a history store (historyURIFile, the
 // store's Secret's key uri mounted as a file), the recorder; the store's schema is migrated at
 // start, or at the first write when the store, or its Secret, is not there yet.
-func setupSchedules(mgr ctrl.Manager, historyURIFile string, log logr.Logger) error {
+func setupSchedules(mgr ctrl.Manager, historyURIFile string, access *admission.Validator, log logr.Logger) error {
 	var store *history.Store
 	if historyURIFile != "" {
 		store = history.OpenFile(historyURIFile)
@@ -207,7 +209,7 @@ func setupSchedules(mgr ctrl.Manager, historyURIFile string, log logr.Logger) er
 		}
 	}
 	return (&controllers.ScheduledTunnelBenchmarkReconciler{Client: mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("tunnelbench-schedule"), Metrics: metrics.DefaultSchedules, History: store,
+		Recorder: mgr.GetEventRecorder("tunnelbench-schedule"), Metrics: metrics.DefaultSchedules, History: store, Access: access,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 1})
 }
 

@@ -40,7 +40,8 @@ func (w *webhookFlags) bind(fs *flag.FlagSet) {
 	fs.StringVar(&w.secret, "webhook-secret", "", "Secret of the webhook's CA and certificate, when the operator makes them")
 	fs.StringVar(&w.service, "webhook-service", "", "Service of the webhook, named by the certificate")
 	fs.StringVar(&w.configuration, "webhook-configuration", "",
-		"ValidatingWebhookConfiguration whose caBundle the operator keeps, when it makes the certificate")
+		"ValidatingWebhookConfiguration and MutatingWebhookConfiguration (one name) whose caBundles the operator keeps, "+
+			"when it makes the certificate")
 	fs.StringVar(&w.allowedImages, "runner-allowed-images", "",
 		"comma-separated images spec.runner.image may name besides the runner image (a trailing * matches a prefix)")
 }
@@ -89,13 +90,15 @@ func (w *webhookFlags) server(tlsOpts []func(*tls.Config)) webhook.Server {
 	return webhook.NewServer(webhook.Options{Port: port, CertDir: w.certDir, TLSOpts: tlsOpts})
 }
 
-// setup registers the validator and the Rotator with the manager.
-func (w *webhookFlags) setup(mgr ctrl.Manager, policy admission.Policy) error {
+// setup registers the validators, the schedules' author record and the Rotator with the manager.
+func (w *webhookFlags) setup(mgr ctrl.Manager, v *admission.Validator) error {
 	if w.port == 0 {
 		return nil
 	}
-	v := &admission.Validator{Client: mgr.GetClient(), Policy: policy}
 	if err := v.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	if err := (admission.ScheduleAuthor{}).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := (&admission.ScheduleValidator{Benchmarks: v, DryRun: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
@@ -105,6 +108,15 @@ func (w *webhookFlags) setup(mgr ctrl.Manager, policy admission.Policy) error {
 		return mgr.Add(w.rotator)
 	}
 	return nil
+}
+
+// access is the one authorizer of what users name, the webhook's and the schedules' controller's:
+// nil without a webhook (nothing is checked then, as the chart's values say).
+func (w *webhookFlags) access(mgr ctrl.Manager, policy admission.Policy) *admission.Validator {
+	if w.port == 0 {
+		return nil
+	}
+	return &admission.Validator{Client: mgr.GetClient(), Policy: policy}
 }
 
 // ready is the operator's readiness: with a webhook, once it serves, so that a benchmark applied

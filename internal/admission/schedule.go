@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -39,11 +39,15 @@ func (v *ScheduleValidator) ValidateCreate(ctx context.Context, stb *benchv1.Sch
 }
 
 // ValidateUpdate checks a schedule whose template or schedule changed; other updates (suspend,
-// limits, labels) pass: suspending a schedule asks nothing of the benchmark it creates.
+// limits, labels) pass, but for its author record: suspending a schedule asks nothing of the
+// benchmark it creates.
 func (v *ScheduleValidator) ValidateUpdate(ctx context.Context, old, stb *benchv1.ScheduledTunnelBenchmark) (admission.Warnings, error) {
-	if equality.Semantic.DeepEqual(old.Spec.BenchmarkTemplate, stb.Spec.BenchmarkTemplate) &&
-		old.Spec.Schedule == stb.Spec.Schedule && equality.Semantic.DeepEqual(old.Spec.TimeZone, stb.Spec.TimeZone) {
-		return nil, nil
+	if !authoredChange(old, stb) {
+		req, err := admission.RequestFromContext(ctx)
+		if err != nil {
+			return nil, apierrors.NewInternalError(fmt.Errorf("the admission request is not in the context: %w", err))
+		}
+		return nil, invalidSchedule(stb, forgedAuthor(req, stb))
 	}
 	return nil, v.validate(ctx, stb)
 }
@@ -61,7 +65,7 @@ func (v *ScheduleValidator) validate(ctx context.Context, stb *benchv1.Scheduled
 	if err != nil {
 		return apierrors.NewInternalError(fmt.Errorf("the admission request is not in the context: %w", err))
 	}
-	var errs field.ErrorList
+	errs := forgedAuthor(req, stb)
 	if _, err := cronplan.Parse(stb.Spec.Schedule, ptr.Deref(stb.Spec.TimeZone, "")); err != nil {
 		path := field.NewPath("spec", "schedule")
 		if strings.HasPrefix(err.Error(), "timeZone") {
@@ -69,30 +73,50 @@ func (v *ScheduleValidator) validate(ctx context.Context, stb *benchv1.Scheduled
 		}
 		errs = append(errs, field.Invalid(path, stb.Spec.Schedule, err.Error()))
 	}
-	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: stb.Namespace, GenerateName: stb.Name + "-"},
-		Spec: *stb.Spec.BenchmarkTemplate.Spec.DeepCopy()}
-	refused, err := v.Benchmarks.refusals(ctx, req.UserInfo, tb)
+	refused, err := v.Benchmarks.ScheduleRefusals(ctx, req.UserInfo, stb)
 	if err != nil {
 		return err
 	}
-	errs = append(errs, rebase(refused)...)
-	// The operator creates the schedule's benchmarks as itself: a user who may not create one
-	// may not have the operator create them on a schedule either.
-	lacking, err := v.Benchmarks.lacking(ctx, req.UserInfo, []Access{{Field: field.NewPath("spec", "benchmarkTemplate"),
-		Why: "the operator creates the schedule's benchmarks on their behalf",
-		Attributes: authorizationv1.ResourceAttributes{Verb: "create", Group: benchv1.GroupVersion.Group,
-			Resource: "tunnelbenchmarks", Namespace: stb.Namespace}}})
-	if err != nil {
-		return err
+	errs = append(errs, refused...)
+	if len(refused) == 0 {
+		errs = append(errs, v.dryRun(ctx, scheduleBenchmark(stb))...)
 	}
-	errs = append(errs, lacking...)
-	if len(refused) == 0 && len(lacking) == 0 {
-		errs = append(errs, v.dryRun(ctx, tb)...)
-	}
+	return invalidSchedule(stb, errs)
+}
+
+// invalidSchedule is the refusal of stb for errs; nil without any.
+func invalidSchedule(stb *benchv1.ScheduledTunnelBenchmark, errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
 	return apierrors.NewInvalid(benchv1.GroupVersion.WithKind("ScheduledTunnelBenchmark").GroupKind(), stb.Name, errs)
+}
+
+// ScheduleRefusals are what the policy refuses in the benchmarks stb creates and every access
+// they need that user lacks, named at the template's fields, and create tunnelbenchmarks: the
+// operator creates the schedule's benchmarks as itself, so a user who may not create one may
+// not have the operator create them on a schedule either. The webhook asks it of the user who
+// applies the schedule; the schedule's controller of its recorded author before each run.
+func (v *Validator) ScheduleRefusals(ctx context.Context, user authenticationv1.UserInfo,
+	stb *benchv1.ScheduledTunnelBenchmark) (field.ErrorList, error) {
+	refused, err := v.refusals(ctx, user, scheduleBenchmark(stb))
+	if err != nil {
+		return nil, err
+	}
+	lacking, err := v.lacking(ctx, user, []Access{{Field: field.NewPath("spec", "benchmarkTemplate"),
+		Why: "the operator creates the schedule's benchmarks on their behalf",
+		Attributes: authorizationv1.ResourceAttributes{Verb: "create", Group: benchv1.GroupVersion.Group,
+			Resource: "tunnelbenchmarks", Namespace: stb.Namespace}}})
+	if err != nil {
+		return nil, err
+	}
+	return append(rebase(refused), lacking...), nil
+}
+
+// scheduleBenchmark is the benchmark stb's template makes, as the checks see it.
+func scheduleBenchmark(stb *benchv1.ScheduledTunnelBenchmark) *benchv1.TunnelBenchmark {
+	return &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: stb.Namespace, GenerateName: stb.Name + "-"},
+		Spec: *stb.Spec.BenchmarkTemplate.Spec.DeepCopy()}
 }
 
 // dryRun asks the API server whether the template is a TunnelBenchmark it admits (its schema and

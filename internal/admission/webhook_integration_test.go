@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -47,6 +50,8 @@ type webhookEnv struct {
 	cfg     *rest.Config
 	rotator *webhookcert.Rotator
 	port    int
+	// access is the validator the webhook serves, which the schedules' controller asks too.
+	access *admission.Validator
 }
 
 func startWebhookEnv(t *testing.T) *webhookEnv {
@@ -67,6 +72,7 @@ func startWebhookEnv(t *testing.T) *webhookEnv {
 	}
 	port := freePort(t)
 	mustCreate(t, admin, webhookConfiguration(port))
+	mustCreate(t, admin, authorConfiguration(port))
 
 	certDir := t.TempDir()
 	rotator := &webhookcert.Rotator{Client: admin, Secret: types.NamespacedName{Namespace: operatorNS, Name: "webhook-cert"},
@@ -88,12 +94,15 @@ func startWebhookEnv(t *testing.T) *webhookEnv {
 	if err := (&admission.ScheduleValidator{Benchmarks: validator, DryRun: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
+	if err := (admission.ScheduleAuthor{}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(mctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	grantUsers(t, admin)
-	w := &webhookEnv{admin: admin, cfg: cfg, rotator: rotator, port: port}
+	w := &webhookEnv{admin: admin, cfg: cfg, rotator: rotator, port: port, access: validator}
 	// The webhook serves once the manager started: an admin's benchmark is admitted then.
 	poll.Until(t, 30*time.Second, 200*time.Millisecond, "the webhook to serve", func() error {
 		return w.create(ctx, "system:admin", externalBenchmark("probe", "creds"))
@@ -120,6 +129,23 @@ func webhookConfiguration(port int) *admissionregistrationv1.ValidatingWebhookCo
 			AdmissionReviewVersions: []string{"v1"}, TimeoutSeconds: ptr.To[int32](10),
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{
 				URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d%s", port, admission.SchedulePath))},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{APIGroups: []string{benchv1.GroupVersion.Group},
+					APIVersions: []string{benchv1.GroupVersion.Version}, Resources: []string{"scheduledtunnelbenchmarks"}}}},
+		}}}
+}
+
+// authorConfiguration is the chart's MutatingWebhookConfiguration: a schedule's author recorded
+// on its creates and updates, at a loopback URL, with no caBundle: the Rotator sets it.
+func authorConfiguration(port int) *admissionregistrationv1.MutatingWebhookConfiguration {
+	fail, none := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone
+	return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: webhookName},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "mscheduledtunnelbenchmark.bench.tunnelbench.io", FailurePolicy: &fail, SideEffects: &none,
+			AdmissionReviewVersions: []string{"v1"}, TimeoutSeconds: ptr.To[int32](10),
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{
+				URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d%s", port, admission.AuthorPath))},
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 				Rule: admissionregistrationv1.Rule{APIGroups: []string{benchv1.GroupVersion.Group},
@@ -450,8 +476,97 @@ func TestScheduleWebhookChecksTheTemplateAsTheUser(t *testing.T) {
 	if err := bob.Update(ctx, stb); err != nil {
 		t.Fatalf("a label changed and the schedule suspended by bob: %v", err)
 	}
+	assertAuthor(t, stb, "alice")
+	// Nobody writes the author but the webhook: bob's own value is put back.
+	stb.Annotations[benchv1.AnnotationAuthor] = `{"username":"bob"}`
+	if err := bob.Update(ctx, stb); err != nil {
+		t.Fatalf("an annotation changed by bob: %v", err)
+	}
+	assertAuthor(t, stb, "alice")
 	stb.Spec.Schedule = "0 4 * * *"
 	if err := bob.Update(ctx, stb); err == nil || !strings.Contains(err.Error(), `user "bob" may not "get" on secrets team-a/creds`) {
 		t.Fatalf("bob's new template: %v", err)
+	}
+}
+
+// assertAuthor checks that the schedule records user as its author.
+func assertAuthor(t *testing.T, stb *benchv1.ScheduledTunnelBenchmark, user string) {
+	t.Helper()
+	got, err := admission.RecordedAuthor(stb)
+	if err != nil || got.Username != user || !slices.Contains(got.Groups, "system:authenticated") {
+		t.Fatalf("the schedule's author is %+v (%v), want %s with its groups", got, err, user)
+	}
+}
+
+// TestScheduleAuthorAskedBeforeEachRun: the author the webhook recorded is whoever last changed
+// what the runs do, and the question the schedules' controller asks before each run is the
+// webhook's own, of that author, with the rights they hold then: a user who loses get on the
+// Secret stops the runs that read it; one who holds it again lets them go on.
+func TestScheduleAuthorAskedBeforeEachRun(t *testing.T) {
+	w := startWebhookEnv(t)
+	ctx := context.Background()
+	if err := w.createSchedule(ctx, "alice", "@hourly", externalBenchmark("hourly", "creds")); err != nil {
+		t.Fatal(err)
+	}
+	stb := &benchv1.ScheduledTunnelBenchmark{}
+	if err := w.admin.Get(ctx, client.ObjectKey{Namespace: teamNS, Name: "hourly"}, stb); err != nil {
+		t.Fatal(err)
+	}
+	assertAuthor(t, stb, "alice")
+	refusals := func() field.ErrorList {
+		t.Helper()
+		author, err := admission.RecordedAuthor(stb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs, err := w.access.ScheduleRefusals(ctx, author, stb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return errs
+	}
+	if errs := refusals(); len(errs) != 0 {
+		t.Fatalf("alice, who may, is refused: %v", errs)
+	}
+	// alice loses get on the Secret (her binding rewritten without her).
+	binding := &rbacv1.RoleBinding{}
+	if err := w.admin.Get(ctx, client.ObjectKey{Namespace: teamNS, Name: "creds-reader"}, binding); err != nil {
+		t.Fatal(err)
+	}
+	binding.Subjects = slices.DeleteFunc(binding.Subjects, func(s rbacv1.Subject) bool { return s.Name == "alice" })
+	if err := w.admin.Update(ctx, binding); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 30*time.Second, 200*time.Millisecond, "alice's loss to reach the authorizer", func() error {
+		errs := refusals()
+		if len(errs) == 0 {
+			return fmt.Errorf("still allowed")
+		}
+		if got := errs.ToAggregate().Error(); !strings.Contains(got, `user "alice" may not "get" on secrets team-a/creds`) ||
+			!strings.Contains(got, "spec.benchmarkTemplate.spec.server.external.credentialsSecret") {
+			t.Fatalf("the refusal does not name the access and its field: %s", got)
+		}
+		return nil
+	})
+	// carol, who may, changes the schedule: she is its author now, and the runs may go on.
+	cfg := rest.CopyConfig(w.cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "carol", Groups: []string{"system:authenticated"}}
+	carol, err := client.New(cfg, client.Options{Scheme: w.admin.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stb.Spec.Schedule = "@daily"
+	if err := carol.Update(ctx, stb); err != nil {
+		t.Fatalf("carol's change: %v", err)
+	}
+	assertAuthor(t, stb, "carol")
+	if errs := refusals(); len(errs) != 0 {
+		t.Fatalf("carol, who may, is refused: %v", errs)
+	}
+	// A schedule with no author (made while the webhook was off) names what to do.
+	delete(stb.Annotations, benchv1.AnnotationAuthor)
+	if _, err := admission.RecordedAuthor(stb); !errors.Is(err, admission.ErrNoAuthor) ||
+		!strings.Contains(err.Error(), "apply its spec again") {
+		t.Errorf("no author: %v", err)
 	}
 }

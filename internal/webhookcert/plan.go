@@ -1,7 +1,7 @@
 // Package webhookcert keeps the serving certificate of the operator's admission webhook when no
 // cert-manager issues it, as CloudNativePG does for its own: a CA and a server certificate kept in
 // a Secret of the operator's namespace, written to the directory the webhook server reloads them
-// from, and the CA put in the ValidatingWebhookConfiguration's caBundle; both are renewed before
+// from, and the CA put in the webhook configurations' caBundles; both are renewed before
 // they expire, the old CA staying in the bundle until it expires so that no request fails while
 // the API server learns the new one.
 //

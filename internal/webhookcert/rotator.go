@@ -24,7 +24,8 @@ type Rotator struct {
 	Client client.Client
 	// Secret is the Secret of the CA and the server certificate, in the operator's namespace.
 	Secret types.NamespacedName
-	// WebhookConfiguration is the ValidatingWebhookConfiguration whose caBundle it keeps.
+	// WebhookConfiguration names the ValidatingWebhookConfiguration and the
+	// MutatingWebhookConfiguration whose caBundles it keeps (one name, both kinds).
 	WebhookConfiguration string
 	// Hosts are the server certificate's names: the webhook Service's DNS names.
 	Hosts []string
@@ -108,17 +109,40 @@ func (r *Rotator) write(ctx context.Context, secret *corev1.Secret, exists bool,
 	return nil
 }
 
-// patchBundle sets every webhook's caBundle of the configuration to bundle.
+// patchBundle sets every webhook's caBundle of both configurations to bundle.
 func (r *Rotator) patchBundle(ctx context.Context, bundle []byte) error {
-	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-	if err := r.Client.Get(ctx, types.NamespacedName{Name: r.WebhookConfiguration}, cfg); err != nil {
-		return fmt.Errorf("cannot get ValidatingWebhookConfiguration %s: %w", r.WebhookConfiguration, err)
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	validatingClients := func() (out []*admissionregistrationv1.WebhookClientConfig) {
+		for i := range validating.Webhooks {
+			out = append(out, &validating.Webhooks[i].ClientConfig)
+		}
+		return out
 	}
-	patch := client.MergeFromWithOptions(cfg.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if err := r.patchConfiguration(ctx, "ValidatingWebhookConfiguration", validating, bundle, validatingClients); err != nil {
+		return err
+	}
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	mutatingClients := func() (out []*admissionregistrationv1.WebhookClientConfig) {
+		for i := range mutating.Webhooks {
+			out = append(out, &mutating.Webhooks[i].ClientConfig)
+		}
+		return out
+	}
+	return r.patchConfiguration(ctx, "MutatingWebhookConfiguration", mutating, bundle, mutatingClients)
+}
+
+// patchConfiguration reads cfg, the kind's configuration named WebhookConfiguration, and sets the
+// caBundle of each of its webhooks' clients to bundle.
+func (r *Rotator) patchConfiguration(ctx context.Context, kind string, cfg client.Object, bundle []byte,
+	clients func() []*admissionregistrationv1.WebhookClientConfig) error {
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: r.WebhookConfiguration}, cfg); err != nil {
+		return fmt.Errorf("cannot get %s %s: %w", kind, r.WebhookConfiguration, err)
+	}
+	patch := client.MergeFromWithOptions(cfg.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	changed := false
-	for i := range cfg.Webhooks {
-		if !bytes.Equal(cfg.Webhooks[i].ClientConfig.CABundle, bundle) {
-			cfg.Webhooks[i].ClientConfig.CABundle = bundle
+	for _, c := range clients() {
+		if !bytes.Equal(c.CABundle, bundle) {
+			c.CABundle = bundle
 			changed = true
 		}
 	}
@@ -126,7 +150,7 @@ func (r *Rotator) patchBundle(ctx context.Context, bundle []byte) error {
 		return nil
 	}
 	if err := r.Client.Patch(ctx, cfg, patch); err != nil {
-		return fmt.Errorf("cannot set the caBundle of ValidatingWebhookConfiguration %s: %w", r.WebhookConfiguration, err)
+		return fmt.Errorf("cannot set the caBundle of %s %s: %w", kind, r.WebhookConfiguration, err)
 	}
 	return nil
 }

@@ -291,11 +291,27 @@ func TestValues(t *testing.T) {
 					svc["path"] != "/validate-bench-tunnelbench-io-v1alpha1-tunnelbenchmark" || hook["namespaceSelector"] != nil {
 					t.Errorf("webhook %v", hook)
 				}
+				// A schedule's author is recorded on create and update, by the same server.
+				mutating := find(objs, "MutatingWebhookConfiguration", "tb-tunnelbench-tunnelbench-system")
+				if mutating == nil {
+					t.Fatal("no MutatingWebhookConfiguration named as the validating one")
+				}
+				mhooks, _, _ := unstructured.NestedSlice(mutating.Object, "webhooks")
+				mhook := mhooks[0].(map[string]any)
+				msvc, _, _ := unstructured.NestedStringMap(mhook, "clientConfig", "service")
+				mrule := mhook["rules"].([]any)[0].(map[string]any)
+				if len(mhooks) != 1 || mhook["failurePolicy"] != "Fail" || msvc["name"] != "tb-tunnelbench-webhook" ||
+					msvc["path"] != "/mutate-bench-tunnelbench-io-v1alpha1-scheduledtunnelbenchmark" ||
+					!reflect.DeepEqual(mrule["operations"], []any{"CREATE", "UPDATE"}) ||
+					!reflect.DeepEqual(mrule["resources"], []any{"scheduledtunnelbenchmarks"}) {
+					t.Errorf("mutating webhook %v", mhooks)
+				}
 				role := &rbacv1.ClusterRole{}
 				convert(t, find(objs, "ClusterRole", "tb-tunnelbench-webhook"), role)
 				want := []rbacv1.PolicyRule{
 					{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
-					{APIGroups: []string{"admissionregistration.k8s.io"}, Resources: []string{"validatingwebhookconfigurations"},
+					{APIGroups: []string{"admissionregistration.k8s.io"},
+						Resources:     []string{"validatingwebhookconfigurations", "mutatingwebhookconfigurations"},
 						ResourceNames: []string{"tb-tunnelbench-tunnelbench-system"}, Verbs: []string{"get", "patch"}}}
 				if !reflect.DeepEqual(role.Rules, want) {
 					t.Errorf("the webhook's ClusterRole grants %+v, want %+v", role.Rules, want)
@@ -322,8 +338,10 @@ func TestValues(t *testing.T) {
 			set:  []string{"webhook.certManager.enabled=true", "watchNamespaces={team-a}"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
 				cfg := find(objs, "ValidatingWebhookConfiguration", "")
-				if cfg.GetAnnotations()["cert-manager.io/inject-ca-from"] != "tunnelbench-system/tb-tunnelbench-webhook" {
-					t.Errorf("annotations %v", cfg.GetAnnotations())
+				for _, c := range []*unstructured.Unstructured{cfg, find(objs, "MutatingWebhookConfiguration", "")} {
+					if c.GetAnnotations()["cert-manager.io/inject-ca-from"] != "tunnelbench-system/tb-tunnelbench-webhook" {
+						t.Errorf("%s annotations %v", c.GetKind(), c.GetAnnotations())
+					}
 				}
 				hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
 				values, _, _ := unstructured.NestedSlice(hooks[0].(map[string]any), "namespaceSelector", "matchExpressions")
@@ -376,7 +394,8 @@ func TestValues(t *testing.T) {
 			name: "webhook off",
 			set:  []string{"webhook.enabled=false"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				if find(objs, "ValidatingWebhookConfiguration", "") != nil || find(objs, "ClusterRole", "tb-tunnelbench-webhook") != nil {
+				if find(objs, "ValidatingWebhookConfiguration", "") != nil || find(objs, "MutatingWebhookConfiguration", "") != nil ||
+					find(objs, "ClusterRole", "tb-tunnelbench-webhook") != nil {
 					t.Error("webhook objects rendered although it is off")
 				}
 				dep := &appsv1.Deployment{}

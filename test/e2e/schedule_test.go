@@ -14,11 +14,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
@@ -57,6 +59,7 @@ func scheduledRegression(t *testing.T, ns string, pg *fixture.Postgres) {
 	if err := k8s.Create(ctx, stb); err != nil {
 		t.Fatal(err)
 	}
+	revoked := scheduleOfRevokedAuthor(t, ns, template)
 	first := waitForScheduled(t, stb, 3)
 	t.Logf("three benchmarks recorded and judged: %v", first)
 
@@ -109,6 +112,65 @@ func scheduledRegression(t *testing.T, ns string, pg *fixture.Postgres) {
 	})
 	alertFires(t, ns, stb.Name)
 	printHistory(t, ns, stb.Name, append(first, fourth))
+	revokedAuthorRanNothing(t, revoked)
+}
+
+// scheduleOfRevokedAuthor applies, as e2e-erin, who may then read the server's Secrets, a
+// schedule of every minute of template, and revokes that right at once, within the minute: the
+// operator, which creates the runs as itself, must ask before each one whether its author still
+// may (revokedAuthorRanNothing).
+func scheduleOfRevokedAuthor(t *testing.T, ns string, template benchv1.TunnelBenchmarkSpec) *benchv1.ScheduledTunnelBenchmark {
+	t.Helper()
+	const erin = "e2e-erin"
+	grant(t, ns, "e2e-erin-schedules", []string{erin}, rbacv1.PolicyRule{APIGroups: []string{benchv1.GroupVersion.Group},
+		Resources: []string{"scheduledtunnelbenchmarks", "tunnelbenchmarks"}, Verbs: []string{"get", "create", "patch"}})
+	grant(t, ns, "e2e-erin-secrets", []string{erin}, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"},
+		Verbs: []string{"get"}, ResourceNames: []string{fixture.CredentialsSecret, fixture.CASecret}})
+	stb := &benchv1.ScheduledTunnelBenchmark{TypeMeta: metav1.TypeMeta{APIVersion: benchv1.GroupVersion.String(),
+		Kind: "ScheduledTunnelBenchmark"}, ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "revoked-author"},
+		Spec: benchv1.ScheduledTunnelBenchmarkSpec{Schedule: "* * * * *", BenchmarkTemplate: benchv1.TunnelBenchmarkTemplate{Spec: template}}}
+	b, err := yaml.Marshal(stb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Away from a minute's turn: no run may be due between the apply and the revocation.
+	if s := time.Now().Second(); s < 3 || s > 45 {
+		time.Sleep(time.Duration(63-s) * time.Second % time.Minute)
+	}
+	cmd := exec.Command("kubectl", "apply", "--as="+erin, "-f", "-")
+	cmd.Stdin = strings.NewReader(string(b))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("erin's schedule: %v: %s", err, out)
+	}
+	if err := k8s.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "e2e-erin-secrets"}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, stb) })
+	return stb
+}
+
+// revokedAuthorRanNothing checks that the schedule of an author who lost get on the Secret its
+// template names created no benchmark, and says why on its Authorized condition.
+func revokedAuthorRanNothing(t *testing.T, stb *benchv1.ScheduledTunnelBenchmark) {
+	t.Helper()
+	poll.Until(t, 2*time.Minute, time.Second, "the revoked author's schedule refused", func() error {
+		cur := &benchv1.ScheduledTunnelBenchmark{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(stb), cur); err != nil {
+			return err
+		}
+		if !strings.Contains(cur.Annotations[benchv1.AnnotationAuthor], `"username":"e2e-erin"`) {
+			t.Fatalf("the schedule's author: %q", cur.Annotations[benchv1.AnnotationAuthor])
+		}
+		c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionAuthorized)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != benchv1.ReasonAuthorLacksAccess ||
+			!strings.Contains(c.Message, `user "e2e-erin" may not "get" on secrets `+stb.Namespace+"/"+fixture.CredentialsSecret) {
+			return fmt.Errorf("Authorized %+v", c)
+		}
+		return nil
+	})
+	if tbs := scheduled(t, stb); len(tbs) != 0 {
+		t.Errorf("the revoked author's schedule created %d benchmarks, the first %s", len(tbs), tbs[0].Name)
+	}
 }
 
 // scheduled lists the schedule's benchmarks.
