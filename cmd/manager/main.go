@@ -140,7 +140,7 @@ func main() {
 	}
 	// One policy, the webhook's and the controller's: what the administrator allows every benchmark.
 	policy := admission.Policy{DefaultRunnerImage: runnerImage, RunnerImages: splitList(hook.allowedImages),
-		AllowPrivileged: allowPrivileged}
+		AllowPrivileged: allowPrivileged, CreatorUnchecked: hook.port == 0}
 	reconciler := &controllers.TunnelBenchmarkReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

@@ -217,12 +217,17 @@ type Policy struct {
 	RunnerImages []string
 	// AllowPrivileged admits transports whose pods are privileged (vpn.kind openvpn).
 	AllowPrivileged bool
+	// CreatorUnchecked is true when no admission webhook asks whether a benchmark's creator may
+	// do what it names (chart value webhook.enabled: false): what reaches beyond the benchmark's
+	// namespace is then refused (beyondNamespace).
+	CreatorUnchecked bool
 }
 
 // Refusals are what the policy refuses in tb whoever asks: a runner image off the list (the
-// image receives the server's password and keys).
+// image receives the server's password and keys), a privileged transport not allowed, and, with
+// no webhook to check its creator, what reaches beyond its namespace.
 func (p Policy) Refusals(tb *benchv1.TunnelBenchmark) field.ErrorList {
-	errs := p.privilegeRefusals(tb)
+	errs := append(p.privilegeRefusals(tb), p.beyondNamespace(tb)...)
 	if tb.Spec.Runner == nil || tb.Spec.Runner.Image == "" || p.allows(tb.Spec.Runner.Image) {
 		return errs
 	}
@@ -235,6 +240,31 @@ func (p Policy) Refusals(tb *benchv1.TunnelBenchmark) field.ErrorList {
 			"the runner receives the server's password and keys, so only images the operator's administrator "+
 			"allows may run it; leave spec.runner.image empty or ask them to add it",
 		tb.Spec.Runner.Image, p.DefaultRunnerImage, list)))
+}
+
+// beyondNamespace refuses, when nobody checks the creator (CreatorUnchecked), every access of
+// Required outside the benchmark's namespace: another team's server, a NetworkChaos shaping
+// another namespace, a ClusterIssuer. Within the namespace the operator acts for whoever may
+// create benchmarks there; beyond it, only a SubjectAccessReview of the creator could say they
+// may, and without the webhook there is none.
+func (p Policy) beyondNamespace(tb *benchv1.TunnelBenchmark) field.ErrorList {
+	if !p.CreatorUnchecked {
+		return nil
+	}
+	required, err := Required(tb)
+	if err != nil {
+		return field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}
+	}
+	var errs field.ErrorList
+	for _, a := range required {
+		if a.Attributes.Namespace == tb.Namespace {
+			continue
+		}
+		errs = append(errs, field.Forbidden(a.Field, fmt.Sprintf("it needs %s, beyond namespace %s, and %s; this operator runs "+
+			"without its admission webhook (the chart value webhook.enabled), so nobody can check that the benchmark's "+
+			"creator may: ask its administrator to enable it", a, tb.Namespace, a.Why)))
+	}
+	return errs
 }
 
 // privilegeRefusals refuse every transport whose pods would be privileged, unless the operator's

@@ -172,3 +172,52 @@ func TestPolicyPrivilegedTransports(t *testing.T) {
 		t.Errorf("allowed, yet refused: %v", errs)
 	}
 }
+
+// TestPolicyWithoutTheWebhook: with no webhook to check the creator, what reaches beyond the
+// benchmark's namespace (another namespace's server, a chaos-mesh link shaping it, a
+// ClusterIssuer) is refused naming its field and the chart value; what stays in the namespace
+// passes. With the webhook, the policy leaves all of it to the creator's SubjectAccessReviews.
+func TestPolicyWithoutTheWebhook(t *testing.T) {
+	withClusterIssuer := bench(external("db.team-a.svc"), tlsRequire)
+	withClusterIssuer.Spec.TLS = &benchv1.BenchmarkTLS{IssuerRef: benchv1.IssuerReference{Name: "corp-ca", Kind: "ClusterIssuer"}}
+	chaosIntoVictim := bench(external("db.victim.svc"))
+	chaosIntoVictim.Spec.Network = chaosLink
+	tests := []struct {
+		name string
+		tb   *benchv1.TunnelBenchmark
+		want []string
+	}{
+		{"its own namespace's server, Secrets and managed cluster", bench(external("db.team-a.svc"), verifyFull, clientCert), nil},
+		{"a server outside the cluster", bench(external("db.example.com")), nil},
+		{"a CloudNativePG server with its pooler", bench(cnpg, pooledAt(benchv1.PoolerService)), nil},
+		{"another namespace's server", bench(external("pg.victim")),
+			[]string{`spec.server.external.host: Forbidden: it needs "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace victim`}},
+		{"a chaos-mesh link into another namespace", chaosIntoVictim, []string{
+			`spec.server.external.host: Forbidden: it needs "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace victim`,
+			`spec.network: Forbidden: it needs "create" on networkchaos.chaos-mesh.org in namespace victim`}},
+		{"a ClusterIssuer", withClusterIssuer,
+			[]string{`spec.tls.issuerRef: Forbidden: it needs "use" on clusterissuers.cert-manager.io corp-ca`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, e := range (Policy{CreatorUnchecked: true}).Refusals(tc.tb) {
+				if !strings.Contains(e.Detail, "webhook.enabled") {
+					t.Errorf("%s does not name the chart value", e)
+				}
+				got = append(got, e.Error())
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("refusals %q, want %q", got, tc.want)
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tc.want[i]) {
+					t.Errorf("refusal %q, want it to begin %q", got[i], tc.want[i])
+				}
+			}
+			if errs := (Policy{}).Refusals(tc.tb); len(errs) != 0 {
+				t.Errorf("with the webhook, the policy refuses %v", errs)
+			}
+		})
+	}
+}
