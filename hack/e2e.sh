@@ -14,6 +14,10 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
+# stamp PHASE prints how long since the test run (hack/test.sh) or this script began: where CI's
+# minutes go.
+TB_T0=${TB_T0:-$(date +%s)}
+stamp() { echo "[time] $1: done at $(( $(date +%s) - TB_T0 )) s" >&2; }
 
 "$ROOT/hack/deps.sh" e2e
 HELM=$(hack/tools.sh helm)
@@ -33,10 +37,16 @@ if hack/local-cluster.sh selected; then
   hack/second-node.sh up
   E2E_SECOND_NODE=$(hack/second-node.sh name)
   export E2E_SECOND_NODE
+  stamp "the cluster, its images and the second node"
   # Storage and CloudNativePG, for the tests of CloudNativePG servers; chaos-mesh, for the
-  # chaos-mesh emulator of an emulated link.
-  KUBECONFIG=$KUBECONFIG hack/cnpg.sh install
+  # chaos-mesh emulator of an emulated link: side by side, each mostly waiting for its pods, once
+  # their images (and the sources they are built from) are there, built one after the other.
+  hack/images.sh build cnpg local-path-provisioner chaos-mesh chaos-daemon >/dev/null
+  KUBECONFIG=$KUBECONFIG hack/cnpg.sh install &
+  cnpg=$!
   KUBECONFIG=$KUBECONFIG hack/chaos-mesh.sh install
+  wait "$cnpg"
+  stamp "CloudNativePG and chaos-mesh"
   # `make demo` leaves its PostgreSQL running, 500m of CPU requested on a 2-core node: the e2e's
   # largest runner pod (4 tunnels, 900m) would not fit beside it. Scaled to zero, its benchmark
   # and results stay; `make demo` scales it back.
@@ -63,4 +73,8 @@ E2E_PLUGIN=$(mktemp -d)/kubectl-tunnelbench
 go build -o "$E2E_PLUGIN" ./cmd/kubectl-tunnelbench
 export E2E_PLUGIN
 
-go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@"
+stamp "ready for the e2e tests"
+status=0
+go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@" || status=$?
+stamp "the e2e tests"
+exit "$status"

@@ -6,6 +6,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
+# Where the minutes go: each phase says when it ended (hack/e2e.sh goes on from the same start).
+TB_T0=$(date +%s)
+export TB_T0
+stamp() { echo "[time] $1: done at $(( $(date +%s) - TB_T0 )) s" >&2; }
 
 hack/deps.sh
 KUBEBUILDER_ASSETS=$(hack/tools.sh envtest)
@@ -18,6 +22,7 @@ make --no-print-directory verify
 
 go vet ./...
 make --no-print-directory lint
+stamp "tools, generated files, vet and lint"
 if [ $# -gt 0 ]; then
   go test -count=1 -timeout 20m "$@" $(go list ./... | grep -v /test/e2e)
 else
@@ -39,7 +44,9 @@ else
   echo "controllers, the second shard:" && cat "$logs/1"
   [ "$failed" = 0 ]
 fi
+stamp "unit, envtest and integration tests"
 # Every fuzz target briefly, as a smoke (make fuzz runs them longer).
 FUZZTIME=3s hack/fuzz.sh
+stamp "fuzz smoke"
 
 hack/e2e.sh
