@@ -1026,7 +1026,7 @@ const (
 	ReasonConnectionRejected   = "ConnectionRejected"
 	ReasonTLSError             = "TLSError"
 	// ReasonClearTextPassword: the server asked for the password in clear text over a connection
-	// that TLS does not protect; the runner did not send it, and pgbench never ran.
+	// no TLS that verified the server protects; the runner did not send it, and pgbench never ran.
 	ReasonClearTextPassword   = "ClearTextPassword"
 	ReasonPgbenchError        = "PgbenchError"
 	ReasonJobFailed           = "JobFailed"

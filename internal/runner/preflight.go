@@ -125,16 +125,18 @@ func socketTLS(conn *pgx.Conn) *report.TLS {
 // noClearText is libpq's require_auth for "anything but a clear-text password".
 const noClearText = "!password"
 
-// refuseClearTextWithoutTLS has the preflight refuse to send the password in clear text over a
-// socket that TLS does not protect (libpq 15's pgbench cannot refuse it; require_auth came with
-// libpq 16): a listener at spec.server's host, or anything on the path past a tunnel's end, would
-// read it. The preflight goes first, through the same path, so a server that asks for it fails
-// the benchmark before pgbench connects. Each attempt decides by its own socket: sslmode=prefer's
-// plain fallback is refused too.
+// refuseClearTextWithoutTLS has the preflight refuse to send the password in clear text unless a
+// TLS session with a verified server protects it (libpq 15's pgbench cannot refuse it;
+// require_auth came with libpq 16): a listener at spec.server's host, anything on the path past a
+// tunnel's end, or, over TLS that verifies nothing (sslmode require, prefer), whoever answers the
+// handshake in the server's place would read it. The preflight goes first, through the same path,
+// so a server that asks for it fails the benchmark before pgbench connects. Each attempt decides
+// by its own socket: sslmode=prefer's plain fallback is refused too.
 func refuseClearTextWithoutTLS(cfg *pgconn.Config) {
+	verified := verifiesServer(os.Getenv("PGSSLMODE"))
 	previous := cfg.AfterNetConnect
 	cfg.AfterNetConnect = func(ctx context.Context, c *pgconn.Config, conn net.Conn) (net.Conn, error) {
-		if _, encrypted := conn.(*tls.Conn); encrypted {
+		if _, encrypted := conn.(*tls.Conn); encrypted && verified {
 			c.RequireAuth = ""
 		} else {
 			c.RequireAuth = noClearText
@@ -144,6 +146,12 @@ func refuseClearTextWithoutTLS(cfg *pgconn.Config) {
 		}
 		return conn, nil
 	}
+}
+
+// verifiesServer says whether libpq's sslmode checks who the server is: verify-ca its
+// certificate's chain, verify-full its name too.
+func verifiesServer(sslmode string) bool {
+	return sslmode == "verify-ca" || sslmode == "verify-full"
 }
 
 // classify maps a connection error to a failure reason with a message that says what to do.
@@ -169,8 +177,9 @@ func classify(err error) *FailureError {
 	}
 	if strings.Contains(err.Error(), "require_auth") {
 		return &FailureError{Reason: benchv1.ReasonClearTextPassword, Message: "the server asked for the password in " +
-			"clear text over a connection TLS does not protect, and the runner did not send it (" + err.Error() + "): use a " +
-			"tls transport, or have the server ask for scram-sha-256 (password_encryption and pg_hba.conf)"}
+			"clear text over a connection no verified TLS protects, and the runner did not send it (" + err.Error() + "): use a " +
+			"tls transport with sslMode verify-ca or verify-full, or have the server ask for scram-sha-256 " +
+			"(password_encryption and pg_hba.conf)"}
 	}
 	if isTLSError(err) {
 		return &FailureError{Reason: benchv1.ReasonTLSError,

@@ -305,16 +305,34 @@ func TestRunFailuresAreClassified(t *testing.T) {
 	}
 }
 
-// TestClearTextPasswordOverTLS: the same server's clear-text request over TLS is answered (the
-// password is protected by the session), and the run completes: the rule is about the socket.
+// TestClearTextPasswordOverTLS: the same server's clear-text request over TLS is answered only when
+// the TLS session verified the server (then the password reaches the server it was meant for),
+// and the run completes; over TLS that verifies nothing it is refused like over a plain socket:
+// whoever answered the handshake would read it.
 func TestClearTextPasswordOverTLS(t *testing.T) {
 	pgtest.SkipIfShort(t)
 	s := startServer(t, pgtest.Options{HostAuth: "password"})
-	setEnv(t, s.Env("require"))
-	t.Setenv(runspec.ScriptEnv, "select 1;")
-	rep, out, err := runOnce(t, Options{Run: runspec.Run{Load: runspec.Load{Script: true, Duration: time.Second}, Tunnels: 1}})
-	if err != nil || rep.Failure != nil {
-		t.Fatalf("run over TLS failed: %v %+v\n%s", err, rep.Failure, out)
+	for _, tc := range []struct{ sslmode, refused string }{
+		{"require", "tls transport with sslMode verify-ca or verify-full"},
+		{"verify-ca", ""},
+		{"verify-full", ""},
+	} {
+		t.Run(tc.sslmode, func(t *testing.T) {
+			setEnv(t, s.Env(tc.sslmode))
+			t.Setenv(runspec.ScriptEnv, "select 1;")
+			rep, out, err := runOnce(t, Options{Run: runspec.Run{Load: runspec.Load{Script: true, Duration: time.Second}, Tunnels: 1}})
+			if tc.refused == "" {
+				if err != nil || rep.Failure != nil {
+					t.Fatalf("run over verified TLS failed: %v %+v\n%s", err, rep.Failure, out)
+				}
+				return
+			}
+			if rep.Failure == nil || rep.Failure.Reason != benchv1.ReasonClearTextPassword ||
+				!strings.Contains(rep.Failure.Message, tc.refused) || strings.Contains(rep.Failure.Message, s.Password) {
+				t.Fatalf("over TLS that verifies nothing: %v %+v, want %s saying %q", err, rep.Failure,
+					benchv1.ReasonClearTextPassword, tc.refused)
+			}
+		})
 	}
 }
 
