@@ -18,6 +18,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/history"
+	"github.com/tunnelbench/tunnelbench/internal/runseal"
 	"github.com/tunnelbench/tunnelbench/internal/statusguard"
 )
 
@@ -27,6 +28,9 @@ import (
 type HistoryReconciler struct {
 	client.Client
 	Store *history.Store
+	// Seal tells a schedule's runs from benchmarks that only claim to be (runseal): only a sealed
+	// run is recorded as its schedule's; any other is recorded as a benchmark of no schedule.
+	Seal runseal.Key
 }
 
 // maxHistoryBackoff bounds the delay between attempts to record a benchmark.
@@ -41,7 +45,11 @@ func (r *HistoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if !needsRecording(tb) {
 		return ctrl.Result{}, nil
 	}
-	rec := history.RecordOf(tb, tb.Labels[benchv1.LabelSchedule], tb.Labels[benchv1.LabelTemplateHash])
+	schedule, hash := "", ""
+	if name, _, sealed := r.Seal.ScheduleOf(tb); sealed {
+		schedule, hash = name, tb.Labels[benchv1.LabelTemplateHash]
+	}
+	rec := history.RecordOf(tb, schedule, hash)
 	_, werr := r.Store.Write(ctx, rec)
 	attempts := int32(1)
 	if tb.Status.History != nil {

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/history"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/regress"
+	"github.com/tunnelbench/tunnelbench/internal/runseal"
 	"github.com/tunnelbench/tunnelbench/internal/statusguard"
 )
 
@@ -41,6 +43,9 @@ type ScheduledTunnelBenchmarkReconciler struct {
 	History *history.Store
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// Seal seals the runs it creates, and tells them from benchmarks that only claim to be its
+	// runs (labels and owner references anyone who may create benchmarks can write).
+	Seal runseal.Key
 	// Access asks the API server whether a schedule's recorded author may do what its next run
 	// does, before it is created: the admission webhook's own checks. Nil without the webhook:
 	// nothing is checked then, no author being recorded.
@@ -74,7 +79,7 @@ func (r *ScheduledTunnelBenchmarkReconciler) Reconcile(ctx context.Context, req 
 	// A store that is down delays the judgement, never the schedule: the runs go on, and the
 	// benchmarks not judged yet are kept until they are.
 	judgeErr := r.judgeCompleted(ctx, stb, tbs)
-	view := scheduleView{stb: stb, benchmarks: tbs, now: r.now(), store: r.History != nil}
+	view := scheduleView{stb: stb, benchmarks: tbs, now: r.now(), store: r.History != nil, seal: r.Seal}
 	p := planSchedule(view)
 	if p.create != nil && r.Access != nil {
 		// Asked only when a run is due: the answer is the author's rights at that moment.
@@ -158,7 +163,8 @@ func (r *ScheduledTunnelBenchmarkReconciler) now() time.Time {
 	return time.Now()
 }
 
-// owned lists the benchmarks the schedule created (its label and its owner reference).
+// owned lists the benchmarks the schedule created: its label, its owner reference and the seal
+// that proves the operator made them for it.
 func (r *ScheduledTunnelBenchmarkReconciler) owned(ctx context.Context,
 	stb *benchv1.ScheduledTunnelBenchmark) ([]benchv1.TunnelBenchmark, error) {
 	list := &benchv1.TunnelBenchmarkList{}
@@ -167,7 +173,7 @@ func (r *ScheduledTunnelBenchmarkReconciler) owned(ctx context.Context,
 	}
 	var out []benchv1.TunnelBenchmark
 	for _, tb := range list.Items {
-		if ref := metav1.GetControllerOf(&tb); ref != nil && ref.UID == stb.UID {
+		if _, uid, sealed := r.Seal.ScheduleOf(&tb); sealed && uid == stb.UID {
 			out = append(out, tb)
 		}
 	}
@@ -184,7 +190,11 @@ func (r *ScheduledTunnelBenchmarkReconciler) act(ctx context.Context, stb *bench
 		}
 	}
 	if p.create != nil {
-		if err := r.Create(ctx, p.create); err != nil && !apierrors.IsAlreadyExists(err) {
+		err := r.Create(ctx, p.create)
+		if apierrors.IsAlreadyExists(err) {
+			err = r.runNameTaken(ctx, p.create)
+		}
+		if err != nil {
 			setScheduleCondition(&p.status, stb.Generation, ConditionReady, metav1.ConditionFalse, "CreateFailed",
 				fmt.Sprintf("cannot create %s: %v", p.create.Name, err))
 			r.Recorder.Eventf(stb, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "cannot create %s: %v", p.create.Name, err)
@@ -204,6 +214,21 @@ func (r *ScheduledTunnelBenchmarkReconciler) act(ctx context.Context, stb *bench
 		r.Recorder.Eventf(stb, nil, typ, e.reason, "Schedule", "%s", e.note)
 	}
 	return nil
+}
+
+// runNameTaken says whether the benchmark that holds the run's name is the run (another pass or
+// another operator made it: nil) or someone else's benchmark under that name (an error: the run
+// is missed, and that benchmark is not adopted).
+func (r *ScheduledTunnelBenchmarkReconciler) runNameTaken(ctx context.Context, run *benchv1.TunnelBenchmark) error {
+	held := &benchv1.TunnelBenchmark{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(run), held); err != nil {
+		return fmt.Errorf("it exists, and cannot be read: %w", err)
+	}
+	ref := metav1.GetControllerOf(run)
+	if _, uid, sealed := r.Seal.ScheduleOf(held); sealed && uid == ref.UID {
+		return nil
+	}
+	return errors.New("a benchmark of that name exists that this schedule did not make; it is not taken for the run")
 }
 
 // judgeCompleted judges, oldest first, each completed benchmark not yet judged (and, with a

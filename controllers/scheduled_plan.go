@@ -13,6 +13,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/cronplan"
+	"github.com/tunnelbench/tunnelbench/internal/runseal"
 )
 
 // scheduleView is what the schedule's controller observed.
@@ -27,6 +28,8 @@ type scheduleView struct {
 	// author is whether the schedule's author may still do what a run does, asked only when one
 	// is due (authorView.checked).
 	author authorView
+	// seal seals the run created.
+	seal runseal.Key
 }
 
 // authorView is what the API server answered about the schedule's recorded author.
@@ -99,7 +102,7 @@ func planSchedule(v scheduleView) schedulePlan {
 		p.events = append(p.events, scheduleEvent{warning: true, reason: ReasonRunSkipped, note: d.Why})
 	}
 	if d.Start && authorMayRun(&p, stb.Generation, v.author, d.Due) {
-		p.create = benchmarkFor(stb, d.Due, p.status.TemplateHash)
+		p.create = benchmarkFor(stb, d.Due, p.status.TemplateHash, v.seal)
 		p.cancel = d.Cancel
 		p.events = append(p.events, scheduleEvent{reason: ReasonBenchmarkMade,
 			note: "created " + p.create.Name + " for the run due at " + d.Due.UTC().Format(time.RFC3339)})
@@ -223,8 +226,8 @@ func authorMayRun(p *schedulePlan, gen int64, a authorView, due time.Time) bool 
 }
 
 // benchmarkFor is the benchmark a schedule creates for the run due at due: its template, owned
-// by the schedule and labelled with it and the template's hash.
-func benchmarkFor(stb *benchv1.ScheduledTunnelBenchmark, due time.Time, hash string) *benchv1.TunnelBenchmark {
+// by the schedule, labelled with it and the template's hash, and sealed with key.
+func benchmarkFor(stb *benchv1.ScheduledTunnelBenchmark, due time.Time, hash string, key runseal.Key) *benchv1.TunnelBenchmark {
 	t := stb.Spec.BenchmarkTemplate
 	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{
 		Namespace: stb.Namespace, Name: cronplan.BenchmarkName(stb.Name, due),
@@ -240,6 +243,8 @@ func benchmarkFor(stb *benchv1.ScheduledTunnelBenchmark, due time.Time, hash str
 	tb.Labels[benchv1.LabelTemplateHash] = hash
 	tb.Annotations[benchv1.AnnotationScheduledAt] = due.UTC().Format(time.RFC3339)
 	tb.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(stb, benchv1.GroupVersion.WithKind("ScheduledTunnelBenchmark"))}
+	// Last: the template's own annotations may not replace it.
+	tb.Annotations[benchv1.AnnotationRunSeal] = key.Seal(tb, stb.Name, stb.UID)
 	return tb
 }
 

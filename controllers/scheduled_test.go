@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/history"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/runseal"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
 
@@ -42,6 +44,9 @@ func (c *clock) nextMinute() time.Time {
 	c.now = c.now.Truncate(time.Minute).Add(time.Minute + 2*time.Second)
 	return c.now
 }
+
+// testSeal is the tests' run seal key (the operator's is a Secret's random bytes).
+var testSeal = runseal.Key("0123456789abcdef0123456789abcdef")
 
 // scheduler is an operator with the schedules' controller alone (and the history recorder with a
 // store): the benchmarks it creates never run, the tests end them by writing their status.
@@ -75,11 +80,11 @@ func startSchedulerAsking(t *testing.T, c *clock, store *history.Store, ask bool
 		access = &admission.Validator{Client: mgr.GetClient()}
 	}
 	if err := (&ScheduledTunnelBenchmarkReconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("tunnelbench-schedule"),
-		Metrics: s.metrics, History: store, Now: c.Now, Access: access}).SetupWithManager(mgr, opts); err != nil {
+		Metrics: s.metrics, History: store, Now: c.Now, Access: access, Seal: testSeal}).SetupWithManager(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
 	if store != nil {
-		if err := (&HistoryReconciler{Client: mgr.GetClient(), Store: store}).SetupWithManager(mgr, opts); err != nil {
+		if err := (&HistoryReconciler{Client: mgr.GetClient(), Store: store, Seal: testSeal}).SetupWithManager(mgr, opts); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -509,10 +514,33 @@ func TestHistoryWrittenOnce(t *testing.T) {
 			t.Errorf("%s not in the store: %v", name, err)
 		}
 	}
+	// A benchmark made by a user, labelled and owned as the schedule's run but not sealed: recorded
+	// as a benchmark of no schedule, and never one of the schedule's.
+	forged := newBenchmark(ns, "forged")
+	cur := getSchedule(t, stb)
+	forged.Labels = map[string]string{benchv1.LabelSchedule: stb.Name, benchv1.LabelTemplateHash: cur.Status.TemplateHash}
+	forged.Annotations = map[string]string{benchv1.AnnotationRunSeal: strings.Repeat("ab", 32)}
+	forged.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(cur, benchv1.GroupVersion.WithKind("ScheduledTunnelBenchmark"))}
+	if err := testClient.Create(context.Background(), forged); err != nil {
+		t.Fatal(err)
+	}
+	complete(t, ns, forged.Name, c.Now(), 0.1, false)
+	forged = waitForRecorded(t, ns, forged.Name, true)
 	points, err := store.Series(context.Background(), history.SeriesKey{Namespace: ns, Schedule: stb.Name,
-		TemplateHash: getSchedule(t, stb).Status.TemplateHash}, 10)
+		TemplateHash: cur.Status.TemplateHash}, 10)
 	if err != nil || len(points) != 3*5 {
 		t.Errorf("%d points in the series (%v), want 3 benchmarks × 5 figures, once each", len(points), err)
+	}
+	for _, p := range points {
+		if p.UID == string(forged.UID) {
+			t.Fatal("the forged run is in the schedule's series")
+		}
+	}
+	poke(t, stb)
+	time.Sleep(time.Second)
+	if judged(getBenchmark(t, ns, forged.Name)) || slices.ContainsFunc(getSchedule(t, stb).Status.Benchmarks,
+		func(b benchv1.ScheduledBenchmark) bool { return b.Name == forged.Name }) {
+		t.Error("the forged run was judged, or listed as the schedule's")
 	}
 }
 

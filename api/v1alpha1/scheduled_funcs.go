@@ -22,6 +22,10 @@ const (
 	// operator asks the API server whether that user still may do everything the run would
 	// (ConditionAuthorized).
 	AnnotationAuthor = "tunnelbench.io/author"
+	// AnnotationRunSeal is, on a benchmark a schedule created, the operator's proof that it did
+	// (internal/runseal): only a benchmark whose seal matches joins the schedule's history and
+	// judgements, whatever its labels and owner say.
+	AnnotationRunSeal = "tunnelbench.io/run-seal"
 )
 
 // The schedule's Authorized condition: whether its author may still do what its next run does.

@@ -26,6 +26,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/history"
 	"github.com/tunnelbench/tunnelbench/internal/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/metricsauth"
+	"github.com/tunnelbench/tunnelbench/internal/runseal"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
@@ -36,6 +37,7 @@ func main() {
 		waitTimeout                                                                     time.Duration
 		jobsTTL, maxReconciles, maxRunning, maxPerNamespace                             int
 		watchNamespaces, lockNamespace, readerNamespace, readerSelector, historyURIFile string
+		runSealSecret                                                                   string
 		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout                     time.Duration
 		maxTimeout                                                                      time.Duration
 		hook                                                                            webhookFlags
@@ -60,6 +62,9 @@ func main() {
 		"the longest spec.timeout a benchmark may ask for; a longer one fails at once (0: no bound)")
 	flag.StringVar(&lockNamespace, "server-lock-namespace", "",
 		"namespace of the Leases that let one benchmark at a time measure a server (the operator's own; empty: no Leases)")
+	flag.StringVar(&runSealSecret, "run-seal-secret", "",
+		"namespace/name of the Secret of the key that seals the schedules' runs, made at start when missing "+
+			"(the operator's own namespace; needed by schedules)")
 	flag.StringVar(&readerNamespace, "node-reader-namespace", "",
 		"namespace of the node readers that serve the server pod's CPU accounting (empty: none; the server's CPU is unknown)")
 	flag.StringVar(&readerSelector, "node-reader-selector", "app.kubernetes.io/component=node-reader",
@@ -120,6 +125,11 @@ func main() {
 		setupLog.Error(err, "Cannot prepare the webhook's certificate")
 		os.Exit(1)
 	}
+	seal, err := runSeal(restConfig, scheme, runSealSecret)
+	if err != nil {
+		setupLog.Error(err, "Cannot read the run seal's key")
+		os.Exit(1)
+	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		WebhookServer:          hook.server(tlsOpts),
@@ -169,7 +179,7 @@ func main() {
 		os.Exit(1)
 	}
 	access := hook.access(mgr, policy)
-	if err := setupSchedules(mgr, historyURIFile, access, setupLog); err != nil {
+	if err := setupSchedules(mgr, historyURIFile, access, seal, setupLog); err != nil {
 		setupLog.Error(err, "Cannot set up the schedules")
 		os.Exit(1)
 	}
@@ -190,7 +200,7 @@ func main() {
 // schedule's author still may do what it does) and, with a history store (historyURIFile, the
 // store's Secret's key uri mounted as a file), the recorder; the store's schema is migrated at
 // start, or at the first write when the store, or its Secret, is not there yet.
-func setupSchedules(mgr ctrl.Manager, historyURIFile string, access *admission.Validator, log logr.Logger) error {
+func setupSchedules(mgr ctrl.Manager, historyURIFile string, access *admission.Validator, seal runseal.Key, log logr.Logger) error {
 	var store *history.Store
 	if historyURIFile != "" {
 		store = history.OpenFile(historyURIFile)
@@ -203,13 +213,14 @@ func setupSchedules(mgr ctrl.Manager, historyURIFile string, access *admission.V
 			}
 			log.Info("The history store is ready")
 		}()
-		if err := (&controllers.HistoryReconciler{Client: mgr.GetClient(), Store: store}).SetupWithManager(mgr,
+		if err := (&controllers.HistoryReconciler{Client: mgr.GetClient(), Store: store, Seal: seal}).SetupWithManager(mgr,
 			controller.Options{MaxConcurrentReconciles: 1}); err != nil {
 			return err
 		}
 	}
 	return (&controllers.ScheduledTunnelBenchmarkReconciler{Client: mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("tunnelbench-schedule"), Metrics: metrics.DefaultSchedules, History: store, Access: access,
+		Seal: seal,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 1})
 }
 

@@ -262,6 +262,16 @@ func TestValues(t *testing.T) {
 				if len(role.Rules) != 1 || role.Rules[0].Resources[0] != "leases" || slices.Contains(role.Rules[0].Verbs, "watch") {
 					t.Errorf("the server-locks Role grants %+v, want get/list/create/update/delete on leases only", role.Rules)
 				}
+				// The run seal's key: its Secret made in the release's namespace, read by name only.
+				seal := &rbacv1.Role{}
+				convert(t, findSuffix(objs, "Role", "-run-seal"), seal)
+				wantSeal := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create"}},
+					{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"tb-tunnelbench-run-seal"},
+						Verbs: []string{"get"}}}
+				if seal.Namespace != "tunnelbench-system" || !reflect.DeepEqual(seal.Rules, wantSeal) ||
+					findSuffix(objs, "RoleBinding", "-run-seal") == nil {
+					t.Errorf("the run-seal Role %s/%s grants %+v, want %+v, bound", seal.Namespace, seal.Name, seal.Rules, wantSeal)
+				}
 				dep := &appsv1.Deployment{}
 				convert(t, find(objs, "Deployment", ""), dep)
 				c := dep.Spec.Template.Spec.Containers[0]
@@ -326,6 +336,7 @@ func TestValues(t *testing.T) {
 				convert(t, find(objs, "Deployment", ""), dep)
 				args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " ")
 				for _, a := range []string{"--webhook-port=9443", "--webhook-manage-cert=true", "--webhook-secret=tb-tunnelbench-webhook-cert",
+					"--run-seal-secret=tunnelbench-system/tb-tunnelbench-run-seal",
 					"--webhook-configuration=tb-tunnelbench-tunnelbench-system", "--runner-allowed-images=registry.corp/tb/*,other:1"} {
 					if !strings.Contains(args, a) {
 						t.Errorf("args lack %s: %s", a, args)
