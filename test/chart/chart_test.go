@@ -286,13 +286,7 @@ func TestValues(t *testing.T) {
 			name: "the webhook by default: its own certificate, narrow rights, every create and update checked",
 			set:  []string{"runner.allowedImages={registry.corp/tb/*,other:1}"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
-				cfg := find(objs, "ValidatingWebhookConfiguration", "tb-tunnelbench-tunnelbench-system")
-				if cfg == nil {
-					t.Fatal("no ValidatingWebhookConfiguration named with the release's namespace")
-				}
-				hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
-				hook := hooks[0].(map[string]any)
-				svc, _, _ := unstructured.NestedStringMap(hook, "clientConfig", "service")
+				_, hook, svc := firstWebhook(t, objs, "ValidatingWebhookConfiguration")
 				// Creates only: an update webhook would hold finalizers while the operator is down.
 				if rules := hook["rules"].([]any); !reflect.DeepEqual(rules[0].(map[string]any)["operations"], []any{"CREATE"}) {
 					t.Errorf("rules %v, want CREATE only", rules)
@@ -302,13 +296,7 @@ func TestValues(t *testing.T) {
 					t.Errorf("webhook %v", hook)
 				}
 				// A schedule's author is recorded on create and update, by the same server.
-				mutating := find(objs, "MutatingWebhookConfiguration", "tb-tunnelbench-tunnelbench-system")
-				if mutating == nil {
-					t.Fatal("no MutatingWebhookConfiguration named as the validating one")
-				}
-				mhooks, _, _ := unstructured.NestedSlice(mutating.Object, "webhooks")
-				mhook := mhooks[0].(map[string]any)
-				msvc, _, _ := unstructured.NestedStringMap(mhook, "clientConfig", "service")
+				mhooks, mhook, msvc := firstWebhook(t, objs, "MutatingWebhookConfiguration")
 				mrule := mhook["rules"].([]any)[0].(map[string]any)
 				if len(mhooks) != 1 || mhook["failurePolicy"] != "Fail" || msvc["name"] != "tb-tunnelbench-webhook" ||
 					msvc["path"] != "/mutate-bench-tunnelbench-io-v1alpha1-scheduledtunnelbenchmark" ||
@@ -591,4 +579,18 @@ func deploymentArgs(t *testing.T, objs []*unstructured.Unstructured) []string {
 	dep := &appsv1.Deployment{}
 	convert(t, find(objs, "Deployment", "tb-tunnelbench"), dep)
 	return dep.Spec.Template.Spec.Containers[0].Args
+}
+
+// firstWebhook is the kind's webhook configuration named with the release's namespace: its
+// webhooks, the first of them and that one's Service.
+func firstWebhook(t *testing.T, objs []*unstructured.Unstructured, kind string) ([]any, map[string]any, map[string]string) {
+	t.Helper()
+	cfg := find(objs, kind, "tb-tunnelbench-tunnelbench-system")
+	if cfg == nil {
+		t.Fatalf("no %s named with the release's namespace", kind)
+	}
+	hooks, _, _ := unstructured.NestedSlice(cfg.Object, "webhooks")
+	hook := hooks[0].(map[string]any)
+	svc, _, _ := unstructured.NestedStringMap(hook, "clientConfig", "service")
+	return hooks, hook, svc
 }
