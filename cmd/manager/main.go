@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -38,6 +39,7 @@ func main() {
 		jobsTTL, maxReconciles, maxRunning, maxPerNamespace                             int
 		watchNamespaces, lockNamespace, readerNamespace, readerSelector, historyURIFile string
 		runSealSecret                                                                   string
+		historyRetention                                                                history.Retention
 		leaseDuration, renewDeadline, retryPeriod, reconcileTimeout                     time.Duration
 		maxTimeout                                                                      time.Duration
 		hook                                                                            webhookFlags
@@ -62,6 +64,11 @@ func main() {
 		"the longest spec.timeout a benchmark may ask for; a longer one fails at once (0: no bound)")
 	flag.StringVar(&lockNamespace, "server-lock-namespace", "",
 		"namespace of the Leases that let one benchmark at a time measure a server (the operator's own; empty: no Leases)")
+	flag.DurationVar(&historyRetention.MaxAge, "history-max-age", 0,
+		"the history store drops benchmarks completed longer ago (0: kept at any age)")
+	flag.IntVar(&historyRetention.MaxPerSeries, "history-max-per-series", 0,
+		fmt.Sprintf("the history store keeps the newest benchmarks of each series (0: all; else at least %d, "+
+			"what the largest regression window reads)", history.MinPerSeries))
 	flag.StringVar(&runSealSecret, "run-seal-secret", "",
 		"namespace/name of the Secret of the key that seals the schedules' runs, made at start when missing "+
 			"(the operator's own namespace; needed by schedules)")
@@ -179,7 +186,12 @@ func main() {
 		os.Exit(1)
 	}
 	access := hook.access(mgr, policy)
-	if err := setupSchedules(mgr, historyURIFile, access, seal, setupLog); err != nil {
+	if n := historyRetention.MaxPerSeries; n != 0 && n < history.MinPerSeries || historyRetention.MaxAge < 0 {
+		setupLog.Error(fmt.Errorf("--history-max-per-series %d is below %d, what a schedule's largest regression window "+
+			"reads, or --history-max-age %s is negative", n, history.MinPerSeries, historyRetention.MaxAge), "Invalid history retention")
+		os.Exit(1)
+	}
+	if err := setupSchedules(mgr, historyURIFile, historyRetention, access, seal, setupLog); err != nil {
 		setupLog.Error(err, "Cannot set up the schedules")
 		os.Exit(1)
 	}
@@ -200,7 +212,8 @@ func main() {
 // schedule's author still may do what it does) and, with a history store (historyURIFile, the
 // store's Secret's key uri mounted as a file), the recorder; the store's schema is migrated at
 // start, or at the first write when the store, or its Secret, is not there yet.
-func setupSchedules(mgr ctrl.Manager, historyURIFile string, access *admission.Validator, seal runseal.Key, log logr.Logger) error {
+func setupSchedules(mgr ctrl.Manager, historyURIFile string, retention history.Retention, access *admission.Validator,
+	seal runseal.Key, log logr.Logger) error {
 	var store *history.Store
 	if historyURIFile != "" {
 		store = history.OpenFile(historyURIFile)
@@ -213,6 +226,12 @@ func setupSchedules(mgr ctrl.Manager, historyURIFile string, access *admission.V
 			}
 			log.Info("The history store is ready")
 		}()
+		if retention != (history.Retention{}) {
+			if err := mgr.Add(&history.Pruner{Store: store, Retention: retention, Interval: time.Hour,
+				Log: log.WithName("history-retention")}); err != nil {
+				return err
+			}
+		}
 		if err := (&controllers.HistoryReconciler{Client: mgr.GetClient(), Store: store, Seal: seal}).SetupWithManager(mgr,
 			controller.Options{MaxConcurrentReconciles: 1}); err != nil {
 			return err

@@ -283,3 +283,41 @@ func (s *Store) MarkRegressed(ctx context.Context, uid, transport string, figure
 		WHERE benchmark_uid = $1 AND transport = $2 AND figure = $3`, uid, transport, string(figure))
 	return err
 }
+
+// Retention bounds what the store keeps; a zero field bounds nothing.
+type Retention struct {
+	// MaxAge drops a benchmark completed longer ago.
+	MaxAge time.Duration
+	// MaxPerSeries keeps the newest benchmarks of each series (namespace, schedule, template's
+	// hash; the benchmarks no schedule made count as one series per namespace). A schedule's
+	// regression window reads the newest 3 × window + 1, so this must not go below that.
+	MaxPerSeries int
+}
+
+// Prune deletes, with their results, figures and runs, the benchmarks retention no longer keeps,
+// as of now, and says how many.
+func (s *Store) Prune(ctx context.Context, retention Retention, now time.Time) (int64, error) {
+	if err := s.ensure(ctx); err != nil {
+		return 0, err
+	}
+	var deleted int64
+	if retention.MaxAge > 0 {
+		tag, err := s.pool.Exec(ctx, `DELETE FROM tunnelbench_benchmarks WHERE completed_at < $1`, now.Add(-retention.MaxAge))
+		if err != nil {
+			return 0, fmt.Errorf("cannot delete the benchmarks older than %s: %w", retention.MaxAge, err)
+		}
+		deleted += tag.RowsAffected()
+	}
+	if retention.MaxPerSeries > 0 {
+		tag, err := s.pool.Exec(ctx, `DELETE FROM tunnelbench_benchmarks WHERE uid IN (
+			SELECT uid FROM (SELECT uid, row_number() OVER (PARTITION BY namespace, schedule, template_hash
+			                                                 ORDER BY completed_at DESC, uid) AS newer
+			                 FROM tunnelbench_benchmarks) ranked
+			WHERE newer > $1)`, retention.MaxPerSeries)
+		if err != nil {
+			return deleted, fmt.Errorf("cannot delete the benchmarks beyond %d per series: %w", retention.MaxPerSeries, err)
+		}
+		deleted += tag.RowsAffected()
+	}
+	return deleted, nil
+}

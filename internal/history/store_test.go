@@ -211,3 +211,96 @@ func TestOpenFileWaitsForTheSecret(t *testing.T) {
 		t.Fatalf("once the file is fixed: %v", err)
 	}
 }
+
+// TestPrune: the store keeps what the retention says, by age and by count per series, each
+// series on its own, and a benchmark's figures and runs go with it.
+func TestPrune(t *testing.T) {
+	s := server(t)
+	st := open(t, s)
+	ctx := context.Background()
+	// nightly-1 … nightly-6 completed at 01:00 … 06:00; one of another template at 05:00.
+	for i := 1; i <= 6; i++ {
+		if _, err := st.Write(ctx, RecordOf(scheduled(i, []float64{1000}, []float64{800}), "nightly", "abc")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.Write(ctx, RecordOf(scheduled(7, []float64{1000}, []float64{800}), "nightly", "another")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	names := func() []string {
+		t.Helper()
+		rows, err := st.pool.Query(ctx, `SELECT name FROM tunnelbench_benchmarks ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		retention Retention
+		deleted   int64
+		kept      string
+	}{
+		{"nothing bounded", Retention{}, 0, "nightly-1 nightly-2 nightly-3 nightly-4 nightly-5 nightly-6 nightly-7"},
+		// 07:00 is one hour before now: kept; 01:00 and 02:00 are beyond 5 h 30 min.
+		{"by age", Retention{MaxAge: 5*time.Hour + 30*time.Minute}, 2, "nightly-3 nightly-4 nightly-5 nightly-6 nightly-7"},
+		// The newest two of "abc", and the only one of "another".
+		{"by count, per series", Retention{MaxPerSeries: 2}, 2, "nightly-5 nightly-6 nightly-7"},
+		{"again: nothing more", Retention{MaxAge: 5*time.Hour + 30*time.Minute, MaxPerSeries: 2}, 0, "nightly-5 nightly-6 nightly-7"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			deleted, err := st.Prune(ctx, tc.retention, now)
+			if err != nil || deleted != tc.deleted || strings.Join(names(), " ") != tc.kept {
+				t.Fatalf("deleted %d (%v), kept %v; want %d, %s", deleted, err, names(), tc.deleted, tc.kept)
+			}
+		})
+	}
+	var orphans int
+	if err := st.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM tunnelbench_figures f WHERE NOT EXISTS
+		(SELECT 1 FROM tunnelbench_benchmarks b WHERE b.uid = f.benchmark_uid)) + (SELECT count(*) FROM tunnelbench_runs r
+		WHERE NOT EXISTS (SELECT 1 FROM tunnelbench_benchmarks b WHERE b.uid = r.benchmark_uid))`).Scan(&orphans); err != nil || orphans != 0 {
+		t.Errorf("%d figures or runs of deleted benchmarks left (%v)", orphans, err)
+	}
+}
+
+// TestPrunerPrunesAtStart: the operator's pruner applies its retention as soon as it starts, and
+// stops with its context.
+func TestPrunerPrunesAtStart(t *testing.T) {
+	s := server(t)
+	st := open(t, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	for i := 1; i <= 3; i++ {
+		if _, err := st.Write(ctx, RecordOf(scheduled(i, []float64{1000}, []float64{800}), "nightly", "abc")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		// Every benchmark of scheduled() completed in 2026: a day's age keeps none of them.
+		done <- (&Pruner{Store: st, Retention: Retention{MaxAge: 24 * time.Hour}, Interval: time.Hour}).Start(ctx)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int
+		if err := st.pool.QueryRow(ctx, `SELECT count(*) FROM tunnelbench_benchmarks`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d benchmarks left", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Start returned %v", err)
+	}
+}

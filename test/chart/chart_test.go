@@ -405,6 +405,20 @@ func TestValues(t *testing.T) {
 			},
 		},
 		{
+			name: "the history store, its retention passed to the operator",
+			set:  []string{"history.enabled=true", "history.retention.maxPerSeries=400"},
+			check: func(t *testing.T, objs []*unstructured.Unstructured) {
+				dep := &appsv1.Deployment{}
+				convert(t, find(objs, "Deployment", ""), dep)
+				args := strings.Join(dep.Spec.Template.Spec.Containers[0].Args, " ")
+				for _, a := range []string{"--history-uri-file=", "--history-max-age=2160h", "--history-max-per-series=400"} {
+					if !strings.Contains(args, a) {
+						t.Errorf("args lack %s: %s", a, args)
+					}
+				}
+			},
+		},
+		{
 			name: "metrics off",
 			set:  []string{"metrics.enabled=false"},
 			check: func(t *testing.T, objs []*unstructured.Unstructured) {
