@@ -29,7 +29,7 @@ import (
 // own: a Role in its namespace grants them (config/rbac/server_locks_role.yaml), not its
 // ClusterRole.
 //
-// +kubebuilder:rbac:groups="",resources=services,verbs=get
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list
 
 // Annotations on a server Lease: who holds it, for people and for the operator's messages.
 const (
@@ -45,9 +45,12 @@ func serverLockName(identity string) string {
 }
 
 // serverIdentity names the server a benchmark connects to as the cluster routes it: a host that is a
-// Service of the cluster (the CloudNativePG cluster's -rw Service, "pg", "pg.ns.svc", or its
-// cluster IP) is its cluster IP, any other IP literal itself, any other name as serverKey spells it.
-// The port completes it.
+// Service of the cluster (the CloudNativePG cluster's -rw Service, "pg", "pg.ns.svc") is its
+// cluster IP, and so is that IP written as the host when the Service is in the benchmark's own
+// namespace; any other IP literal is itself within the benchmark's namespace only, and any other
+// name as serverKey spells it. The port completes it. An IP is no name the webhook can check: a
+// benchmark that writes another namespace's cluster IP must not take that server's place in its
+// queue (naming the Service needs the right to benchmark there).
 func (r *TunnelBenchmarkReconciler) serverIdentity(ctx context.Context, tb *benchv1.TunnelBenchmark) string {
 	key := serverKey(tb)
 	host, port, err := net.SplitHostPort(key)
@@ -55,7 +58,10 @@ func (r *TunnelBenchmarkReconciler) serverIdentity(ctx context.Context, tb *benc
 		return key
 	}
 	if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil {
-		return net.JoinHostPort(ip.String(), port)
+		if r.isOwnClusterIP(ctx, tb.Namespace, ip) {
+			return net.JoinHostPort(ip.String(), port)
+		}
+		return "ip in " + tb.Namespace + ": " + net.JoinHostPort(ip.String(), port)
 	}
 	// serverKey spells an in-cluster name "name.namespace.svc".
 	parts := strings.Split(host, ".")
@@ -70,6 +76,23 @@ func (r *TunnelBenchmarkReconciler) serverIdentity(ctx context.Context, tb *benc
 		return net.JoinHostPort(ip.String(), port)
 	}
 	return key // headless: its pods' addresses change; its name is what stays
+}
+
+// isOwnClusterIP says whether ip is the cluster IP of a Service of namespace ns; an error reading
+// them says no (the identity is then the benchmark's namespace's own).
+func (r *TunnelBenchmarkReconciler) isOwnClusterIP(ctx context.Context, ns string, ip net.IP) bool {
+	services := &corev1.ServiceList{}
+	if err := r.APIReader.List(ctx, services, client.InNamespace(ns)); err != nil {
+		return false
+	}
+	for _, svc := range services.Items {
+		for _, own := range svc.Spec.ClusterIPs {
+			if parsed := net.ParseIP(own); parsed != nil && parsed.Equal(ip) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lockDecision is what lockServer does with what it observed.

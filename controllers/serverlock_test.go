@@ -144,6 +144,38 @@ func TestServerLockByIdentity(t *testing.T) {
 	waitForJob(t, ns, jobName("by-ip", "direct"))
 }
 
+// TestServerLockOfAnotherNamespacesIP: a benchmark whose host is the cluster IP of another
+// namespace's Service does not take that server's place in its queue: an IP is no name the webhook
+// can check, so the team whose server it is keeps its place.
+func TestServerLockOfAnotherNamespacesIP(t *testing.T) {
+	needsEnvtest(t)
+	victim, other := newNamespace(t), newNamespace(t)
+	createCNPGSecrets(t, victim)
+	createExternalSecrets(t, other)
+	ctx := context.Background()
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "pg-rw"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 5432}}}}
+	if err := testClient.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	startOperatorAs(t, operatorUser, []string{victim, other})
+	if err := testClient.Create(ctx, newBenchmark(victim, "own")); err != nil {
+		t.Fatal(err)
+	}
+	waitForJob(t, victim, jobName("own", "direct"))
+	byIP := newBenchmark(other, "by-their-ip")
+	byIP.Spec.Server = externalServer()
+	byIP.Spec.Server.External.Host = svc.Spec.ClusterIP
+	if err := testClient.Create(ctx, byIP); err != nil {
+		t.Fatal(err)
+	}
+	// Not queued behind the victim's benchmark: its own run starts while that one runs.
+	waitForJob(t, other, jobName("by-their-ip", "direct"))
+	if tb := getBenchmark(t, other, "by-their-ip"); tb.Status.Phase == benchv1.PhaseQueued {
+		t.Fatalf("queued behind another namespace's server: %+v", tb.Status.Conditions)
+	}
+}
+
 // assertNoServerLeases checks that no benchmark of ns holds a server Lease once every one ended.
 func assertNoServerLeases(t *testing.T, ns string) {
 	t.Helper()
