@@ -326,19 +326,29 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("an invalid manifest is rejected at apply with the field named", func(t *testing.T) {
-		manifest := fmt.Sprintf(`apiVersion: bench.tunnelbench.io/v1alpha1
+		for _, tc := range []struct{ name, transports, load, runner, want string }{
+			{"more threads than clients", "[{name: direct, type: direct}]", "{builtin: select-only, clients: 2, threads: 4}", "{}",
+				"spec.load.threads must not exceed spec.load.clients"},
+			// Every pod would hold the same WireGuard key, and the gateway has one peer: the pods
+			// would take each other's session.
+			{"WireGuard from two runner pods", "[{name: wg, type: vpn}]", "{builtin: select-only, clients: 4, threads: 2}", "{pods: 2}",
+				"spec.runner.pods: a WireGuard transport runs from one runner pod yet"},
+		} {
+			manifest := fmt.Sprintf(`apiVersion: bench.tunnelbench.io/v1alpha1
 kind: TunnelBenchmark
 metadata: {name: invalid, namespace: %s}
 spec:
   server: {external: {host: %s, database: app, credentialsSecret: {name: %s}}}
-  transports: [{name: direct, type: direct}]
-  load: {builtin: select-only, clients: 2, threads: 4}
-`, ns, pg.Host, fixture.CredentialsSecret)
-		cmd := exec.Command("kubectl", "apply", "-f", "-")
-		cmd.Stdin = strings.NewReader(manifest)
-		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "spec.load.threads must not exceed spec.load.clients") {
-			t.Errorf("kubectl apply: %v\n%s", err, out)
+  transports: %s
+  load: %s
+  runner: %s
+`, ns, pg.Host, fixture.CredentialsSecret, tc.transports, tc.load, tc.runner)
+			cmd := exec.Command("kubectl", "apply", "-f", "-")
+			cmd.Stdin = strings.NewReader(manifest)
+			out, err := cmd.CombinedOutput()
+			if err == nil || !strings.Contains(string(out), tc.want) {
+				t.Errorf("%s: kubectl apply: %v\n%s", tc.name, err, out)
+			}
 		}
 	})
 
