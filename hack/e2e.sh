@@ -25,6 +25,28 @@ hack/tools.sh kubectl >/dev/null
 BIN=$(hack/tools.sh path cluster)
 export HELM PATH=$BIN:$PATH PROMETHEUS=${PROMETHEUS:-$(command -v prometheus)}
 
+# pod_from_before_second_node starts a restricted pause pod and waits until it runs.
+POD_FROM_BEFORE=tunnelbench-e2e-before/from-before-the-second-node
+pod_from_before_second_node() {
+  local ns=${POD_FROM_BEFORE%/*} name=${POD_FROM_BEFORE#*/}
+  kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl --kubeconfig "$KUBECONFIG" apply -f - >/dev/null
+  kubectl --kubeconfig "$KUBECONFIG" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: $name, namespace: $ns}
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext: {runAsNonRoot: true, runAsUser: 65535, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: pause
+    image: $(hack/images.sh tag pause)
+    imagePullPolicy: IfNotPresent
+    resources: {requests: {cpu: 10m, memory: 8Mi}, limits: {memory: 16Mi}}
+    securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+EOF
+  kubectl --kubeconfig "$KUBECONFIG" -n "$ns" wait pod/"$name" --for=condition=Ready --timeout=2m >/dev/null
+}
+
 if hack/local-cluster.sh selected; then
   echo "[e2e] using the local cluster" >&2
   if ! hack/local-cluster.sh running && [[ ${E2E_KEEP_CLUSTER:-} != 1 ]]; then
@@ -32,6 +54,13 @@ if hack/local-cluster.sh selected; then
   fi
   KUBECONFIG=$(hack/local-cluster.sh up)
   hack/images.sh import tunnelbench postgres
+  # A pod from before the second node: the case "pods from before the second node terminate"
+  # deletes it and waits until it is gone (starting a node once hid such pods' network namespaces,
+  # and they never finished terminating). Made only when the second node is not up yet.
+  if ! hack/second-node.sh running; then
+    pod_from_before_second_node
+    export E2E_POD_FROM_BEFORE=$POD_FROM_BEFORE
+  fi
   # The second node, for the placement cases: runners spread over nodes, a runner apart from the
   # server (tainted: nothing else goes there).
   hack/second-node.sh up

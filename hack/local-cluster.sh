@@ -508,6 +508,28 @@ kill_tasks() {
   for id in $ids; do ctr -a "$sock" -n k8s.io containers delete "$id" >/dev/null 2>&1 || true; done
 }
 
+# release_pod_netns removes the pods' network namespace files containerd left in /run/netns. When
+# something ran `ip netns add` after those pods started, /run/netns is bound over itself and the
+# files' mounts lie beneath that layer: unlink fails with EBUSY and the kubelet can never end such a
+# pod. Take the layers off, one at a time, while a pod's file cannot be removed (a layer still
+# holding named namespaces stays: umount refuses it, and the file is reported).
+release_pod_netns() {
+  local ns
+  for ns in /run/netns/cni-*; do
+    [[ -e $ns ]] || continue
+    umount "$ns" 2>/dev/null || true
+    rm -f "$ns" 2>/dev/null && continue
+    while [[ -e $ns ]] && awk '$5 == "/run/netns" {found=1} END {exit !found}' /proc/self/mountinfo; do
+      log "a mount over /run/netns (an ip netns add after the pods started) hides $ns: taking it off"
+      umount /run/netns 2>/dev/null || break
+      umount "$ns" 2>/dev/null || true
+      rm -f "$ns" 2>/dev/null || true
+    done
+    [[ -e $ns ]] && log "cannot remove $ns: $(rm -f "$ns" 2>&1)"
+  done
+  return 0
+}
+
 # down stops everything this script started and puts the host back as it found it, even after a
 # failed up. "quiet" is up's cleanup before a start.
 down() {
@@ -532,7 +554,7 @@ down() {
   # Mounts under the state folder (pod volumes, overlay snapshots, shm), deepest first; by its real
   # path, as /proc/mounts has it (the cache may be reached through a symlink, as from a worktree).
   awk -v c="$(readlink -f "$C")" '$2 ~ "^"c {print $2}' /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
-  for ns in /run/netns/cni-*; do [[ -e $ns ]] && { umount "$ns" 2>/dev/null || true; rm -f "$ns"; }; done
+  release_pod_netns
   for ipt in iptables ip6tables; do
     for table in mangle nat filter; do
       $ipt -t $table -F KUBE-KUBELET-CANARY 2>/dev/null && $ipt -t $table -X KUBE-KUBELET-CANARY 2>/dev/null

@@ -18,8 +18,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// netns is a network namespace the test creates (ip netns), joined by a veth pair to another.
-type netns struct{ name string }
+// netns is a network namespace the test makes, held by a process of its own (`unshare --net sleep
+// infinity`) rather than named with `ip netns add`: the first `ip netns add` on a host binds
+// /run/netns over itself, and the namespace files containerd made there for pods before it (the
+// demo's) stay mounted beneath that layer, so the kubelet can never remove them and those pods never
+// finish terminating. A process-held namespace leaves /run/netns alone and ends with the process.
+type netns struct {
+	name string
+	pid  int
+}
+
+// path is the namespace's file, valid while its process lives.
+func (n netns) path() string { return fmt.Sprintf("/proc/%d/ns/net", n.pid) }
 
 // inNS runs f on a thread of its own that joined the namespace: sockets it opens and processes it
 // starts live there. The thread is never handed back to other goroutines.
@@ -28,7 +38,7 @@ func (n netns) inNS(t *testing.T, f func()) {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-		fd, err := unix.Open("/run/netns/"+n.name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(n.path(), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			errc <- err
 			return
@@ -46,11 +56,39 @@ func (n netns) inNS(t *testing.T, f func()) {
 	}
 }
 
-func ip(t *testing.T, args ...string) {
+// ip runs ip(8) in the host's namespace, or in n's when n is given.
+func ip(t *testing.T, n *netns, args ...string) {
 	t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+	cmd := exec.Command("ip", args...)
+	if n != nil {
+		cmd = exec.Command("nsenter", append([]string{"--net=" + n.path(), "ip"}, args...)...)
 	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", strings.Join(cmd.Args, " "), err, out)
+	}
+}
+
+// holdNamespace starts the process that holds a new network namespace, waits until it has entered
+// it, and kills it at the end of the test (the namespace goes with it).
+func holdNamespace(t *testing.T, name string) netns {
+	t.Helper()
+	cmd := exec.Command("unshare", "--net", "sleep", "infinity")
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("unshare --net: %v", err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	n := netns{name: name, pid: cmd.Process.Pid}
+	own, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if held, err := os.Readlink(n.path()); err == nil && held != own {
+			return n
+		}
+	}
+	t.Fatalf("%s: unshare --net did not enter a namespace of its own within 5 s", name)
+	return n
 }
 
 // twoNamespaces makes a gateway's and a client's namespace joined by a veth pair (gateway
@@ -65,17 +103,18 @@ func twoNamespaces(t *testing.T) (gw, cl netns, gwAddr string) {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	id := fmt.Sprintf("%x", b)
-	gw, cl = netns{"tbovpn-gw-" + id}, netns{"tbovpn-cl-" + id}
-	for _, n := range []netns{gw, cl} {
-		ip(t, "netns", "add", n.name)
-		t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", n.name).Run() })
-	}
-	ip(t, "link", "add", "tbovg"+id, "netns", gw.name, "type", "veth", "peer", "name", "tbovc"+id, "netns", cl.name)
-	ip(t, "-n", gw.name, "addr", "add", "10.203.0.1/30", "dev", "tbovg"+id)
-	ip(t, "-n", cl.name, "addr", "add", "10.203.0.2/30", "dev", "tbovc"+id)
-	for _, n := range []struct{ ns, dev string }{{gw.name, "tbovg" + id}, {cl.name, "tbovc" + id}} {
-		ip(t, "-n", n.ns, "link", "set", n.dev, "up")
-		ip(t, "-n", n.ns, "link", "set", "lo", "up")
+	gw, cl = holdNamespace(t, "openvpn-gateway-"+id), holdNamespace(t, "openvpn-client-"+id)
+	gwDev, clDev := "tbovg"+id, "tbovc"+id
+	ip(t, nil, "link", "add", gwDev, "netns", fmt.Sprint(gw.pid), "type", "veth",
+		"peer", "name", clDev, "netns", fmt.Sprint(cl.pid))
+	ip(t, &gw, "addr", "add", "10.203.0.1/30", "dev", gwDev)
+	ip(t, &cl, "addr", "add", "10.203.0.2/30", "dev", clDev)
+	for _, end := range []struct {
+		ns  *netns
+		dev string
+	}{{&gw, gwDev}, {&cl, clDev}} {
+		ip(t, end.ns, "link", "set", end.dev, "up")
+		ip(t, end.ns, "link", "set", "lo", "up")
 	}
 	return gw, cl, "10.203.0.1"
 }

@@ -111,6 +111,8 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("pods from before the second node terminate", podsFromBeforeTerminate)
+
 	ns := newNamespace(t, "e2e")
 	pg, err := fixture.DeployPostgres(ctx, k8s, ns, env(t, "E2E_POSTGRES_IMAGE"), 3*time.Minute)
 	if err != nil {

@@ -3,17 +3,22 @@
 package e2e
 
 import (
+	"fmt"
 	"math"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
+	"github.com/tunnelbench/tunnelbench/test/poll"
 )
 
 // secondNodeTaint keeps every pod but the placement cases' off the local cluster's second node
@@ -69,4 +74,60 @@ func acrossNodes(t *testing.T, ns string, pg *fixture.Postgres) {
 	if c := meta.FindStatusCondition(end.Status.Conditions, "SharedNode"); c != nil && c.Status == metav1.ConditionTrue {
 		t.Errorf("a runner on another node than the server's warned %s: %s", c.Reason, c.Message)
 	}
+}
+
+// podsFromBeforeTerminate: pods made before the second node joined still terminate. Starting a node
+// once ran `ip netns add` on the host, which bound /run/netns over itself and hid the namespace
+// files of every pod already running: the kubelet could never remove them, those pods stayed
+// Terminating for good (the demo's PostgreSQL scaled to zero, a replaced operator pod) and held the
+// node's CPU. hack/e2e.sh starts a pause pod before the second node (E2E_POD_FROM_BEFORE); it is
+// deleted here, and no pod made before the second node may remain Terminating.
+func podsFromBeforeTerminate(t *testing.T) {
+	before, second := os.Getenv("E2E_POD_FROM_BEFORE"), os.Getenv("E2E_SECOND_NODE")
+	if before == "" || second == "" {
+		t.Skip("no pod from before the second node (E2E_POD_FROM_BEFORE): hack/e2e.sh makes one when it starts the node")
+	}
+	node := &corev1.Node{}
+	if err := k8s.Get(ctx, client.ObjectKey{Name: second}, node); err != nil {
+		t.Fatal(err)
+	}
+	namespace, name, _ := strings.Cut(before, "/")
+	pod := &corev1.Pod{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+		t.Fatal(err)
+	}
+	if !pod.CreationTimestamp.Before(&node.CreationTimestamp) {
+		t.Fatalf("pod %s was made at %s, not before the node %s (%s)", before, pod.CreationTimestamp, second,
+			node.CreationTimestamp)
+	}
+	start := time.Now()
+	if err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 2*time.Minute, 250*time.Millisecond, "the pod from before the second node to go", func() error {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("%s is still there (err %v)", before, err)
+	})
+	t.Logf("%s gone %.2f s after its deletion", before, time.Since(start).Seconds())
+	poll.Until(t, 3*time.Minute, time.Second, "every pod made before the second node and deleted to go", func() error {
+		pods := &corev1.PodList{}
+		if err := k8s.List(ctx, pods); err != nil {
+			return err
+		}
+		var stuck []string
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil && p.CreationTimestamp.Before(&node.CreationTimestamp) &&
+				time.Since(p.DeletionTimestamp.Time) > 30*time.Second {
+				stuck = append(stuck, p.Namespace+"/"+p.Name)
+			}
+		}
+		if len(stuck) > 0 {
+			return fmt.Errorf("still terminating 30 s after their deletion: %v", stuck)
+		}
+		return nil
+	})
+	t.Logf("no pod from before the second node left terminating, %.2f s after the deletion", time.Since(start).Seconds())
 }
