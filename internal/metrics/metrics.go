@@ -3,6 +3,7 @@
 package metrics
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
+	"github.com/tunnelbench/tunnelbench/internal/summary"
 )
 
 const namespace = "tunnelbench"
@@ -26,6 +28,7 @@ type Recorder struct {
 	latencyAvg     *prometheus.GaugeVec
 	latencyStddev  *prometheus.GaugeVec
 	connectionTime *prometheus.GaugeVec
+	connectionCost *prometheus.GaugeVec
 	failed         *prometheus.GaugeVec
 	transactions   *prometheus.GaugeVec
 	connections    *prometheus.GaugeVec
@@ -66,7 +69,11 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 		latencyStddev: gauge("transport_latency_stddev_seconds",
 			"Standard deviation of the transaction latency through a transport.", transportLabels),
 		connectionTime: gauge("transport_connection_time_seconds",
-			"Initial connection time, or with reconnect the average connection time, through a transport.", transportLabels),
+			"pgbench's initial connection time (every client connecting before the load, not one connection's cost), "+
+				"or with reconnect its average connection time, through a transport.", transportLabels),
+		connectionCost: gauge("transport_connection_cost_seconds",
+			"One new connection's cost through a transport, from the best measurement the load made "+
+				"(from: reconnect, storm or setup probe).", append(slices.Clone(transportLabels), "from")),
 		failed:       gauge("transport_failed_transactions", "Transactions that ended in an error through a transport.", transportLabels),
 		transactions: gauge("transport_transactions", "Transactions processed through a transport.", transportLabels),
 		connections: gauge("transport_connections_per_second",
@@ -193,6 +200,7 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 			}
 		}
 	}
+	r.observeConnectionCost(tb)
 	r.observeSweep(tb)
 	r.benchPhase.DeletePartialMatch(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name})
 	if tb.Status.Phase != "" {
@@ -221,10 +229,22 @@ func (r *Recorder) Forget(namespace, name string) {
 
 // series are the per-transport gauges.
 func (r *Recorder) series() []prometheus.Collector {
-	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.failed, r.transactions,
+	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.connectionCost, r.failed, r.transactions,
 		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate, r.liveTPS, r.linkRTT,
 		r.linkBandwidth, r.failedBench, r.benchPhase, r.cpuPerTx, r.wireBytes, r.limitedRuns, r.scheduleLag, r.skipped,
 		r.unsteadyRuns, r.sweepTPS, r.sweepLatency, r.sweepKnee}
+}
+
+// observeConnectionCost publishes each transport's connection cost as the report shows it
+// (summary.ConnectionCostOf), one series per transport labelled with where it comes from.
+func (r *Recorder) observeConnectionCost(tb *benchv1.TunnelBenchmark) {
+	r.connectionCost.DeletePartialMatch(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name})
+	for _, t := range summary.Of(tb).Transports {
+		if c := t.ConnectionCost; c != nil {
+			r.connectionCost.With(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "transport": t.Name,
+				"from": t.ConnectionCostFrom}).Set(c.Median / 1000)
+		}
+	}
 }
 
 // observeSweep publishes a sweep's curves: each point's tps with its interval and its latency,

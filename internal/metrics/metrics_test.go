@@ -39,6 +39,50 @@ func TestConnectionCostSeries(t *testing.T) {
 	}
 }
 
+// TestConnectionCostFrom: the connection cost series is the report's figure, labelled with where it
+// comes from, and never pgbench's initial connection time.
+func TestConnectionCostFrom(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		reconnect bool
+		result    benchv1.TransportResult
+		from      string
+		want      float64
+	}{
+		{"reconnect: pgbench's average connection time", true, benchv1.TransportResult{Transport: "tls",
+			Runs: []benchv1.RunResult{{ConnectionTimeMs: 9}, {ConnectionTimeMs: 10}, {ConnectionTimeMs: 11}}},
+			"reconnect", 0.010},
+		{"a storm's connect time", false, benchv1.TransportResult{Transport: "tls",
+			Runs:            []benchv1.RunResult{{ConnectionTimeMs: 52}},
+			ConnectionStorm: &benchv1.ConnectionStormResult{Connect: &benchv1.MedianInterval{Median: 17.2, Samples: 6}}},
+			"storm", 0.0172},
+		{"the setup probe", false, benchv1.TransportResult{Transport: "tls",
+			Runs: []benchv1.RunResult{{ConnectionTimeMs: 52, Setup: &benchv1.ConnectionSetup{Probes: 5, TotalMs: 9.41}}}},
+			"setup probe", 0.00941},
+		{"only the clients' start-up: no series", false, benchv1.TransportResult{Transport: "tls",
+			Runs: []benchv1.RunResult{{ConnectionTimeMs: 52}}}, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRecorder(prometheus.NewRegistry())
+			tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
+			tb.Spec.Load.Reconnect = tc.reconnect
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "tls", Type: benchv1.TransportTLS}}
+			tb.Status.Results = []benchv1.TransportResult{tc.result}
+			r.Observe(tb)
+			if tc.from == "" {
+				if n := testutil.CollectAndCount(r.connectionCost); n != 0 {
+					t.Errorf("%d connection cost series from pgbench's initial connection time", n)
+				}
+				return
+			}
+			got := testutil.ToFloat64(r.connectionCost.WithLabelValues("ns", "b", "tls", tc.from))
+			if math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("connection cost from %s = %v s, want %v", tc.from, got, tc.want)
+			}
+		})
+	}
+}
+
 func TestUncertaintySeries(t *testing.T) {
 	r := NewRecorder(prometheus.NewRegistry())
 	cv, lo, hi := 0.05, 0.7, 0.8

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tunnelbench/tunnelbench/internal/summary"
 )
@@ -90,6 +91,18 @@ func levelOr95(level float64) float64 {
 	return level
 }
 
+// forestChartWidth is the forest plot's width: a whole row of the page, where a half-row chart
+// clipped a long label.
+const forestChartWidth = 1100.0
+
+// forestLabel is a row's ratio with its interval and level, as written right of the plot.
+func forestLabel(r forestRow) string {
+	if r.low > 0 && r.high > 0 {
+		return fmt.Sprintf("%.3g× [%.3g, %.3g] %.4g%%", r.ratio, r.low, r.high, 100*levelOr95(r.lvl))
+	}
+	return fmt.Sprintf("%.3g× (no interval)", r.ratio)
+}
+
 // forestChart is the forest plot as SVG: per transport its interval as a line, its ratio as a
 // dot coloured by verdict, on a log scale with the line at 1 dashed.
 func forestChart(s summary.Summary) template.HTML {
@@ -97,10 +110,18 @@ func forestChart(s summary.Summary) template.HTML {
 	if len(rows) == 0 {
 		return ""
 	}
-	const left, right, top, rowHeight = 130.0, 150.0, 26.0, 30.0
+	// Margins fit the longest name and label (12 px system-ui: under 7.5 px a character), so
+	// no label is clipped; the plot spans the page's row.
+	const top, rowHeight = 26.0, 30.0
+	var longestName, longestLabel int
+	for _, r := range rows {
+		longestName, longestLabel = max(longestName, utf8.RuneCountInString(r.name)),
+			max(longestLabel, utf8.RuneCountInString(forestLabel(r)))
+	}
+	left, right := 20+7.5*float64(longestName), 20+7.5*float64(longestLabel)
 	lo, hi := forestScale(rows)
-	c := newChart(top + rowHeight*float64(len(rows)) + 30)
-	x := func(v float64) float64 { return left + (chartWidth-left-right)*math.Log(v/lo)/math.Log(hi/lo) }
+	c := newChartOf(forestChartWidth, top+rowHeight*float64(len(rows))+30)
+	x := func(v float64) float64 { return left + (forestChartWidth-left-right)*math.Log(v/lo)/math.Log(hi/lo) }
 	bottom := top + rowHeight*float64(len(rows))
 	c.add(`<path d="M%.1f %.1fV%.1f" stroke="#1d2433" stroke-dasharray="4 3"/>`, x(1), top-8, bottom)
 	c.text(x(1), top-12, "middle", "1 = "+s.Baseline)
@@ -111,15 +132,14 @@ func forestChart(s summary.Summary) template.HTML {
 		y := top + rowHeight*float64(i) + rowHeight/2
 		colour := verdictColour[r.verdict]
 		c.text(left-10, y+4, "end", r.name)
-		label := fmt.Sprintf("%.3g× (no interval)", r.ratio)
+		label := forestLabel(r)
 		if r.low > 0 && r.high > 0 {
 			c.add(`<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" stroke="%s" stroke-width="2"/>`,
 				x(r.low), y, x(r.high), x(r.low), y-6, y+6, x(r.high), y-6, y+6, colour)
-			label = fmt.Sprintf("%.3g× [%.3g, %.3g] %.4g%%", r.ratio, r.low, r.high, 100*levelOr95(r.lvl))
 		}
 		c.add(`<circle cx="%.1f" cy="%.1f" r="5" fill="%s"><title>%s</title></circle>`, x(r.ratio), y, colour,
 			template.HTMLEscapeString(r.name+": "+label+", "+r.verdict))
-		c.text(chartWidth-right+8, y+4, "start", label)
+		c.text(forestChartWidth-right+8, y+4, "start", label)
 	}
 	return c.done()
 }

@@ -62,12 +62,14 @@ h2{font-size:17px;margin:0 0 10px}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:20px}
 svg text{font:12px system-ui,sans-serif;fill:#3a4356}
 table{border-collapse:collapse;width:100%;font-size:14px}
-th,td{padding:6px 8px;border-bottom:1px solid #e6e9ef;text-align:right;white-space:nowrap}
+th,td{padding:6px 8px;border-bottom:1px solid #e6e9ef;text-align:right}
+td{overflow-wrap:anywhere}
 th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}
 th{background:#f0f2f6;font-weight:600}
 ul{margin:0;padding-left:18px}
 .note{color:#5b6476;font-size:13px}
 #results,.curve{overflow-x:auto}
+#forest{grid-column:1/-1}
 </style></head><body>
 <header><h1>{{index .Header 0}}{{if .S.Partial}}<span class="partial">partial</span>{{end}}</h1>
 {{range $i, $l := .Header}}{{if $i}}<p>{{$l}}</p>{{end}}{{end}}
@@ -92,7 +94,7 @@ beyond 5 %. The ratio to {{.S.Baseline}} is taken at the same point.</p>
 <section id="rates"><h2>{{.S.Unit}} per transport (median, interval of the median)</h2>{{.Rates}}</section>
 {{if .Latency}}<section id="latency"><h2>Latency percentiles (ms)</h2>{{.Latency}}</section>{{end}}
 {{if .Series}}<section id="series"><h2>tps over time (every run)</h2>{{.Series}}</section>{{end}}
-{{if .Connect}}<section id="connect"><h2>Connection cost: time to connect (ms)</h2>{{.Connect}}</section>{{end}}
+{{if .Connect}}<section id="connect"><h2>Connection cost: one new connection (ms)</h2>{{.Connect}}</section>{{end}}
 {{if .Cost}}<section id="cost"><h2>CPU per transaction by part (µs, median of the runs), and limiters</h2>{{.Cost}}</section>{{end}}
 </div>
 <section id="results"><h2>Results</h2><table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
@@ -126,8 +128,11 @@ type chart struct {
 	height float64
 }
 
-func newChart(height float64) *chart {
-	c := &chart{width: chartWidth, height: height}
+func newChart(height float64) *chart { return newChartOf(chartWidth, height) }
+
+// newChartOf is a chart of its own width: the forest plot spans the page's whole row.
+func newChartOf(width, height float64) *chart {
+	c := &chart{width: width, height: height}
 	fmt.Fprintf(&c.b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %.0f %.0f" width="100%%" role="img">`, c.width, height)
 	return c
 }
@@ -302,30 +307,32 @@ func seriesChart(s summary.Summary) template.HTML {
 	return p.done()
 }
 
-// connectChart: the average time to connect per transport, when the load measured it.
+// connectChart: one new connection's cost per transport (summary.ConnectionCostOf), when the load
+// measured it; never pgbench's initial connection time, which is every client's start-up.
 func connectChart(s summary.Summary) template.HTML {
 	highest := highestOf(s, func(t summary.Transport) float64 {
-		if t.Connect != nil {
-			return math.Max(t.ConnectMs, t.Connect.High)
+		if c := t.ConnectionCost; c != nil {
+			return math.Max(c.Median, c.High)
 		}
-		return t.ConnectMs
+		return 0
 	})
 	if highest == 0 {
 		return ""
 	}
-	p := newPlot(260, 14, 230, highest, len(s.Transports))
+	p := newPlot(280, 14, 230, highest, len(s.Transports)) // room for the source under the name
 	for i, t := range s.Transports {
 		cx, w := p.center(i), p.slot*0.5
-		if t.ConnectMs > 0 {
-			p.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" rx="3"/>`, cx-w/2, p.y(t.ConnectMs), w,
-				p.bottom-p.y(t.ConnectMs), palette[i%len(palette)])
-			top := t.ConnectMs
-			if c := t.Connect; c != nil && c.IntervalConfidence > 0 {
+		if c := t.ConnectionCost; c != nil && c.Median > 0 {
+			p.add(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s" rx="3"/>`, cx-w/2, p.y(c.Median), w,
+				p.bottom-p.y(c.Median), palette[i%len(palette)])
+			top := c.Median
+			if c.IntervalConfidence > 0 {
 				p.add(`<path d="M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f" stroke="#1d2433" stroke-width="1.5"/>`,
 					cx, p.y(c.Low), p.y(c.High), cx-8, p.y(c.Low), cx+8, cx-8, p.y(c.High), cx+8)
 				top = math.Max(top, c.High)
 			}
-			p.text(cx, p.y(top)-6, "middle", connect(t))
+			p.text(cx, p.y(top)-6, "middle", estimateText(c))
+			p.text(cx, p.bottom+30, "middle", "from "+t.ConnectionCostFrom)
 		}
 		p.text(cx, p.bottom+16, "middle", t.Name)
 	}

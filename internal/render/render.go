@@ -61,30 +61,29 @@ func header(s summary.Summary) []string {
 // columns are the table's columns and each transport's cells, shared by table and markdown.
 func columns(s summary.Summary) ([]string, [][]string) {
 	head := []string{"TRANSPORT", "TYPE", "RUNS", strings.ToUpper(s.Unit) + " (median)", "INTERVAL",
-		"VS " + s.Baseline, "VERDICT", "LATENCY ms", "P50/P90/P99 ms", "CONNECT ms", "CLIENT µs/tx", "SERVER µs/tx",
+		"VS " + s.Baseline, "VERDICT", "LATENCY ms", "P50/P90/P99 ms", "CONN ms", "CLIENT µs/tx", "SERVER µs/tx",
 		"LIMITER"}
 	var rows [][]string
 	for _, t := range s.Transports {
 		rows = append(rows, []string{
 			t.Name, t.Type, fmt.Sprintf("%d/%d", t.Runs, t.Repetitions), rate(t.Median, t.Runs), interval(t),
-			ratio(t), verdict(t), ms(t.LatencyAvgMs), percentiles(t), connect(t), partCost(t, benchv1.PartClient),
+			ratio(t), verdict(t), ms(t.LatencyAvgMs), percentiles(t), estimateText(t.ConnectionCost), partCost(t, benchv1.PartClient),
 			partCost(t, benchv1.PartServer), dash(t.Limiter),
 		})
 	}
 	return head, rows
 }
 
-// connect is the time to connect over the runs with its interval, to 3 significant figures: one
-// run's average to the microsecond says more than the runs support.
-func connect(t summary.Transport) string {
-	c := t.Connect
-	if c == nil {
+// estimateText is an estimate in milliseconds with its interval, to 3 significant figures (one
+// run's average to the microsecond says more than the runs support); "-" when not measured.
+func estimateText(e *summary.Estimate) string {
+	if e == nil {
 		return "-"
 	}
-	if c.IntervalConfidence > 0 {
-		return fmt.Sprintf("%.3g [%.3g–%.3g]", c.Median, c.Low, c.High)
+	if e.IntervalConfidence > 0 {
+		return fmt.Sprintf("%.3g [%.3g–%.3g]", e.Median, e.Low, e.High)
 	}
-	return fmt.Sprintf("%.3g", c.Median)
+	return fmt.Sprintf("%.3g", e.Median)
 }
 
 // verdict is the transport's verdict, marked when it compares runs placed apart from the
@@ -150,6 +149,14 @@ func details(t summary.Transport) []string {
 	}
 	if t.MixedPlacement != "" {
 		out = append(out, "verdict mixes placements: "+t.MixedPlacement)
+	}
+	if c := t.ConnectionCost; c != nil {
+		out = append(out, fmt.Sprintf("connection cost (CONN): %s ms for one new connection, from the %s",
+			estimateText(c), t.ConnectionCostFrom))
+	}
+	if c := t.ClientsStartup; c != nil {
+		out = append(out, fmt.Sprintf("clients' start-up: %s ms (pgbench's initial connection time: every client "+
+			"connecting before the load, each thread's one after another; not one connection's cost)", estimateText(c)))
 	}
 	if su := t.Setup; su != nil {
 		out = append(out, fmt.Sprintf("connection setup (median of %d runs): resolve %.2f ms, TCP %.2f ms, TLS %.2f ms, "+
@@ -266,12 +273,14 @@ func csvReport(w io.Writer, s summary.Summary) error {
 	unit := strings.ReplaceAll(s.Unit, "/", "_per_")
 	_ = cw.Write([]string{"namespace", "benchmark", "phase", "transport", "type", "runs", "repetitions",
 		unit + "_median", unit + "_low", unit + "_high", "interval_confidence", "cv", "ratio_vs_" + s.Baseline,
-		"ratio_low", "ratio_high", "verdict", "latency_avg_ms", "p50_ms", "p90_ms", "p99_ms", "connect_ms",
+		"ratio_low", "ratio_high", "verdict", "latency_avg_ms", "p50_ms", "p90_ms", "p99_ms",
+		"connection_cost_ms", "connection_cost_from", "clients_startup_ms",
 		"link", "path", "node"})
 	for _, t := range s.Transports {
 		_ = cw.Write([]string{s.Namespace, s.Name, s.Phase, t.Name, t.Type, strconv.Itoa(t.Runs), strconv.Itoa(t.Repetitions),
 			num(t.Median), num(t.Low), num(t.High), num(t.IntervalConfidence), num(t.CV), num(t.Ratio), num(t.RatioLow),
-			num(t.RatioHigh), t.Verdict, num(t.LatencyAvgMs), num(t.P50Ms), num(t.P90Ms), num(t.P99Ms), num(t.ConnectMs),
+			num(t.RatioHigh), t.Verdict, num(t.LatencyAvgMs), num(t.P50Ms), num(t.P90Ms), num(t.P99Ms),
+			num(medianOf(t.ConnectionCost)), t.ConnectionCostFrom, num(medianOf(t.ClientsStartup)),
 			t.Link, t.Path, t.Node})
 	}
 	cw.Flush()
@@ -282,6 +291,14 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// medianOf is an estimate's median, 0 when not measured.
+func medianOf(e *summary.Estimate) float64 {
+	if e == nil {
+		return 0
+	}
+	return e.Median
 }
 
 func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

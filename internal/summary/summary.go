@@ -77,12 +77,17 @@ type Transport struct {
 	OpenLoop         string   `json:"openLoop,omitempty"`
 	EffectiveSamples int64    `json:"effectiveSamples,omitempty"`
 	Unsupported      []string `json:"unsupported,omitempty"`
-	// Connection cost: pgbench's average connection time, and, when measured, new connections
-	// per second (reconnect) and a storm's rate.
-	ConnectMs float64 `json:"connectMs,omitempty"`
-	// Connect is the time to connect over the runs: the median of the runs' averages with its
-	// distribution-free interval, never a bare figure.
-	Connect *Estimate `json:"connect,omitempty"`
+	// ConnectionCost answers "what does a new connection cost me" in milliseconds: one
+	// connection's setup through the path, from the best measurement the load made
+	// (ConnectionCostFrom, see ConnectionCostOf). Never pgbench's initial connection time, which is
+	// ClientsStartup.
+	ConnectionCost     *Estimate `json:"connectionCost,omitempty"`
+	ConnectionCostFrom string    `json:"connectionCostFrom,omitempty"`
+	// ClientsStartup is pgbench's "initial connection time" (ms): how long the clients took to
+	// connect before the load began, each thread opening its clients one after another. It grows
+	// with clients per thread and is not what one connection costs.
+	ClientsStartup *Estimate `json:"clientsStartup,omitempty"`
+	// New connections per second (reconnect) and a storm's rate, when measured.
 	// RatioLevel is the confidence level of Ratio's interval: 0.95, or higher when Holm-adjusted.
 	RatioLevel           float64  `json:"ratioLevel,omitempty"`
 	ConnectionsPerSecond *float64 `json:"connectionsPerSecond,omitempty"`
@@ -117,6 +122,34 @@ type Transport struct {
 	PgbenchVersion string `json:"pgbenchVersion,omitempty"`
 }
 
+// Where a transport's connection cost comes from, best first.
+const (
+	// CostFromReconnect: spec.load.reconnect, a new connection for every transaction under load;
+	// pgbench's average connection time over the runs.
+	CostFromReconnect = "reconnect"
+	// CostFromStorm: spec.load.connectionStorm, sequential connect, select 1, disconnect cycles in
+	// batches; the median of the batches' mean connect times.
+	CostFromStorm = "storm"
+	// CostFromSetupProbe: the runner's own probe before each run (resolve, TCP, TLS, startup),
+	// a few connections; the median of the runs' medians, without an interval.
+	CostFromSetupProbe = "setup probe"
+)
+
+// ConnectionCostOf is one new connection's cost (ms) and where it comes from: the reconnect load's
+// average connection time when it ran (many connections under load, with an interval over runs),
+// else the storm's connect time, else the setup probe's total; nil when none measured it.
+func ConnectionCostOf(reconnect, storm *Estimate, setup *Setup) (*Estimate, string) {
+	switch {
+	case reconnect != nil:
+		return reconnect, CostFromReconnect
+	case storm != nil:
+		return storm, CostFromStorm
+	case setup != nil && setup.TotalMs > 0:
+		return &Estimate{Median: setup.TotalMs, Runs: setup.Runs}, CostFromSetupProbe
+	}
+	return nil, ""
+}
+
 // Series is one run's tps over time.
 type Series struct {
 	Round   int32     `json:"round"`
@@ -149,14 +182,14 @@ func Of(tb *benchv1.TunnelBenchmark) Summary {
 	for _, t := range tb.Spec.Transports {
 		line := Transport{Name: t.Name, Type: string(t.Type), Repetitions: int(tb.Repetitions())}
 		if r := tb.Status.Result(t.Name); r != nil {
-			fill(&line, r, s.Unit)
+			fill(&line, r, s.Unit, tb.Spec.Load.Reconnect)
 		}
 		s.Transports = append(s.Transports, line)
 	}
 	return s
 }
 
-func fill(line *Transport, r *benchv1.TransportResult, unit string) {
+func fill(line *Transport, r *benchv1.TransportResult, unit string, reconnect bool) {
 	line.Runs = len(r.Runs)
 	for _, run := range r.Runs {
 		v := run.TPS
@@ -186,8 +219,9 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 			connect = append(connect, run.ConnectionTimeMs)
 		}
 	}
-	if line.Connect = estimate(connect); line.Connect != nil {
-		line.ConnectMs = line.Connect.Median
+	perConnection := estimate(connect)
+	if !reconnect {
+		line.ClientsStartup, perConnection = perConnection, nil
 	}
 	if l := r.Latency; l != nil {
 		line.P50Ms, line.P90Ms, line.P99Ms = l.P50Ms, ptr.Deref(l.P90Ms, 0), ptr.Deref(l.P99Ms, 0)
@@ -211,6 +245,7 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string) {
 	line.Wire = wireOf(r.Runs)
 	line.OpenLoop = openLoopOf(r.Runs)
 	line.Setup = setupOf(r.Runs)
+	line.ConnectionCost, line.ConnectionCostFrom = ConnectionCostOf(perConnection, line.StormConnect, line.Setup)
 	for _, s := range r.Series {
 		line.Series = append(line.Series, Series{Round: s.Round, Seconds: s.Seconds, TPS: s.TPS})
 	}

@@ -49,3 +49,32 @@ func TestOf(t *testing.T) {
 		t.Errorf("copy summary %+v", s)
 	}
 }
+
+// TestConnectionCostOf: one new connection's cost comes from the best measurement the load made,
+// and never from pgbench's initial connection time (every client's start-up).
+func TestConnectionCostOf(t *testing.T) {
+	reconnect := &Estimate{Median: 9.65, Low: 9.41, High: 11.7, IntervalConfidence: 0.75, Runs: 3}
+	storm := &Estimate{Median: 17.2, Low: 16.5, High: 19.1, IntervalConfidence: 0.97, Runs: 6}
+	setup := &Setup{Runs: 3, TotalMs: 5.14}
+	for _, tc := range []struct {
+		name      string
+		reconnect *Estimate
+		storm     *Estimate
+		setup     *Setup
+		want      float64
+		from      string
+	}{
+		{"reconnect first", reconnect, storm, setup, 9.65, CostFromReconnect},
+		{"then the storm", nil, storm, setup, 17.2, CostFromStorm},
+		{"then the setup probe", nil, nil, setup, 5.14, CostFromSetupProbe},
+		{"a probe that measured nothing", nil, nil, &Setup{Runs: 1}, 0, ""},
+		{"nothing measured", nil, nil, nil, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, from := ConnectionCostOf(tc.reconnect, tc.storm, tc.setup)
+			if from != tc.from || (got == nil) != (tc.from == "") || (got != nil && got.Median != tc.want) {
+				t.Errorf("got %+v from %q, want %.2f from %q", got, from, tc.want, tc.from)
+			}
+		})
+	}
+}
