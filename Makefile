@@ -27,6 +27,7 @@ manifests: ## Generate the CRD and RBAC manifests.
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	hack/sync-chart.sh
 	go run ./hack/dashboard
+	go run ./hack/apidocs -api api/v1alpha1 -out docs/reference
 
 .PHONY: generate
 generate: ## Generate the deepcopy code.
@@ -48,8 +49,14 @@ lint: ## Run golangci-lint (built into .cache/ on first use).
 	$(TOOLS) golangci-lint >/dev/null
 	GOLANGCI_LINT_CACHE=$(CURDIR)/.cache/golangci-lint $(GOLANGCI_LINT) run ./...
 
+# verify checks the API reference first, before manifests rewrites it, and against a fresh render in a
+# temporary directory rather than with git diff: its pages may be untracked, which git diff ignores.
 .PHONY: verify
 verify: ## Fail when generated files or formatting are stale.
+	@reference=$$(mktemp -d); trap 'rm -rf "$$reference"' EXIT; \
+	go run ./hack/apidocs -api api/v1alpha1 -out "$$reference"; \
+	diff -r "$$reference/api" docs/reference/api && diff "$$reference/api.md" docs/reference/api.md || \
+		{ echo "docs/reference was stale: run make manifests, commit the result"; exit 1; }
 	@before=$$(git diff -- api config charts | sha256sum); \
 	$(MAKE) --no-print-directory manifests generate >/dev/null; \
 	after=$$(git diff -- api config charts | sha256sum); \
@@ -71,8 +78,9 @@ cluster-down: ## Stop the local cluster and restore the host.
 	hack/local-cluster.sh down --wipe
 
 .PHONY: images
-images: ## Build the image archives from Debian packages (and import them when the local cluster runs).
-	hack/images.sh build all
+images: ## Build every image archive from Debian packages; with REGISTRY=host/path, only the operator's and PostgreSQL's, tagged for it, in .cache/images/export/.
+	@if [ -n "$(REGISTRY)" ]; then hack/images.sh export "$(REGISTRY)" tunnelbench postgres; \
+	else hack/images.sh build all; fi
 
 ##@ Test
 

@@ -8,6 +8,9 @@
 #        hack/images.sh import NAME...  build and import into the local cluster's containerd
 #        hack/images.sh cluster         build the images the cluster itself needs (pause, coredns)
 #        hack/images.sh tag NAME        print an image's reference
+#        hack/images.sh export REGISTRY NAME...
+#                                       build, tag as REGISTRY/NAME:TAG and write docker-save archives
+#                                       to .cache/images/export/NAME.tar (docker load, skopeo, ctr)
 # NAME: pause | coredns | tunnelbench | postgres | cnpg | local-path-provisioner | pgbouncer |
 #       chaos-mesh | chaos-daemon | all
 set -euo pipefail
@@ -344,8 +347,32 @@ import_local() {
   done
 }
 
+# export REGISTRY NAME...: each image built and re-tagged under the registry a user pushes to, as
+# .cache/images/export/NAME.tar; prints each reference and archive. Only the archive's manifest
+# changes: layers and config are the built ones.
+export_images() {
+  local registry=${1%/}; shift
+  [[ -n $registry ]] || { echo "export needs a registry, e.g. registry.example.com/tunnelbench" >&2; return 2; }
+  local dir=$OUT/export name archive ref work
+  mkdir -p "$dir"
+  for name in "$@"; do
+    archive=$(build "$name")
+    ref=$registry/$(tag "$name" | sed 's#.*/##')
+    work=$(mktemp -d)
+    tar -xf "$archive" -C "$work"
+    sed -i "s#\"RepoTags\":\[\"[^\"]*\"\]#\"RepoTags\":[\"$ref\"]#" "$work/manifest.json"
+    grep -q "\"$ref\"" "$work/manifest.json" || { echo "cannot re-tag $archive as $ref" >&2; rm -rf "$work"; return 1; }
+    # docker-save layout: manifest.json first, plain member names.
+    (cd "$work" && tar -cf "$dir/$name.tar.tmp" manifest.json $(ls | grep -v '^manifest.json$'))
+    mv "$dir/$name.tar.tmp" "$dir/$name.tar"
+    rm -rf "$work"
+    echo "$ref $dir/$name.tar"
+  done
+}
+
 case ${1:-} in
   build) shift; build "$@" ;;
+  export) shift; registry=${1:-}; shift || true; export_images "$registry" "$@" ;;
   import) shift; archives=$(build "$@"); import_local $archives ;;
   cluster) build pause coredns ;;
   tag) tag "$2" ;;

@@ -243,12 +243,12 @@ type ScheduledTunnelBenchmarkStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=stb,categories=tunnelbench
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40",message="metadata.name must be at most 40 characters: a benchmark it creates is named after it with the run's time appended"
-// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
-// +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
-// +kubebuilder:printcolumn:name="Last",type=date,JSONPath=`.status.lastScheduleTime`
-// +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.nextScheduleTime`
-// +kubebuilder:printcolumn:name="Regressed",type=string,JSONPath=`.status.conditions[?(@.type=="Regressed")].status`
-// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`,description="the cron schedule"
+// +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`,description="whether new runs are suspended"
+// +kubebuilder:printcolumn:name="Last",type=date,JSONPath=`.status.lastScheduleTime`,description="when the last run was made"
+// +kubebuilder:printcolumn:name="Next",type=string,JSONPath=`.status.nextScheduleTime`,description="when the next run is due"
+// +kubebuilder:printcolumn:name="Regressed",type=string,JSONPath=`.status.conditions[?(@.type=="Regressed")].status`,description="True when the latest run regressed against the history"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`,description="since the schedule was created"
 type ScheduledTunnelBenchmark struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -1470,9 +1470,13 @@ type RunResult struct {
 	Round int32 `json:"round"`
 	// Job is the Job that ran it.
 	Job string `json:"job"`
-	// TPS, LatencyAvgMs and ConnectionTimeMs are pgbench's figures for this run.
-	TPS              float64 `json:"tps"`
-	LatencyAvgMs     float64 `json:"latencyAvgMs"`
+	// TPS and LatencyAvgMs are pgbench's figures for this run.
+	TPS          float64 `json:"tps"`
+	LatencyAvgMs float64 `json:"latencyAvgMs"`
+	// ConnectionTimeMs is pgbench's "initial connection time": how long the clients took to connect
+	// before the load, each thread opening its clients one after another (the clients' start-up,
+	// not one connection's cost; that is the setup probe, a storm or reconnect). With
+	// spec.load.reconnect it is pgbench's average time to open one connection.
 	ConnectionTimeMs float64 `json:"connectionTimeMs"`
 	// Transactions and FailedTransactions are this run's counts.
 	Transactions       int64 `json:"transactions"`
@@ -1712,8 +1716,10 @@ type TransportResult struct {
 	// LatencyStddevMs is the latest run's latency standard deviation in milliseconds.
 	// +optional
 	LatencyStddevMs *float64 `json:"latencyStddevMs,omitempty"`
-	// ConnectionTimeMs is the median initial connection time in milliseconds, or with
-	// spec.load.reconnect the average time to open one connection.
+	// ConnectionTimeMs is the runs' median of pgbench's initial connection time in milliseconds:
+	// every client connecting before the load (the clients' start-up, not one connection's cost;
+	// see runs[].setup, connectionStorm or spec.load.reconnect), or with spec.load.reconnect the
+	// average time to open one connection.
 	ConnectionTimeMs float64 `json:"connectionTimeMs"`
 	// Transactions actually processed, over all repetitions.
 	Transactions int64 `json:"transactions"`
@@ -1923,20 +1929,20 @@ type TunnelResult struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=tb,categories=tunnelbench
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be at most 63 characters: it is the value of the tunnelbench.io/benchmark label on every object the operator makes for the benchmark"
-// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
-// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`
-// +kubebuilder:printcolumn:name="Planned",type=string,JSONPath=`.status.plannedRunTime`
-// +kubebuilder:printcolumn:name="Running",type=string,JSONPath=`.status.live.transport`
-// +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.best.summary`
-// +kubebuilder:printcolumn:name="Best TPS",type=integer,JSONPath=`.status.best.roundedTPS`
-// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,description="Queued, Pending, Initializing, Running, Completed, Failed or Cancelled"
+// +kubebuilder:printcolumn:name="Progress",type=string,JSONPath=`.status.progress`,description="runs done of runs planned"
+// +kubebuilder:printcolumn:name="Planned",type=string,JSONPath=`.status.plannedRunTime`,description="the measured runs' least time: runs × (warm-up + duration), pods' start excluded"
+// +kubebuilder:printcolumn:name="Running",type=string,JSONPath=`.status.live.transport`,description="the transport running now"
+// +kubebuilder:printcolumn:name="Best",type=string,JSONPath=`.status.best.summary`,description="the fastest transport, or a tie when the intervals cannot tell"
+// +kubebuilder:printcolumn:name="Best TPS",type=integer,JSONPath=`.status.best.roundedTPS`,description="the best transport's median tps, rounded"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`,description="since the benchmark was created"
 type TunnelBenchmark struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	// Durations are compared as durations, not strings: Go clients write "30m0s" for "30m". The
-	// immutability rules sit here, on the benchmark's spec, not on its types: a
-	// ScheduledTunnelBenchmark's template is a TunnelBenchmarkSpec that may change.
+	// Spec is what to compare: the server, the transports and the load, and how to run them. What
+	// it measures (server, transports, runner, load) cannot change once created; to measure again,
+	// rerun it with `kubectl tunnelbench rerun`. See docs/user-guide/benchmark.md.
 	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="spec.cancel cannot be undone: a cancelled benchmark stays cancelled; create a new one (kubectl tunnelbench rerun)"
 	// +kubebuilder:validation:XValidation:rule="self.server == oldSelf.server && self.transports == oldSelf.transports && has(self.runner) == has(oldSelf.runner) && (!has(self.runner) || self.runner == oldSelf.runner) && has(self.tls) == has(oldSelf.tls) && (!has(self.tls) || self.tls == oldSelf.tls) && has(self.timeout) == has(oldSelf.timeout) && (!has(self.timeout) || duration(self.timeout) == duration(oldSelf.timeout)) && has(self.exclusive) == has(oldSelf.exclusive) && (!has(self.exclusive) || self.exclusive == oldSelf.exclusive) && has(self.network) == has(oldSelf.network) && (!has(self.network) || self.network == oldSelf.network) && has(self.sweep) == has(oldSelf.sweep) && (!has(self.sweep) || self.sweep == oldSelf.sweep)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	// +kubebuilder:validation:XValidation:rule="has(self.load.builtin) == has(oldSelf.load.builtin) && (!has(self.load.builtin) || self.load.builtin == oldSelf.load.builtin) && has(self.load.script) == has(oldSelf.load.script) && (!has(self.load.script) || self.load.script == oldSelf.load.script) && self.load.clients == oldSelf.load.clients && self.load.threads == oldSelf.load.threads && has(self.load.transactions) == has(oldSelf.load.transactions) && (!has(self.load.transactions) || self.load.transactions == oldSelf.load.transactions) && has(self.load.duration) == has(oldSelf.load.duration) && (!has(self.load.duration) || duration(self.load.duration) == duration(oldSelf.load.duration)) && has(self.load.protocol) == has(oldSelf.load.protocol) && (!has(self.load.protocol) || self.load.protocol == oldSelf.load.protocol) && (has(self.load.reconnect) && self.load.reconnect) == (has(oldSelf.load.reconnect) && oldSelf.load.reconnect) && has(self.load.scale) == has(oldSelf.load.scale) && (!has(self.load.scale) || self.load.scale == oldSelf.load.scale) && (has(self.load.initialize) && self.load.initialize) == (has(oldSelf.load.initialize) && oldSelf.load.initialize) && has(self.load.progressInterval) == has(oldSelf.load.progressInterval) && (!has(self.load.progressInterval) || duration(self.load.progressInterval) == duration(oldSelf.load.progressInterval)) && has(self.load.connectionStorm) == has(oldSelf.load.connectionStorm) && (!has(self.load.connectionStorm) || self.load.connectionStorm == oldSelf.load.connectionStorm) && has(self.load.repetitions) == has(oldSelf.load.repetitions) && (!has(self.load.repetitions) || self.load.repetitions == oldSelf.load.repetitions) && has(self.load.order) == has(oldSelf.load.order) && (!has(self.load.order) || self.load.order == oldSelf.load.order) && has(self.load.seed) == has(oldSelf.load.seed) && (!has(self.load.seed) || self.load.seed == oldSelf.load.seed) && has(self.load.rate) == has(oldSelf.load.rate) && (!has(self.load.rate) || self.load.rate == oldSelf.load.rate) && has(self.load.latencyLimit) == has(oldSelf.load.latencyLimit) && (!has(self.load.latencyLimit) || duration(self.load.latencyLimit) == duration(oldSelf.load.latencyLimit)) && has(self.load.warmup) == has(oldSelf.load.warmup) && (!has(self.load.warmup) || duration(self.load.warmup) == duration(oldSelf.load.warmup)) && has(self.load.stallTimeout) == has(oldSelf.load.stallTimeout) && (!has(self.load.stallTimeout) || duration(self.load.stallTimeout) == duration(oldSelf.load.stallTimeout)) && has(self.load.copy) == has(oldSelf.load.copy) && (!has(self.load.copy) || self.load.copy == oldSelf.load.copy)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
@@ -1965,6 +1971,10 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : (has(self.sweep.tunnels) ? size(self.sweep.tunnels) : size(self.sweep.poolSize))) : 1) * size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) <= 320",message="spec.sweep: points × transports × repetitions must be at most 320, the runs one benchmark's status holds; split the sweep over several benchmarks"
 	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : (has(self.sweep.tunnels) ? size(self.sweep.tunnels) : size(self.sweep.poolSize))) : 1) * size(self.transports) <= 24",message="spec.sweep: points × transports must be at most 24, the curves one benchmark's status holds; split the sweep over several benchmarks"
 	Spec TunnelBenchmarkSpec `json:"spec"`
+	// The rules above compare durations as durations, not strings: Go clients write "30m0s" for
+	// "30m". Immutability sits on the benchmark's spec, not on its types: a
+	// ScheduledTunnelBenchmark's template is a TunnelBenchmarkSpec that may change. (Apart from
+	// the field's doc comment, so that kubectl explain and the API reference do not show it.)
 
 	// +optional
 	Status TunnelBenchmarkStatus `json:"status,omitempty"`
