@@ -20,7 +20,7 @@ import (
 const ConditionLatencyInconsistent = "LatencyInconsistent"
 
 // minLatencyShare is the least share of a closed-loop cycle pgbench's latency may take: on this
-// project's runs it takes 93–97 % (the README's demo: 0.093 ms of a 0.098 ms cycle).
+// project's runs it takes 93–97 % (docs/studies/demo.md: 0.093 ms of a 0.098 ms cycle).
 const minLatencyShare = 0.7
 
 // cycleMs is the time each client took per transaction, clients ÷ tps, for a closed-loop run

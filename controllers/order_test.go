@@ -99,11 +99,11 @@ func falseVerdicts(transports int, rounds int32, order benchv1.RunOrder, fixed b
 }
 
 // TestOrderUnderDrift simulates three identical transports on a machine whose throughput falls by
-// 1 % per run, 3 % noise within a benchmark (the README's figures): the fixed order of old gives
+// 1 % per run, 3 % noise within a benchmark (docs/reference/statistics.md's figures): the fixed order of old gives
 // the last transport a false verdict beyond 5 % (10 % at n = 5, 21 % at n = 10), the randomized
 // interleaved order keeps the family's rate at 5 %. Sequential runs, compared unpaired, keep 5 %
-// without drift but not with it (35 % at −0.5 % per run): the README says so and recommends
-// interleaved, and the test holds the figures the README states.
+// without drift but not with it (35 % at −0.5 % per run): docs/reference/statistics.md says so and
+// recommends interleaved, and the test holds the figures it states.
 func TestOrderUnderDrift(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")

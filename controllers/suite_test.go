@@ -41,6 +41,8 @@ import (
 var (
 	testCfg    *rest.Config
 	testClient client.Client
+	// testEnv is the running envtest, for tests that need a user of their own (a kubeconfig).
+	testEnv    *envtest.Environment
 	testScheme = runtime.NewScheme()
 	// envtestSkipped is set under -short: TestMain starts no apiserver and needsEnvtest skips.
 	envtestSkipped bool
@@ -68,11 +70,11 @@ func TestMain(m *testing.M) {
 	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
 	utilruntime.Must(benchv1.AddToScheme(testScheme))
 
-	env := &envtest.Environment{
+	testEnv = &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases"), thirdPartyCRDs},
 		ErrorIfCRDPathMissing: true,
 	}
-	cfg, err := env.Start()
+	cfg, err := testEnv.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "cannot start envtest: %v\n", err)
 		os.Exit(1)
@@ -88,7 +90,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if err := env.Stop(); err != nil {
+	if err := testEnv.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "cannot stop envtest: %v\n", err)
 	}
 	os.Exit(code)

@@ -101,7 +101,7 @@ type TemplateMetadata struct {
 // RegressionSpec is how a schedule judges each new result against its history: per transport,
 // the paired ratio to the baseline and the absolute figure (tps; latency for an open loop; MB/s
 // for a copy), each against a 99 % prediction band of the earlier results in the window, with a
-// minimum effect (README, "Regressions").
+// minimum effect (docs/user-guide/schedules.md, "Regressions").
 type RegressionSpec struct {
 	// Window is how many earlier results (the newest, those not found regressed) form the
 	// reference. Default 10; at least 3 are needed before anything is judged.

@@ -51,7 +51,7 @@ type Machine struct {
 	Benchmark, Round, Run, TransportMove float64
 }
 
-// ThisMachine is the model fitted to this project's 2-core machine (README, "Reproducibility":
+// ThisMachine is the model fitted to this project's 2-core machine (docs/studies/reproducibility.md:
 // medians move by 5–7 % between benchmarks against 3–5 % between the runs of one; TLS/direct
 // moves by about 2.3 % between benchmarks beyond what its runs' spread explains), seeded.
 func ThisMachine(seed uint64) Machine {

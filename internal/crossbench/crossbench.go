@@ -1,7 +1,7 @@
 // Package crossbench compares two benchmarks of the same transports, before and after a change.
 //
 // The runs of two benchmarks are not pairs, and this machine's medians move by 5–7 % between
-// benchmarks against 3–5 % between the runs of one (README, "Reproducibility"): treating the runs
+// benchmarks against 3–5 % between the runs of one (docs/studies/reproducibility.md): treating the runs
 // of both as one population flags a regression on unchanged code more often the more repetitions
 // there are. So each transport is compared through what its own benchmark measured against its
 // own baseline — the paired ratio of every round, drawn while both ran under the same drift — and
@@ -23,7 +23,7 @@ import (
 
 // DefaultThreshold is the smallest change compare calls (3 %). On this machine the ratio of one
 // transport to another moves between benchmarks by about 2.3 % beyond what its runs' spread
-// explains (the README's reproducibility table: TLS/direct varies by 3.4–4 % across benchmarks,
+// explains (docs/studies/reproducibility.md's table: TLS/direct varies by 3.4–4 % across benchmarks,
 // its within-benchmark standard error is about 2.5 %); with the whole interval required beyond 3 %
 // an A/A comparison calls a regression in 0.6, 2.1 and 4.0 % of benchmarks at 3, 5 and 10
 // repetitions (TestFalseAlarms), where without a threshold it reaches 11 % at 10.

@@ -108,7 +108,7 @@ func TestCompare(t *testing.T) {
 }
 
 // machine draws benchmarks of identical transports as this machine runs them: a drift shared by
-// the whole benchmark (6 %, the README's between-benchmark figure), a round effect shared by a
+// the whole benchmark (6 %, docs/studies/reproducibility.md's between-benchmark figure), a round effect shared by a
 // round's runs (3 %), each run's noise (4 %), and a drift of each transport's own in each
 // benchmark (2.3 %, what the ratio of TLS to direct moves between benchmarks beyond its runs'
 // spread). Lognormal, fixed seed.
@@ -137,7 +137,7 @@ func alarms(m benchsim.Machine, rounds, trials int, effect, threshold float64) (
 // TestFalseAlarms: an A/A comparison on this machine's drift calls a regression for a transport
 // in at most 5 % of benchmarks at 3, 5 and 10 repetitions, where comparing absolute figures did in
 // 10–31 % (the figures, reproduced by the model); a real 10 % regression is found, the
-// more often the more repetitions. The README reports the table this test logs.
+// more often the more repetitions. docs/user-guide/plugin.md reports the table this test logs.
 func TestFalseAlarms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
@@ -148,7 +148,7 @@ func TestFalseAlarms(t *testing.T) {
 	table.WriteString("| repetitions | A/A: regression called (threshold 3 %) | A/A: absolute tps (the rule before) " +
 		"| a real 10 % regression found |\n|---|---|---|---|\n")
 	// The least share of real 10 % regressions found: at 3 repetitions the interval is too wide to
-	// place a 10 % change beyond the threshold, which the README says.
+	// place a 10 % change beyond the threshold, which docs/user-guide/plugin.md says.
 	minFound := map[int]float64{3: 0.05, 5: 0.25, 10: 0.5}
 	for _, n := range []int{3, 5, 10} {
 		aa, old := alarms(m, n, trials, 1, DefaultThreshold)

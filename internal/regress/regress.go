@@ -17,7 +17,7 @@
 // before the change, so a lasting regression stays raised until the path is fixed or a person
 // accepts the new level (the reference then starts after it: Reference.Since).
 //
-// Simulated false-alarm rates at this machine's noise are in TestFalseAlarms and the README.
+// Simulated false-alarm rates at this machine's noise are in TestFalseAlarms and docs/user-guide/schedules.md.
 package regress
 
 import (

@@ -128,7 +128,7 @@ func schedule(m benchsim.Machine, window, rounds int, effect float64, rule Rule)
 // TestFalseAlarms simulates schedules on this machine's noise model (benchsim.ThisMachine) with
 // the project's own extraction and rule at the default minimum effect: how often an unchanged
 // schedule of three transports raises Regressed for any of them, and how often a slower ssh path
-// is found, by window. The README reports the table this test logs.
+// is found, by window. docs/user-guide/schedules.md reports the table this test logs.
 func TestFalseAlarms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulation")
@@ -140,7 +140,7 @@ func TestFalseAlarms(t *testing.T) {
 	table.WriteString("| earlier results | unchanged: any transport raised | ssh 15 % slower: found | ssh 30 % slower: found " +
 		"| ssh 30 % slower: another raised |\n|---|---|---|---|---|\n")
 	// Three earlier results leave two degrees of freedom: the band is wide, and a 30 % change is
-	// found in about half the runs (the README says so); five find it nearly always.
+	// found in about half the runs (docs/user-guide/schedules.md says so); five find it nearly always.
 	minFound30 := map[int]float64{3: 0.4, 5: 0.9, 10: 0.95}
 	for _, n := range []int{3, 5, 10} {
 		var aa, found15, found30, others int

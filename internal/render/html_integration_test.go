@@ -33,7 +33,8 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 }
 
-// TestSweepHTMLInChromium: a sweep's page renders its curves (the README's image is its screenshot).
+// TestSweepHTMLInChromium: a sweep's page renders its curves (docs/sweep.png, the image of the README
+// and docs/studies/sweeps.md, is its screenshot).
 func TestSweepHTMLInChromium(t *testing.T) {
 	s := sweepFixture()
 	dom := inChromium(t, "sweep", s)

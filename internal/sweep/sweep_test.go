@@ -148,7 +148,7 @@ func kneeTrial(rng *rand.Rand, values []int32, reps int, driftSD, noiseSD float6
 // that doubles up to 4 clients and is flat beyond, with this machine's noise: a 5 % drift between
 // rounds and 10 % between runs. A knee placed beyond 4 is a false gain somewhere on the flat part,
 // which Holm keeps to at most 5 % of sweeps; a knee before 4 is a real doubling the rounds could
-// not show, which with 5 repetitions happens rarely. The rates are logged for the README.
+// not show, which with 5 repetitions happens rarely. The rates are logged for docs/user-guide/sweeps.md.
 func TestKneeSimulation(t *testing.T) {
 	values := []int32{1, 2, 4, 8, 16}
 	for _, tt := range []struct {

@@ -458,10 +458,10 @@ func TestSchemaRejectsBadValues(t *testing.T) {
 // TestClusterWideRightsAreTheDocumentedOnes: what the chart grants the operator beyond the
 // namespaces it works in (ClusterRoles bound to its ServiceAccount, other than the generated
 // rules of namespaced resources, which watchNamespaces turns into Roles) is exactly the list of
-// the README's "Cluster-wide rights" table, in both modes.
+// docs/operations/security.md's "Cluster-wide rights" table, in both modes.
 func TestClusterWideRightsAreTheDocumentedOnes(t *testing.T) {
 	needsHelm(t)
-	documented := readmeClusterWideRights(t)
+	documented := documentedClusterWideRights(t)
 	for _, set := range [][]string{nil, {"watchNamespaces={team-a}"}} {
 		objs := render(t, set...)
 		roles := map[string]*rbacv1.ClusterRole{}
@@ -501,13 +501,13 @@ func TestClusterWideRightsAreTheDocumentedOnes(t *testing.T) {
 			want = slices.DeleteFunc(slices.Clone(documented), func(s string) bool { return strings.HasPrefix(s, "/nodes") })
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("values %v: cluster-wide rights\n  %s\nthe README documents\n  %s", set,
+			t.Errorf("values %v: cluster-wide rights\n  %s\ndocs/operations/security.md documents\n  %s", set,
 				strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 		}
 	}
 }
 
-// ruleString writes a rule as the README's table does: group/resource[name]: verbs.
+// ruleString writes a rule as docs/operations/security.md's table does: group/resource[name]: verbs.
 func ruleString(r rbacv1.PolicyRule) string {
 	names := ""
 	if len(r.ResourceNames) > 0 {
@@ -518,16 +518,17 @@ func ruleString(r rbacv1.PolicyRule) string {
 		strings.Join(r.Verbs, ", "))
 }
 
-// readmeClusterWideRights reads the first column of the README's "Cluster-wide rights" table.
-func readmeClusterWideRights(t *testing.T) []string {
+// documentedClusterWideRights reads the first column of docs/operations/security.md's
+// "Cluster-wide rights" table.
+func documentedClusterWideRights(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations", "security.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(b), "#### Cluster-wide rights")
 	if !ok {
-		t.Fatal(`the README has no "Cluster-wide rights" section`)
+		t.Fatal(`docs/operations/security.md has no "Cluster-wide rights" section`)
 	}
 	var out []string
 	for _, line := range strings.Split(section, "\n") {

@@ -93,6 +93,8 @@ func TestEndToEnd(t *testing.T) {
 	image := env(t, "E2E_IMAGE")
 	repo, tag, _ := strings.Cut(image, ":")
 
+	t.Run("the install the docs show works as written", docsInstall)
+
 	t.Run("install with the Helm chart", func(t *testing.T) {
 		args := []string{"upgrade", "--install", release, filepath.Join("..", "..", "charts", "tunnelbench"),
 			"--namespace", operatorNamespace, "--create-namespace", "--wait", "--timeout", "3m",

@@ -51,7 +51,7 @@ type faultCase struct {
 	deadline time.Duration
 }
 
-// faultRow is a line of the README's fault table.
+// faultRow is a line of the fault table in docs/operations/faults.md.
 type faultRow struct {
 	fault, phase, reason string
 	seconds              float64

@@ -76,7 +76,7 @@ func sleepSweepIsPhysics(t *testing.T, ns string, pg *fixture.Postgres) {
 	saveSweep(t, end)
 }
 
-// saveSweep keeps a real sweep's status in .cache/test-output/e2e/, for the README's figures.
+// saveSweep keeps a real sweep's status in .cache/test-output/e2e/, for the figures of docs/studies/sweeps.md.
 func saveSweep(t *testing.T, tb *benchv1.TunnelBenchmark) {
 	dir := filepath.Join("..", "..", ".cache", "test-output", "e2e")
 	b, err := yaml.Marshal(tb)
