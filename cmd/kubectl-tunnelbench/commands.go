@@ -29,6 +29,14 @@ func reportCmd(k *kube, out io.Writer) *cobra.Command {
 		Long: "report NAME prints a benchmark's results (partial while it runs). Without NAME it lists the benchmarks of " +
 			"the namespace (-A: of every namespace). -o html writes one self-contained page with charts to --file " +
 			"(default NAME.html; - for standard output).",
+		Example: `  # List the benchmarks of the current namespace, with their phase and best transport
+  kubectl tunnelbench report
+
+  # A benchmark's answer as Markdown, for a pull request or an issue
+  kubectl tunnelbench report direct-vs-tls -o markdown
+
+  # One self-contained HTML page with charts
+  kubectl tunnelbench report direct-vs-tls -o html --file direct-vs-tls.html`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -116,6 +124,11 @@ func compareCmd(k *kube, out io.Writer) *cobra.Command {
 			"its whole interval lies beyond --threshold. Benchmarks that cannot be compared are refused with the " +
 			"reason, as is a transport with fewer than 2 rounds. With --fail-on-regression it exits with status 3 " +
 			"when a transport got slower, for CI pipelines.",
+		Example: `  # Each transport's change between a benchmark before an upgrade and one after
+  kubectl tunnelbench compare before-upgrade after-upgrade
+
+  # In CI: exit with status 3 when a transport got slower by more than 5 %
+  kubectl tunnelbench compare db-team/nightly-1 db-team/nightly-2 --threshold 0.05 --fail-on-regression`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			before, err := k.get(cmd.Context(), args[0])
@@ -152,7 +165,12 @@ func rerunCmd(k *kube, out io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rerun NAME",
 		Short: "Run a benchmark again: a new TunnelBenchmark with the same spec (specs are immutable)",
-		Args:  cobra.ExactArgs(1),
+		Example: `  # Run direct-vs-tls again under a generated name (direct-vs-tls- and a suffix)
+  kubectl tunnelbench rerun direct-vs-tls
+
+  # Run it again under a name of your own, to compare the two afterwards
+  kubectl tunnelbench rerun direct-vs-tls --name direct-vs-tls-after-upgrade`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			old, err := k.get(cmd.Context(), args[0])
 			if err != nil {
@@ -186,7 +204,12 @@ func cancelCmd(k *kube, out io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel NAME",
 		Short: "Stop a benchmark: its running Job and peers go, the runs that finished stay (spec.cancel)",
-		Args:  cobra.ExactArgs(1),
+		Example: `  # Stop a running benchmark; the runs that finished stay in its status
+  kubectl tunnelbench cancel direct-vs-tls
+
+  # Stop one in another namespace
+  kubectl tunnelbench cancel db-team/nightly-42`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tb, err := k.get(cmd.Context(), args[0])
 			if err != nil {

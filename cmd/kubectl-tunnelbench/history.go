@@ -31,6 +31,14 @@ func historyCmd(k *kube, out io.Writer) *cobra.Command {
 			"the baseline and absolute figure per transport, a result found regressed marked. It reads the history " +
 			"store when --store (a file holding its URI) or " + storeEnv + " gives it, else the benchmarks the schedule keeps. -o html " +
 			"writes a page with each figure's trend and its change points to --file (default NAME-history.html).",
+		Example: `  # A schedule's results over time, from the benchmarks it keeps
+  kubectl tunnelbench history nightly
+
+  # From the history store, whose URI (and password) is in a file, never on the command line
+  kubectl tunnelbench history nightly --store ./history-uri --limit 100
+
+  # Each figure's trend and its change points as an HTML page
+  kubectl tunnelbench history nightly -o html --file nightly-history.html`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(render.HistoryFormats, output) {

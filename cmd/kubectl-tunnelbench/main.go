@@ -1,6 +1,6 @@
-// Command kubectl-tunnelbench is the kubectl plugin of TunnelBench: `kubectl tunnelbench report`,
-// `watch`, `compare`, `rerun` and `history` read and run TunnelBenchmarks with kubectl's own connection flags
-// (--kubeconfig, --context, -n/--namespace, ...).
+// Command kubectl-tunnelbench is the kubectl plugin of TunnelBench: `kubectl tunnelbench init` writes
+// a first TunnelBenchmark, and `report`, `watch`, `compare`, `rerun`, `cancel`, `plan` and `history`
+// read and run them with kubectl's own connection flags (--kubeconfig, --context, -n/--namespace, ...).
 //
 // Install: go install github.com/tunnelbench/tunnelbench/cmd/kubectl-tunnelbench@latest (or
 // `make build`, which puts it in bin/), with the folder on PATH.
@@ -9,9 +9,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 )
@@ -34,14 +33,22 @@ func main() {
 func newRoot(out io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kubectl-tunnelbench",
-		Short:         "Read and run TunnelBenchmarks: reports, live progress, comparisons",
+		Short:         "Write, read and run TunnelBenchmarks: a first manifest, reports, live progress, comparisons",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Example: `  # Write a first benchmark of the CloudNativePG cluster pg of the current namespace
+  kubectl tunnelbench init --cnpg-cluster pg --file first-benchmark.yaml
+
+  # Once applied, follow it run by run, then print its answer
+  kubectl tunnelbench watch first-benchmark
+
+  # List the benchmarks of every namespace
+  kubectl tunnelbench report -A`,
 	}
 	k := &kube{}
 	k.bind(root.PersistentFlags())
 	root.SetOut(out)
-	root.AddCommand(reportCmd(k, out), watchCmd(k, out), compareCmd(k, out), rerunCmd(k, out), cancelCmd(k, out), planCmd(out),
-		historyCmd(k, out))
+	root.AddCommand(initCmd(k, out), reportCmd(k, out), watchCmd(k, out), compareCmd(k, out), rerunCmd(k, out),
+		cancelCmd(k, out), planCmd(out), historyCmd(k, out))
 	return root
 }

@@ -79,6 +79,9 @@ func TestPlugin(t *testing.T) {
 	}
 	store(t, c, after)
 
+	// What init writes, the real API server takes (schema and CEL rules), with no edit.
+	t.Run("init", func(t *testing.T) { testInitAccepted(t, c, plugin) })
+
 	out, err := plugin("report", "paths")
 	if err != nil || !strings.Contains(out, "db-team/paths: Completed") || !strings.Contains(out, "20100") ||
 		!strings.Contains(out, "0.856× [0.82, 0.89]") {

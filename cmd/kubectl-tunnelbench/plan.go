@@ -21,6 +21,11 @@ func planCmd(out io.Writer) *cobra.Command {
 		Long: "plan reads a TunnelBenchmark manifest (- for standard input) and prints its runs (sweep points × " +
 			"transports × repetitions), each run's length and the least time they take together, against spec.timeout. " +
 			"It needs no cluster.",
+		Example: `  # The runs a manifest makes and the least time they take, against spec.timeout
+  kubectl tunnelbench plan -f first-benchmark.yaml
+
+  # Check what init writes before applying it
+  kubectl tunnelbench init --cnpg-cluster pg --transports direct,tls,ssh | kubectl tunnelbench plan -f -`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var b []byte

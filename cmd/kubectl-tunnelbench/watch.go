@@ -19,7 +19,12 @@ func watchCmd(k *kube, out io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch NAME",
 		Short: "Follow a benchmark: a progress bar per transport, then its report",
-		Args:  cobra.ExactArgs(1),
+		Example: `  # A progress bar per transport until the benchmark ends, then its report
+  kubectl tunnelbench watch direct-vs-tls
+
+  # Read it every 10 seconds, in another namespace
+  kubectl tunnelbench watch direct-vs-tls -n db-team --interval 10s`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			last := ""
 			for {
