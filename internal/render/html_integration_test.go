@@ -120,9 +120,13 @@ func inChromium(t *testing.T, name string, s summary.Summary) string {
 const layoutProbe = `<script>
 (function () {
   var problems = [], root = document.documentElement, width = root.clientWidth;
-  if (root.scrollWidth > width + 1) { problems.push("the page is " + root.scrollWidth + " px wide in a " + width + " px window"); }
+  if (root.scrollWidth > width + 1) {
+    problems.push("the page is " + root.scrollWidth + " px wide in a " + width + " px window");
+  }
   document.querySelectorAll("section").forEach(function (s) {
-    if (s.scrollWidth > s.clientWidth + 1) { problems.push("section " + s.id + " scrolls sideways: " + s.scrollWidth + " > " + s.clientWidth + " px"); }
+    if (s.scrollWidth > s.clientWidth + 1) {
+      problems.push("section " + s.id + " scrolls sideways: " + s.scrollWidth + " > " + s.clientWidth + " px");
+    }
   });
   document.querySelectorAll("svg").forEach(function (svg) {
     var box = svg.getBoundingClientRect(), where = (svg.closest("section") || {}).id;

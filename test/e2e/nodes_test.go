@@ -106,10 +106,13 @@ func podsFromBeforeTerminate(t *testing.T) {
 	}
 	poll.Until(t, 2*time.Minute, 250*time.Millisecond, "the pod from before the second node to go", func() error {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), &corev1.Pod{})
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return nil
+		case err != nil:
+			return err
 		}
-		return fmt.Errorf("%s is still there (err %v)", before, err)
+		return fmt.Errorf("%s is still there", before)
 	})
 	t.Logf("%s gone %.2f s after its deletion", before, time.Since(start).Seconds())
 	poll.Until(t, 3*time.Minute, time.Second, "every pod made before the second node and deleted to go", func() error {
