@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/cost"
@@ -101,12 +102,12 @@ func FuzzReportIntoStatus(f *testing.F) {
 			if errs := statusguard.Fit(tb); len(errs) > 0 {
 				t.Fatalf("the refused pass's end is refused too: %v", errs.ToAggregate())
 			}
-			if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionFailed); c == nil || c.Reason != benchv1.ReasonInvalidResult {
+			if c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Failed); c == nil || c.Reason != conditions.ReasonInvalidResult {
 				t.Fatalf("a refused status did not end the benchmark as InvalidResult: %+v", tb.Status.Conditions)
 			}
 		}
 		reason, msg := explainFailedJob(&batchv1.Job{}, rep, nil)
-		r.fail(tb, benchv1.ReasonPgbenchError, "transport direct: "+reason+": "+msg)
+		r.fail(tb, conditions.ReasonPgbenchError, "transport direct: "+reason+": "+msg)
 		if errs := statusguard.Fit(tb); len(errs) > 0 {
 			t.Fatalf("the API would refuse the failed status: %v", errs.ToAggregate())
 		}

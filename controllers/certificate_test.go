@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
@@ -192,8 +193,8 @@ func TestCertificateNeverIssued(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := waitForPhase(t, ns, "undelivered", benchv1.PhaseFailed)
-	c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionFailed)
-	if c == nil || c.Reason != benchv1.ReasonCertificateNotReady || !strings.Contains(c.Message, "not Ready after 3s") ||
+	c := meta.FindStatusCondition(done.Status.Conditions, conditions.Failed)
+	if c == nil || c.Reason != conditions.ReasonCertificateNotReady || !strings.Contains(c.Message, "not Ready after 3s") ||
 		!strings.Contains(c.Message, "ClusterIssuer bench-ca") {
 		t.Errorf("Failed condition %+v", c)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -75,7 +76,7 @@ func (r *TunnelBenchmarkReconciler) emulateChaosLink(ctx context.Context, tb *be
 	if err := r.Patch(ctx, result, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return nil, fmt.Errorf("cannot tell the runner that its link is in place: %w", err)
 	}
-	r.event(tb, corev1.EventTypeNormal, "LinkInjected", "Emulate", "chaos-mesh injected the link of Job %s", jobName)
+	r.event(tb, corev1.EventTypeNormal, conditions.ReasonLinkInjected, "Emulate", "chaos-mesh injected the link of Job %s", jobName)
 	return nil, nil
 }
 
@@ -134,11 +135,11 @@ func injected(wait time.Duration) transport.Readiness {
 		case inj.Injected:
 			return transport.Status{Ready: true}, nil
 		case inj.Failure != "":
-			return transport.Status{Reason: benchv1.ReasonNetworkEmulationFailed, Problem: fmt.Sprintf(
+			return transport.Status{Reason: conditions.ReasonNetworkEmulationFailed, Problem: fmt.Sprintf(
 				"chaos-mesh could not inject NetworkChaos %s: %s%s", u.GetName(), inj.Failure, injectionHint(u, inj.Failure))}, nil
 		}
 		if age := c.Now().Sub(u.GetCreationTimestamp().Time); age >= wait {
-			return transport.Status{Reason: benchv1.ReasonNetworkEmulationFailed, Problem: fmt.Sprintf(
+			return transport.Status{Reason: conditions.ReasonNetworkEmulationFailed, Problem: fmt.Sprintf(
 				"chaos-mesh did not inject NetworkChaos %s within %s (still waiting for %s): check that chaos-mesh's "+
 					"controller and its daemon on the runner's node run", u.GetName(), wait, inj.Waiting)}, nil
 		}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -137,7 +138,7 @@ func TestChaosMeshLink(t *testing.T) {
 			playChaosMesh(t, &objs[i], failure)
 		}
 		failed := waitForPhase(t, ns, "nonetem", benchv1.PhaseFailed)
-		c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonNetworkEmulationFailed)
+		c := assertCondition(t, failed, conditions.Failed, metav1.ConditionTrue, conditions.ReasonNetworkEmulationFailed)
 		for _, want := range []string{"transport direct", job.Name + "-delay", "unable to set tcs for pod", "sch_netem",
 			"network.emulator: userspace"} {
 			if !strings.Contains(c.Message, want) {

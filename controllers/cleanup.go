@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
@@ -84,7 +85,7 @@ func (r *TunnelBenchmarkReconciler) removeOwned(ctx context.Context, tb *benchv1
 				secretNames = append(secretNames, o.Name)
 			}
 			if r.deleteFound(ctx, o) && gvk == specs.CNPGClusterGVK {
-				r.event(tb, corev1.EventTypeNormal, "ClusterDeleted", "Cleanup", "Deleted CloudNativePG Cluster %s", o.Name)
+				r.event(tb, corev1.EventTypeNormal, conditions.ReasonClusterDeleted, "Cleanup", "Deleted CloudNativePG Cluster %s", o.Name)
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
@@ -62,8 +63,8 @@ func TestManagedServer(t *testing.T) {
 				}
 			}
 			eventually(t, 10*time.Second, "ServerResolved False while the Cluster bootstraps", func() error {
-				c := meta.FindStatusCondition(getBenchmark(t, ns, name).Status.Conditions, benchv1.ConditionServerResolved)
-				if c == nil || c.Reason != benchv1.ReasonClusterNotReady {
+				c := meta.FindStatusCondition(getBenchmark(t, ns, name).Status.Conditions, conditions.ServerResolved)
+				if c == nil || c.Reason != conditions.ReasonClusterNotReady {
 					return errorf("condition %+v", c)
 				}
 				return nil
@@ -133,8 +134,8 @@ func TestClusterNeverReady(t *testing.T) {
 				t.Fatal(err)
 			}
 			done := waitForPhase(t, ns, tt.name, benchv1.PhaseFailed)
-			c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionFailed)
-			if c == nil || c.Reason != benchv1.ReasonClusterNotReady || !strings.Contains(c.Message, tt.want) ||
+			c := meta.FindStatusCondition(done.Status.Conditions, conditions.Failed)
+			if c == nil || c.Reason != conditions.ReasonClusterNotReady || !strings.Contains(c.Message, tt.want) ||
 				!strings.Contains(c.Message, "waited 4s") {
 				t.Errorf("Failed condition %+v, want ClusterNotReady with %q", c, tt.want)
 			}
@@ -157,8 +158,8 @@ func TestManagedVolumeTooSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseFailed)
-	c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionFailed)
-	if c == nil || c.Reason != benchv1.ReasonInvalidSpec || !strings.Contains(c.Message, "storageSize 1Gi cannot hold spec.load.scale 100") {
+	c := meta.FindStatusCondition(done.Status.Conditions, conditions.Failed)
+	if c == nil || c.Reason != conditions.ReasonInvalidSpec || !strings.Contains(c.Message, "storageSize 1Gi cannot hold spec.load.scale 100") {
 		t.Errorf("Failed condition %+v, want InvalidSpec naming storageSize and scale", c)
 	}
 	if _, err := getCluster(context.Background(), ns, tb.ManagedClusterName()); err == nil {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/cost"
@@ -142,12 +143,6 @@ func (r *TunnelBenchmarkReconciler) nodeCores(ctx context.Context, node string) 
 	return 0
 }
 
-// ConditionClientBound is True once a run of the benchmark was limited by its client (pgbench and
-// the runner ran out of the CPU they could use: reason ClientLimited) or by its node (the parts on
-// the runner's node used its cores together: NodeContention), so the figure (and a ratio against
-// it) says more about the runner's node and CPU than about the path.
-const ConditionClientBound = "ClientBound"
-
 // warnClientBound sets ClientBound, with a Warning event the first time, when the run's limiter
 // is the client.
 func (r *TunnelBenchmarkReconciler) warnClientBound(tb *benchv1.TunnelBenchmark, transport string, run benchv1.RunResult) {
@@ -157,20 +152,20 @@ func (r *TunnelBenchmarkReconciler) warnClientBound(tb *benchv1.TunnelBenchmark,
 	var reason, msg string
 	switch run.Limiter.Part {
 	case benchv1.PartClient:
-		reason = "ClientLimited"
+		reason = conditions.ReasonClientLimited
 		msg = fmt.Sprintf("run %d of transport %s was limited by its client: %s; its tps, and its ratio to the baseline, "+
 			"measure this runner's CPU, not the path: give the runner more CPU (spec.runner.resources), or run it on a node "+
 			"apart from the server (spec.runner.affinity)", run.Round, transport, run.Limiter.Evidence)
 	case benchv1.PartNode:
-		reason = "NodeContention"
+		reason = conditions.ReasonNodeContention
 		msg = fmt.Sprintf("run %d of transport %s was limited by its runner's node: %s; its tps, and its ratio to the "+
 			"baseline, measure how this node shares its CPU, not the path: run the runner on a node apart from the server "+
 			"(spec.runner.affinity), or on a larger node", run.Round, transport, run.Limiter.Evidence)
 	default:
 		return
 	}
-	if !r.hasCondition(tb, ConditionClientBound, metav1.ConditionTrue, reason) {
-		r.event(tb, corev1.EventTypeWarning, "ClientBound", "Measure", "%s", msg)
+	if !r.hasCondition(tb, conditions.ClientBound, metav1.ConditionTrue, reason) {
+		r.event(tb, corev1.EventTypeWarning, conditions.ReasonClientBound, "Measure", "%s", msg)
 	}
-	r.setCondition(tb, ConditionClientBound, metav1.ConditionTrue, reason, msg)
+	r.setCondition(tb, conditions.ClientBound, metav1.ConditionTrue, reason, msg)
 }

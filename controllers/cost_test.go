@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -82,7 +83,7 @@ func TestRunCostInStatus(t *testing.T) {
 				!strings.Contains(run.Unmeasured[0].Reason, "primary is not running") {
 				t.Errorf("unmeasured %+v", run.Unmeasured)
 			}
-			bound := meta.FindStatusCondition(done.Status.Conditions, ConditionClientBound)
+			bound := meta.FindStatusCondition(done.Status.Conditions, conditions.ClientBound)
 			if (bound != nil) != (tt.limiter != "") || bound != nil && !strings.Contains(bound.Message, "spec.runner.resources") {
 				t.Errorf("ClientBound %+v, want it exactly when the client is the limiter", bound)
 			}
@@ -179,7 +180,7 @@ func TestNodeContentionInStatus(t *testing.T) {
 		run.Node != testNode || run.ServerNode != testNode {
 		t.Errorf("cost %+v, nodes %q %q", run.Cost, run.Node, run.ServerNode)
 	}
-	bound := assertCondition(t, done, ConditionClientBound, metav1.ConditionTrue, "NodeContention")
+	bound := assertCondition(t, done, conditions.ClientBound, metav1.ConditionTrue, "NodeContention")
 	if !strings.Contains(bound.Message, "spec.runner.affinity") {
 		t.Errorf("ClientBound %q", bound.Message)
 	}

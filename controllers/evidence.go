@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
@@ -21,8 +22,8 @@ import (
 // lost or stalled, or the pod ended without a report. What changed on the path while the run went
 // (pathEvidence) names the cause instead.
 var pathFailures = map[string]bool{
-	benchv1.ReasonConnectionLost: true, benchv1.ReasonPgbenchError: true, benchv1.ReasonStalled: true,
-	benchv1.ReasonJobFailed: true, benchv1.ReasonServerUnreachable: true,
+	conditions.ReasonConnectionLost: true, conditions.ReasonPgbenchError: true, conditions.ReasonStalled: true,
+	conditions.ReasonJobFailed: true, conditions.ReasonServerUnreachable: true,
 }
 
 // blame refines a failed run's reason and message from what the operator can see changed on its

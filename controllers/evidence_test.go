@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
@@ -38,7 +39,7 @@ func TestFailuresBlameThePath(t *testing.T) {
 	createCNPGSecrets(t, ns)
 	startOperator(t)
 	ctx := context.Background()
-	lost := failureReport(benchv1.ReasonConnectionLost,
+	lost := failureReport(conditions.ReasonConnectionLost,
 		"the connection to the server was lost during the run: perhaps the backend died while processing")
 	// The server's instance, running since before the benchmarks.
 	createPod(t, ns, "pg-1", map[string]string{cnpgClusterLabel: "pg"}, corev1.PodStatus{})
@@ -63,13 +64,13 @@ func TestFailuresBlameThePath(t *testing.T) {
 				time.Sleep(1100 * time.Millisecond)
 				createPod(t, ns, tb.GatewayName()+"-new", dep.Spec.Selector.MatchLabels, corev1.PodStatus{})
 				return nil
-			}, benchv1.ReasonTunnelDown, []string{"ssh-gateway ", "pod was replaced during the run", "perhaps the backend died"}},
+			}, conditions.ReasonTunnelDown, []string{"ssh-gateway ", "pod was replaced during the run", "perhaps the backend died"}},
 		{"a tunnel sidecar restarted", benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH},
 			func(t *testing.T, tb *benchv1.TunnelBenchmark) []func(*corev1.PodStatus) {
 				return []func(*corev1.PodStatus){func(s *corev1.PodStatus) {
 					s.InitContainerStatuses = []corev1.ContainerStatus{restarted("tunnel-0")}
 				}}
-			}, benchv1.ReasonTunnelDown, []string{"sidecar tunnel-0 restarted during the run (it ended Error, exit code 137)"}},
+			}, conditions.ReasonTunnelDown, []string{"sidecar tunnel-0 restarted during the run (it ended Error, exit code 137)"}},
 		{"the CloudNativePG primary restarted", benchv1.TransportSpec{Name: "direct", Type: benchv1.TransportDirect},
 			func(t *testing.T, tb *benchv1.TunnelBenchmark) []func(*corev1.PodStatus) {
 				pod := &corev1.Pod{}
@@ -81,7 +82,7 @@ func TestFailuresBlameThePath(t *testing.T) {
 					t.Fatal(err)
 				}
 				return nil
-			}, benchv1.ReasonConnectionLost, []string{"perhaps the backend died", "CloudNativePG Cluster pg's pod pg-1 restarted during the run"}},
+			}, conditions.ReasonConnectionLost, []string{"perhaps the backend died", "CloudNativePG Cluster pg's pod pg-1 restarted during the run"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,7 +100,7 @@ func TestFailuresBlameThePath(t *testing.T) {
 			job := waitForJob(t, ns, jobName(tb.Name, tt.transport.Name))
 			finishJob(t, job, 1, lost, tt.fault(t, tb)...)
 			done := waitForPhase(t, ns, tb.Name, benchv1.PhaseFailed)
-			c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionFailed)
+			c := meta.FindStatusCondition(done.Status.Conditions, conditions.Failed)
 			if c == nil || c.Reason != tt.wantReason {
 				t.Fatalf("Failed condition %+v, want reason %s", c, tt.wantReason)
 			}

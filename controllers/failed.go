@@ -6,18 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
-
-// ConditionTransactionsFailed is True once a run had more than benchv1.MaxFailedShare of its
-// transactions fail: that run takes no part in any comparison (results.go), and the condition says
-// which and how many.
-const ConditionTransactionsFailed = "TransactionsFailed"
-
-// ConditionRateNotSustained is True once an open-loop run skipped more than
-// benchv1.MaxSkippedShare of its schedule: the path could not keep spec.load.rate, the run takes
-// no part in any comparison, and the condition says which and how many.
-const ConditionRateNotSustained = "RateNotSustained"
 
 // warnFailedTransactions sets TransactionsFailed, with a Warning event the first time, when the
 // run failed too many of its transactions.
@@ -32,7 +23,7 @@ func (r *TunnelBenchmarkReconciler) warnFailedTransactions(tb *benchv1.TunnelBen
 		"run takes no part in the comparisons. Check the script's isolation and the server's log", run.Round, transport,
 		run.FailedTransactions, all, 100*float64(run.FailedTransactions)/float64(all), 100*benchv1.MaxFailedShare,
 		run.SerializationFailures, run.DeadlockFailures)
-	r.warnOnce(tb, ConditionTransactionsFailed, "TooManyFailed", msg)
+	r.warnOnce(tb, conditions.TransactionsFailed, conditions.ReasonTooManyFailed, msg)
 }
 
 // warnSkippedTransactions sets RateNotSustained, with a Warning event the first time, when an
@@ -48,7 +39,7 @@ func (r *TunnelBenchmarkReconciler) warnSkippedTransactions(tb *benchv1.TunnelBe
 		"path did not keep %d tps within spec.load.latencyLimit, and its latency describes only the transactions it "+
 		"ran; the run takes no part in the comparisons. Lower spec.load.rate to one every path sustains", run.Round,
 		transport, o.Skipped, all, 100*float64(o.Skipped)/float64(all), 100*benchv1.MaxSkippedShare, o.RateTPS)
-	r.warnOnce(tb, ConditionRateNotSustained, "TooManySkipped", msg)
+	r.warnOnce(tb, conditions.RateNotSustained, conditions.ReasonTooManySkipped, msg)
 }
 
 // warnOnce sets a warning condition True with the message, and emits a Warning event (reason the

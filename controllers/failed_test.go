@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -50,7 +51,7 @@ func TestTransactionsFailedCondition(t *testing.T) {
 	})
 	finishJob(t, waitForJob(t, ns, jobName(tb.Name, "direct")), 0, string(b))
 	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
-	c := assertCondition(t, done, ConditionTransactionsFailed, metav1.ConditionTrue, "TooManyFailed")
+	c := assertCondition(t, done, conditions.TransactionsFailed, metav1.ConditionTrue, "TooManyFailed")
 	if !strings.Contains(c.Message, "run 1 of transport direct: 7200 of 10000 transactions failed (72.0%") ||
 		!strings.Contains(c.Message, "pgbench: 7150 serialization failures, 50 deadlocks") {
 		t.Errorf("TransactionsFailed %q", c.Message)
@@ -108,7 +109,7 @@ func TestRateNotSustained(t *testing.T) {
 	})
 	finishJob(t, job, 0, string(b))
 	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
-	c := assertCondition(t, done, ConditionRateNotSustained, metav1.ConditionTrue, "TooManySkipped")
+	c := assertCondition(t, done, conditions.RateNotSustained, metav1.ConditionTrue, "TooManySkipped")
 	if !strings.Contains(c.Message, "run 1 of transport direct: 1500 of 5000 scheduled transactions skipped (30.0%") {
 		t.Errorf("RateNotSustained %q", c.Message)
 	}

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
@@ -32,9 +33,9 @@ func (r *TunnelBenchmarkReconciler) cancel(ctx context.Context, tb *benchv1.Tunn
 	tb.Status.CompletionTime = &metav1.Time{Time: r.now()}
 	tb.Status.Live = nil
 	msg := fmt.Sprintf("cancelled by spec.cancel after %d of %d runs; the finished runs stay in status", done, tb.TotalRuns())
-	r.setCondition(tb, benchv1.ConditionCompleted, metav1.ConditionFalse, benchv1.ReasonCancelled, msg)
-	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionFalse, benchv1.ReasonCancelled, msg)
-	r.event(tb, corev1.EventTypeNormal, benchv1.ReasonCancelled, "Cancel", "%s", msg)
+	r.setCondition(tb, conditions.Completed, metav1.ConditionFalse, conditions.ReasonCancelled, msg)
+	r.setCondition(tb, conditions.Progressing, metav1.ConditionFalse, conditions.ReasonCancelled, msg)
+	r.event(tb, corev1.EventTypeNormal, conditions.ReasonCancelled, "Cancel", "%s", msg)
 	return nil
 }
 
@@ -44,7 +45,7 @@ func (r *TunnelBenchmarkReconciler) cancel(ctx context.Context, tb *benchv1.Tunn
 // until the benchmark is deleted. Without a TTL the Jobs stay.
 func (r *TunnelBenchmarkReconciler) expireJobs(ctx context.Context, tb *benchv1.TunnelBenchmark) (ctrl.Result, error) {
 	ttl, ok := r.jobsTTL(tb)
-	if !ok || meta.IsStatusConditionTrue(tb.Status.Conditions, benchv1.ConditionJobsRemoved) {
+	if !ok || meta.IsStatusConditionTrue(tb.Status.Conditions, conditions.JobsRemoved) {
 		return ctrl.Result{}, nil
 	}
 	ended := r.now()
@@ -58,7 +59,7 @@ func (r *TunnelBenchmarkReconciler) expireJobs(ctx context.Context, tb *benchv1.
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	r.setCondition(tb, benchv1.ConditionJobsRemoved, metav1.ConditionTrue, "TTLExpired",
+	r.setCondition(tb, conditions.JobsRemoved, metav1.ConditionTrue, conditions.ReasonTTLExpired,
 		fmt.Sprintf("%d Jobs and their pods removed %s after the benchmark ended (ttlSecondsAfterFinished); the results stay in status",
 			removed, ttl))
 	return ctrl.Result{}, nil

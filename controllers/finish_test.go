@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
@@ -56,8 +57,8 @@ func TestCancel(t *testing.T) {
 
 	cancelBenchmark(t, ns, "stopped")
 	done := waitForPhase(t, ns, "stopped", benchv1.PhaseCancelled)
-	c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionCompleted)
-	if c == nil || c.Reason != benchv1.ReasonCancelled || !strings.Contains(c.Message, "after 1 of 2 runs") {
+	c := meta.FindStatusCondition(done.Status.Conditions, conditions.Completed)
+	if c == nil || c.Reason != conditions.ReasonCancelled || !strings.Contains(c.Message, "after 1 of 2 runs") {
 		t.Errorf("Completed condition %+v, want Cancelled after 1 of 2 runs", c)
 	}
 	if r := done.Status.Result("a"); r == nil || r.Repetitions != 1 || r.TPS == 0 {
@@ -70,7 +71,7 @@ func TestCancel(t *testing.T) {
 	if getJobOrNil(ns, jobName("stopped", "a")) == nil {
 		t.Error("the finished run's Job was deleted with the running one")
 	}
-	assertEvents(t, ns, "stopped", benchv1.ReasonCancelled)
+	assertEvents(t, ns, "stopped", conditions.ReasonCancelled)
 
 	undo := getBenchmark(t, ns, "stopped")
 	undo.Spec.Cancel = false
@@ -82,7 +83,7 @@ func TestCancel(t *testing.T) {
 	// starts.
 	cancelBenchmark(t, ns, queued.Name)
 	q := waitForPhase(t, ns, queued.Name, benchv1.PhaseCancelled)
-	c = meta.FindStatusCondition(q.Status.Conditions, benchv1.ConditionCompleted)
+	c = meta.FindStatusCondition(q.Status.Conditions, conditions.Completed)
 	if c == nil || !strings.Contains(c.Message, "after 0 of 1 runs") {
 		t.Errorf("queued benchmark's condition %+v", c)
 	}
@@ -114,12 +115,12 @@ func TestJobsTTL(t *testing.T) {
 	var done *benchv1.TunnelBenchmark
 	eventually(t, 10*time.Second, "the expired benchmark's Jobs removed", func() error {
 		done = getBenchmark(t, ns, "expiring")
-		if !meta.IsStatusConditionTrue(done.Status.Conditions, benchv1.ConditionJobsRemoved) {
+		if !meta.IsStatusConditionTrue(done.Status.Conditions, conditions.JobsRemoved) {
 			return errorf("no JobsRemoved condition yet")
 		}
 		return jobGone(ns, jobName("expiring", "direct"))
 	})
-	c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionJobsRemoved)
+	c := meta.FindStatusCondition(done.Status.Conditions, conditions.JobsRemoved)
 	if !strings.Contains(c.Message, "1 Jobs and their pods removed") {
 		t.Errorf("JobsRemoved %+v", c)
 	}

@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/history"
@@ -110,7 +111,7 @@ func judge(tb *benchv1.TunnelBenchmark, ref reference, rule regress.Rule) []benc
 // regressedCondition sums judgements up: True naming every regressed figure, False when every
 // figure was judged within its history, Unknown while the history is too short to judge any.
 func regressedCondition(js []benchv1.TransportJudgement, gen int64) metav1.Condition {
-	c := metav1.Condition{Type: benchv1.ConditionRegressed, ObservedGeneration: gen}
+	c := metav1.Condition{Type: conditions.Regressed, ObservedGeneration: gen}
 	var regressed []string
 	checked := 0
 	for _, j := range js {
@@ -123,13 +124,13 @@ func regressedCondition(js []benchv1.TransportJudgement, gen int64) metav1.Condi
 	}
 	switch {
 	case len(regressed) > 0:
-		c.Status, c.Reason = metav1.ConditionTrue, benchv1.ReasonRegressed
+		c.Status, c.Reason = metav1.ConditionTrue, conditions.ReasonRegressed
 		c.Message = strings.Join(regressed, "; ")
 	case checked == 0:
-		c.Status, c.Reason = metav1.ConditionUnknown, benchv1.ReasonNotEnoughHistory
+		c.Status, c.Reason = metav1.ConditionUnknown, conditions.ReasonNotEnoughHistory
 		c.Message = fmt.Sprintf("fewer than %d earlier results of this template: nothing judged yet", regress.MinHistory)
 	default:
-		c.Status, c.Reason = metav1.ConditionFalse, benchv1.ReasonWithinHistory
+		c.Status, c.Reason = metav1.ConditionFalse, conditions.ReasonWithinHistory
 		c.Message = fmt.Sprintf("%d figures judged, none regressed", checked)
 	}
 	c.Message = bounded.Text(c.Message, bounded.ConditionMessage)

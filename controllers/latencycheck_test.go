@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 )
@@ -38,7 +39,7 @@ func TestLatencyAgainstThroughput(t *testing.T) {
 				t.Fatalf("cycle %v, want %v", ptrOr(run.CycleMs), ptrOr(tt.cycle))
 			}
 			(&TunnelBenchmarkReconciler{}).warnLatencyInconsistent(tb, "direct", run)
-			c := meta.FindStatusCondition(tb.Status.Conditions, ConditionLatencyInconsistent)
+			c := meta.FindStatusCondition(tb.Status.Conditions, conditions.LatencyInconsistent)
 			if (c != nil) != tt.flagged || (c != nil && !strings.Contains(c.Message, "0.002 ms")) {
 				t.Errorf("condition %+v, want flagged %v", c, tt.flagged)
 			}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
@@ -90,12 +91,12 @@ func (r *TunnelBenchmarkReconciler) judgeLinks(tb *benchv1.TunnelBenchmark) {
 	case len(misses) > 0:
 		msg := strings.Join(misses, "; ") + fmt.Sprintf(": more than %.0f%% off, so its figures describe another link "+
 			"than the one asked for (a busy node, or a path slower than the link)", benchv1.LinkTolerance*100)
-		if !r.hasCondition(tb, benchv1.ConditionLinkMismatch, metav1.ConditionTrue, "MeasuredLinkDiffers") {
-			r.event(tb, corev1.EventTypeWarning, "MeasuredLinkDiffers", "Measure", "%s", msg)
+		if !r.hasCondition(tb, conditions.LinkMismatch, metav1.ConditionTrue, conditions.ReasonMeasuredLinkDiffers) {
+			r.event(tb, corev1.EventTypeWarning, conditions.ReasonMeasuredLinkDiffers, "Measure", "%s", msg)
 		}
-		r.setCondition(tb, benchv1.ConditionLinkMismatch, metav1.ConditionTrue, "MeasuredLinkDiffers", msg)
+		r.setCondition(tb, conditions.LinkMismatch, metav1.ConditionTrue, conditions.ReasonMeasuredLinkDiffers, msg)
 	case measured:
-		r.setCondition(tb, benchv1.ConditionLinkMismatch, metav1.ConditionFalse, "MeasuredLinkHolds",
+		r.setCondition(tb, conditions.LinkMismatch, metav1.ConditionFalse, conditions.ReasonMeasuredLinkHolds,
 			fmt.Sprintf("every emulated link measured within %.0f%% of the one asked", benchv1.LinkTolerance*100))
 	}
 }

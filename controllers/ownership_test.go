@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
@@ -80,8 +81,8 @@ func TestNeverTouchesWhatItDoesNotOwn(t *testing.T) {
 				t.Fatal(err)
 			}
 			done := waitForPhase(t, ns, tb.Name, benchv1.PhaseFailed)
-			c := meta.FindStatusCondition(done.Status.Conditions, benchv1.ConditionFailed)
-			if c == nil || c.Reason != benchv1.ReasonOwnershipConflict ||
+			c := meta.FindStatusCondition(done.Status.Conditions, conditions.Failed)
+			if c == nil || c.Reason != conditions.ReasonOwnershipConflict ||
 				!strings.Contains(c.Message, tt.kind+" "+ns+"/"+theirs.GetName()) || !strings.Contains(c.Message, "has no controller") {
 				t.Errorf("Failed condition %+v", c)
 			}
@@ -237,10 +238,10 @@ func TestReapplyWaitsForTheEarlierBenchmark(t *testing.T) {
 	}
 	waiting := func() error {
 		got := getBenchmark(t, ns, second.Name)
-		c := meta.FindStatusCondition(got.Status.Conditions, benchv1.ConditionProgressing)
+		c := meta.FindStatusCondition(got.Status.Conditions, conditions.Progressing)
 		switch {
 		case got.Status.Phase == benchv1.PhaseFailed:
-			return errorf("failed: %+v", meta.FindStatusCondition(got.Status.Conditions, benchv1.ConditionFailed))
+			return errorf("failed: %+v", meta.FindStatusCondition(got.Status.Conditions, conditions.Failed))
 		case c == nil || !strings.Contains(c.Message, "earlier benchmark of this name"):
 			return errorf("Progressing %+v", c)
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -59,7 +60,7 @@ func (r *TunnelBenchmarkReconciler) ensurePeer(ctx context.Context, tb *benchv1.
 		return false, nil, fmt.Errorf("cannot get %s %s: %w", kind, p.Object.GetName(), err)
 	}
 	if ofEarlierBenchmark(stored, tb) {
-		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Waiting", leftoverMessage(kind, stored))
+		r.setCondition(tb, conditions.Progressing, metav1.ConditionTrue, conditions.ReasonWaiting, leftoverMessage(kind, stored))
 		return false, nil, nil
 	}
 	if !metav1.IsControlledBy(stored, tb) {
@@ -77,7 +78,7 @@ func (r *TunnelBenchmarkReconciler) ensurePeer(ctx context.Context, tb *benchv1.
 	case st.Problem != "":
 		return false, &peerProblem{reason: st.Reason, message: st.Problem}, err
 	case !st.Ready && st.Waiting != "":
-		r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Waiting", st.Waiting)
+		r.setCondition(tb, conditions.Progressing, metav1.ConditionTrue, conditions.ReasonWaiting, st.Waiting)
 	}
 	return st.Ready, nil, err
 }

@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
@@ -80,13 +80,13 @@ func judgePods(pods []corev1.Pod, what string, now time.Time, waits podWaits,
 				if known := nodes(); len(known) > 0 {
 					requests := podRequests(&p.Spec)
 					if !fitsSomeNode(requests, known) {
-						return transport.Status{Reason: benchv1.ReasonUnschedulable, Problem: fmt.Sprintf(
+						return transport.Status{Reason: conditions.ReasonUnschedulable, Problem: fmt.Sprintf(
 							"%s requests %s CPU and %s of memory, more than any node allocates even empty (%s): it can never "+
 								"be scheduled; lower spec.runner.resources, or ssh.tunnels (each tunnel sidecar requests 100m)",
 							name, requests.Cpu(), requests.Memory(), describeNodes(known))}
 					}
 					if waited >= waits.resources {
-						return transport.Status{Reason: benchv1.ReasonUnschedulable, Problem: fmt.Sprintf(
+						return transport.Status{Reason: conditions.ReasonUnschedulable, Problem: fmt.Sprintf(
 							"%s waited %s for CPU or memory that other pods hold, holding its server's place in the queue "+
 								"(every other benchmark of that server waits behind it): %s; free capacity, lower "+
 								"spec.runner.resources, or run it when the nodes are quieter", name, waited, c.Message)}
@@ -99,7 +99,7 @@ func judgePods(pods []corev1.Pod, what string, now time.Time, waits podWaits,
 				}
 			}
 			if waited >= unschedulableWait {
-				return transport.Status{Reason: benchv1.ReasonUnschedulable, Problem: fmt.Sprintf(
+				return transport.Status{Reason: conditions.ReasonUnschedulable, Problem: fmt.Sprintf(
 					"%s could not be scheduled for %s: %s; free capacity, lower spec.runner.resources, or run fewer "+
 						"benchmarks at once", name, waited, c.Message)}
 			}

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 )
 
 func TestJudgePods(t *testing.T) {
@@ -80,7 +80,7 @@ func TestJudgePods(t *testing.T) {
 				"kubectl logs p -c tunnel-0 --previous"}, nil, false, nil},
 		{"waiting for a node, within the wait", []corev1.Pod{pod(unschedulable(30 * time.Second))}, "", nil,
 			[]string{"waits for a node (30s so far, up to 2m0s): 0/1 nodes are available: 1 Insufficient cpu."}, false, nil},
-		{"no node for longer than the wait", []corev1.Pod{pod(unschedulable(3 * time.Minute))}, benchv1.ReasonUnschedulable,
+		{"no node for longer than the wait", []corev1.Pod{pod(unschedulable(3 * time.Minute))}, conditions.ReasonUnschedulable,
 			[]string{"could not be scheduled for 3m0s: 0/1 nodes are available: 1 Insufficient cpu."}, nil, false, nil},
 		// The nodes known: a pod that fits an empty node waits for the CPU other pods hold, past
 		// the bound; one that fits none fails at once.
@@ -88,13 +88,13 @@ func TestJudgePods(t *testing.T) {
 			"", nil, []string{"waits for CPU or memory that other pods hold (10m0s so far, up to 15m0s"}, false, node("2")},
 		// It holds its server's place meanwhile: not for hours (a hostage of the server's queue).
 		{"short of CPU others hold, for longer than the resource wait", []corev1.Pod{pods(unschedulable(16*time.Minute),
-			requesting("1990m"))}, benchv1.ReasonUnschedulable, []string{"waited 16m0s for CPU or memory that other pods hold, " +
+			requesting("1990m"))}, conditions.ReasonUnschedulable, []string{"waited 16m0s for CPU or memory that other pods hold, " +
 			"holding its server's place"}, nil, false, node("2")},
 		{"more CPU than any node has", []corev1.Pod{pods(unschedulable(time.Second), requesting("1500m"), sidecar("600m"))},
-			benchv1.ReasonUnschedulable, []string{"requests 2100m CPU and 256Mi of memory, more than any node allocates even empty " +
+			conditions.ReasonUnschedulable, []string{"requests 2100m CPU and 256Mi of memory, more than any node allocates even empty " +
 				"(nodes allocate 2 CPU and 8Gi)", "lower spec.runner.resources"}, nil, false, node("2")},
 		{"the nodes cannot be read: the bounded wait", []corev1.Pod{pods(unschedulable(3*time.Minute), requesting("500m"))},
-			benchv1.ReasonUnschedulable, []string{"could not be scheduled for 3m0s"}, nil, false, func() []corev1.ResourceList { return nil }},
+			conditions.ReasonUnschedulable, []string{"could not be scheduled for 3m0s"}, nil, false, func() []corev1.ResourceList { return nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -73,13 +74,13 @@ func decidePods(o observedStep, job *batchv1.Job, n int) (d stepDecision, handle
 	case jobCondition(job, batchv1.JobComplete):
 		for i, rep := range o.podReports {
 			if rep == nil {
-				return stepDecision{action: actFail, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
+				return stepDecision{action: actFail, reason: conditions.ReasonJobFailed, message: fmt.Sprintf(
 					"Job %s succeeded but runner pod %d of %d left no report in ConfigMap %s", job.Name, i, n, job.Name)}, true
 			}
 		}
 		merged, err := report.MergePods(o.podReports)
 		if err != nil {
-			return stepDecision{action: actFail, reason: benchv1.ReasonJobFailed, message: err.Error()}, true
+			return stepDecision{action: actFail, reason: conditions.ReasonJobFailed, message: err.Error()}, true
 		}
 		return stepDecision{action: actSucceed, report: merged}, true
 	case jobCondition(job, batchv1.JobFailed):

@@ -12,15 +12,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
-
-// ConditionSharedNode is True when a runner pod ran on the node of the server's pod.
-const ConditionSharedNode = "SharedNode"
 
 // provenance records where and with what a transport was measured, as observed: the runner pod's
 // node, image and resources, pgbench's version, and the server's node: a CloudNativePG server's
@@ -112,10 +110,10 @@ func (r *TunnelBenchmarkReconciler) warnSharedNode(tb *benchv1.TunnelBenchmark, 
 	}
 	msg := fmt.Sprintf("the runner of transport %s ran on node %s, the node of the server's primary: the client takes CPU "+
 		"from the server it measures; spread them with spec.runner.affinity on a cluster with several nodes", transport, p.Node)
-	if !r.hasCondition(tb, ConditionSharedNode, metav1.ConditionTrue, "SameNode") {
-		r.event(tb, corev1.EventTypeWarning, "SharedNode", "Measure", "%s", msg)
+	if !r.hasCondition(tb, conditions.SharedNode, metav1.ConditionTrue, conditions.ReasonSameNode) {
+		r.event(tb, corev1.EventTypeWarning, conditions.ReasonSharedNode, "Measure", "%s", msg)
 	}
-	r.setCondition(tb, ConditionSharedNode, metav1.ConditionTrue, "SameNode", msg)
+	r.setCondition(tb, conditions.SharedNode, metav1.ConditionTrue, conditions.ReasonSameNode, msg)
 }
 
 // peerPod is the transport's peer's running pod (the SSH gateway, a shared PgBouncer: its

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -134,14 +135,14 @@ func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.Tunne
 	}
 	reason, msg := "", ""
 	if first := ahead(tb, list.Items); first != nil {
-		reason, msg = "WaitingForServer", fmt.Sprintf("benchmark %s/%s (%s) measures the same server (%s); this one starts when it ends",
+		reason, msg = conditions.ReasonWaitingForServer, fmt.Sprintf("benchmark %s/%s (%s) measures the same server (%s); this one starts when it ends",
 			first.Namespace, first.Name, first.Status.Phase, serverKey(tb))
 	} else if n := aheadInNamespace(tb, list.Items); r.MaxRunningPerNamespace > 0 && n >= r.MaxRunningPerNamespace {
-		reason, msg = "NamespaceLimit", fmt.Sprintf("%d benchmarks of namespace %s run or are ahead in line, and a namespace "+
+		reason, msg = conditions.ReasonNamespaceLimit, fmt.Sprintf("%d benchmarks of namespace %s run or are ahead in line, and a namespace "+
 			"runs at most %d at once (the chart's maxRunningBenchmarksPerNamespace); this one starts when one of them ends",
 			n, tb.Namespace, r.MaxRunningPerNamespace)
 	} else if n := aheadInCluster(tb, list.Items, r.MaxRunningPerNamespace); r.MaxRunning > 0 && n >= r.MaxRunning {
-		reason, msg = "ClusterLimit", fmt.Sprintf("%d benchmarks run or are ahead in line, and the operator runs at most %d at once "+
+		reason, msg = conditions.ReasonClusterLimit, fmt.Sprintf("%d benchmarks run or are ahead in line, and the operator runs at most %d at once "+
 			"(the chart's maxRunningBenchmarks); this one starts when a place frees up", n, r.MaxRunning)
 	}
 	if reason == "" {
@@ -151,20 +152,20 @@ func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.Tunne
 			return false, err
 		}
 		if held != "" {
-			reason, msg = "WaitingForServer", held
+			reason, msg = conditions.ReasonWaitingForServer, held
 		}
 	}
 	if reason == "" {
 		if tb.Status.Phase == benchv1.PhaseQueued {
-			r.setCondition(tb, benchv1.ConditionQueued, metav1.ConditionFalse, "Dequeued", "its server is free and a place too")
+			r.setCondition(tb, conditions.Queued, metav1.ConditionFalse, conditions.ReasonDequeued, "its server is free and a place too")
 		}
 		return false, nil
 	}
-	if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionQueued); tb.Status.Phase != benchv1.PhaseQueued ||
+	if c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Queued); tb.Status.Phase != benchv1.PhaseQueued ||
 		c == nil || c.Reason != reason {
-		r.event(tb, "Normal", "Queued", "Queue", "%s", msg)
+		r.event(tb, "Normal", conditions.ReasonQueued, "Queue", "%s", msg)
 	}
 	tb.Status.Phase = benchv1.PhaseQueued
-	r.setCondition(tb, benchv1.ConditionQueued, metav1.ConditionTrue, reason, msg)
+	r.setCondition(tb, conditions.Queued, metav1.ConditionTrue, reason, msg)
 	return true, nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
@@ -175,7 +176,7 @@ func TestClusterLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			queued := waitForPhase(t, ns, other.Name, benchv1.PhaseQueued)
-			c := meta.FindStatusCondition(queued.Status.Conditions, benchv1.ConditionQueued)
+			c := meta.FindStatusCondition(queued.Status.Conditions, conditions.Queued)
 			if c == nil || c.Reason != tt.reason || !strings.Contains(c.Message, tt.says) || queued.Status.StartTime != nil {
 				t.Fatalf("Queued condition %+v, start time %v", c, queued.Status.StartTime)
 			}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -159,10 +160,10 @@ func TestRecordRunConnectionFigures(t *testing.T) {
 }
 
 func TestProblemReason(t *testing.T) {
-	if got := problemReason(&peerProblem{notOwned: true}, benchv1.ReasonPoolerUnavailable); got != benchv1.ReasonOwnershipConflict {
+	if got := problemReason(&peerProblem{notOwned: true}, conditions.ReasonPoolerUnavailable); got != conditions.ReasonOwnershipConflict {
 		t.Errorf("someone else's object: %s", got)
 	}
-	if got := problemReason(&peerProblem{}, benchv1.ReasonPoolerUnavailable); got != benchv1.ReasonPoolerUnavailable {
+	if got := problemReason(&peerProblem{}, conditions.ReasonPoolerUnavailable); got != conditions.ReasonPoolerUnavailable {
 		t.Errorf("a peer that cannot start: %s", got)
 	}
 }
@@ -181,14 +182,14 @@ func TestExplainFailedJob(t *testing.T) {
 		contains   []string
 	}{
 		{"the runner's own classified failure wins", failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit"),
-			&report.Report{Failure: &report.Failure{Reason: benchv1.ReasonAuthenticationFailed, Message: "password authentication failed"}},
-			nil, benchv1.ReasonAuthenticationFailed, []string{"password authentication failed"}},
+			&report.Report{Failure: &report.Failure{Reason: conditions.ReasonAuthenticationFailed, Message: "password authentication failed"}},
+			nil, conditions.ReasonAuthenticationFailed, []string{"password authentication failed"}},
 		{"the deadline is the benchmark's timeout", failedJob(batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline"),
-			nil, nil, benchv1.ReasonTimeout, []string{"DeadlineExceeded", "raise spec.timeout"}},
+			nil, nil, conditions.ReasonTimeout, []string{"DeadlineExceeded", "raise spec.timeout"}},
 		{"killed without a report", failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit"), nil,
-			&corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}, benchv1.ReasonJobFailed,
+			&corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}, conditions.ReasonJobFailed,
 			[]string{"Job b-direct failed (BackoffLimitExceeded)", "runner container: OOMKilled (exit code 137)"}},
-		{"nothing known", &batchv1.Job{}, nil, nil, benchv1.ReasonJobFailed, []string{"failed without a report"}},
+		{"nothing known", &batchv1.Job{}, nil, nil, conditions.ReasonJobFailed, []string{"failed without a report"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/history"
@@ -91,11 +92,11 @@ func (r *ScheduledTunnelBenchmarkReconciler) Reconcile(ctx context.Context, req 
 	summarizeLatest(&p.status, stb.Generation, tbs)
 	if judgeErr != nil {
 		msg := r.mask(judgeErr.Error()) + "; retrying"
-		setScheduleCondition(&p.status, stb.Generation, ConditionJudged, metav1.ConditionFalse, ReasonHistoryUnavailable, msg)
+		setScheduleCondition(&p.status, stb.Generation, conditions.Judged, metav1.ConditionFalse, conditions.ReasonHistoryUnavailable, msg)
 		p.requeue = min(p.requeue, judgeRetry)
 		logf.FromContext(ctx).Info("Cannot judge the schedule's benchmarks", "error", msg)
 	} else {
-		setScheduleCondition(&p.status, stb.Generation, ConditionJudged, metav1.ConditionTrue, ReasonUpToDate,
+		setScheduleCondition(&p.status, stb.Generation, conditions.Judged, metav1.ConditionTrue, conditions.ReasonUpToDate,
 			"every completed benchmark is judged against the schedule's history")
 	}
 	if err := r.act(ctx, stb, p); err != nil {
@@ -110,7 +111,7 @@ func (r *ScheduledTunnelBenchmarkReconciler) Reconcile(ctx context.Context, req 
 			}
 			// Not retried at once as it is: the next due time or judgement computes it afresh.
 			logf.FromContext(ctx).Error(err, "The schedule's status is refused by its schema; it is not written")
-			r.Recorder.Eventf(stb, nil, corev1.EventTypeWarning, ReasonInvalidStatus, "Status", "%v", err)
+			r.Recorder.Eventf(stb, nil, corev1.EventTypeWarning, conditions.ReasonInvalidStatus, "Status", "%v", err)
 		}
 	}
 	r.Metrics.Observe(stb)
@@ -137,16 +138,6 @@ func (r *ScheduledTunnelBenchmarkReconciler) observeAuthor(ctx context.Context, 
 
 // judgeRetry is how soon a judgement the store's absence stopped is tried again.
 const judgeRetry = 30 * time.Second
-
-// ReasonInvalidStatus is the event reason of a schedule status its CRD's schema refuses.
-const ReasonInvalidStatus = "InvalidStatus"
-
-// Condition and reasons of a schedule's judgements.
-const (
-	ConditionJudged          = "Judged"
-	ReasonHistoryUnavailable = "HistoryUnavailable"
-	ReasonUpToDate           = "UpToDate"
-)
 
 // mask hides the store's password in text.
 func (r *ScheduledTunnelBenchmarkReconciler) mask(text string) string {
@@ -195,9 +186,9 @@ func (r *ScheduledTunnelBenchmarkReconciler) act(ctx context.Context, stb *bench
 			err = r.runNameTaken(ctx, p.create)
 		}
 		if err != nil {
-			setScheduleCondition(&p.status, stb.Generation, ConditionReady, metav1.ConditionFalse, "CreateFailed",
+			setScheduleCondition(&p.status, stb.Generation, conditions.Ready, metav1.ConditionFalse, conditions.ReasonCreateFailed,
 				fmt.Sprintf("cannot create %s: %v", p.create.Name, err))
-			r.Recorder.Eventf(stb, nil, corev1.EventTypeWarning, "CreateFailed", "Create", "cannot create %s: %v", p.create.Name, err)
+			r.Recorder.Eventf(stb, nil, corev1.EventTypeWarning, conditions.ReasonCreateFailed, "Create", "cannot create %s: %v", p.create.Name, err)
 		}
 	}
 	for _, name := range p.delete {
@@ -259,8 +250,8 @@ func (r *ScheduledTunnelBenchmarkReconciler) judgeCompleted(ctx context.Context,
 			return err
 		}
 		if cond.Status == metav1.ConditionTrue {
-			r.Recorder.Eventf(tb, nil, corev1.EventTypeWarning, benchv1.ReasonRegressed, "Judge", "%s", cond.Message)
-			r.Recorder.Eventf(stb, nil, corev1.EventTypeWarning, benchv1.ReasonRegressed, "Judge", "%s: %s", tb.Name, cond.Message)
+			r.Recorder.Eventf(tb, nil, corev1.EventTypeWarning, conditions.ReasonRegressed, "Judge", "%s", cond.Message)
+			r.Recorder.Eventf(stb, nil, corev1.EventTypeWarning, conditions.ReasonRegressed, "Judge", "%s: %s", tb.Name, cond.Message)
 		}
 	}
 	return nil
@@ -328,7 +319,7 @@ func summarizeLatest(st *benchv1.ScheduledTunnelBenchmarkStatus, gen int64, tbs 
 		return
 	}
 	st.Latest = newest.Status.Regression
-	c := *meta.FindStatusCondition(newest.Status.Conditions, benchv1.ConditionRegressed)
+	c := *meta.FindStatusCondition(newest.Status.Conditions, conditions.Regressed)
 	c.ObservedGeneration, c.LastTransitionTime = gen, metav1.Time{}
 	c.Message = newest.Name + ": " + c.Message
 	meta.SetStatusCondition(&st.Conditions, c)

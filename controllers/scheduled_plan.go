@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/cronplan"
@@ -60,16 +61,6 @@ type schedulePlan struct {
 	requeue time.Duration
 }
 
-// Reasons of a schedule's Ready condition and events.
-const (
-	ReasonScheduled       = "Scheduled"
-	ReasonSuspended       = "Suspended"
-	ReasonInvalidSchedule = "InvalidSchedule"
-	ReasonRunSkipped      = "RunSkipped"
-	ReasonBenchmarkMade   = "BenchmarkCreated"
-	ConditionReady        = "Ready"
-)
-
 // planSchedule decides what a schedule does now: the run due (created, skipped or replacing the
 // running one), the ended benchmarks beyond the limits (deleted once judged and, with a store,
 // recorded), and the status that says so.
@@ -80,7 +71,7 @@ func planSchedule(v scheduleView) schedulePlan {
 	p.status.TemplateHash = stb.TemplateHash()
 	s, err := cronplan.Parse(stb.Spec.Schedule, ptr.Deref(stb.Spec.TimeZone, ""))
 	if err != nil {
-		setScheduleCondition(&p.status, stb.Generation, ConditionReady, metav1.ConditionFalse, ReasonInvalidSchedule, err.Error())
+		setScheduleCondition(&p.status, stb.Generation, conditions.Ready, metav1.ConditionFalse, conditions.ReasonInvalidSchedule, err.Error())
 		p.status.NextScheduleTime = nil
 		return p
 	}
@@ -99,22 +90,22 @@ func planSchedule(v scheduleView) schedulePlan {
 	}
 	p.status.Skipped += int32(d.Skipped)
 	if d.Skipped > 0 {
-		p.events = append(p.events, scheduleEvent{warning: true, reason: ReasonRunSkipped, note: d.Why})
+		p.events = append(p.events, scheduleEvent{warning: true, reason: conditions.ReasonRunSkipped, note: d.Why})
 	}
 	if d.Start && authorMayRun(&p, stb.Generation, v.author, d.Due) {
 		p.create = benchmarkFor(stb, d.Due, p.status.TemplateHash, v.seal)
 		p.cancel = d.Cancel
-		p.events = append(p.events, scheduleEvent{reason: ReasonBenchmarkMade,
+		p.events = append(p.events, scheduleEvent{reason: conditions.ReasonBenchmarkCreated,
 			note: "created " + p.create.Name + " for the run due at " + d.Due.UTC().Format(time.RFC3339)})
 	}
 	p.status.NextScheduleTime = &metav1.Time{Time: d.Next}
 	p.requeue = max(d.Next.Sub(v.now), time.Second)
 	if stb.Suspended() {
 		p.status.NextScheduleTime = nil
-		setScheduleCondition(&p.status, stb.Generation, ConditionReady, metav1.ConditionFalse, ReasonSuspended,
+		setScheduleCondition(&p.status, stb.Generation, conditions.Ready, metav1.ConditionFalse, conditions.ReasonSuspended,
 			"spec.suspend is true: no run starts")
 	} else {
-		setScheduleCondition(&p.status, stb.Generation, ConditionReady, metav1.ConditionTrue, ReasonScheduled,
+		setScheduleCondition(&p.status, stb.Generation, conditions.Ready, metav1.ConditionTrue, conditions.ReasonScheduled,
 			"the next run is due at "+d.Next.UTC().Format(time.RFC3339))
 	}
 	p.delete = prunable(stb, v.benchmarks, v.store)
@@ -163,7 +154,7 @@ func prunable(stb *benchv1.ScheduledTunnelBenchmark, tbs []benchv1.TunnelBenchma
 
 // judged says whether a completed benchmark's results were judged against the schedule's history.
 func judged(tb *benchv1.TunnelBenchmark) bool {
-	return meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionRegressed) != nil
+	return meta.FindStatusCondition(tb.Status.Conditions, conditions.Regressed) != nil
 }
 
 // kept is the status's list of benchmarks: those not deleted, with the one created, by the time
@@ -210,17 +201,17 @@ func authorMayRun(p *schedulePlan, gen int64, a authorView, due time.Time) bool 
 		return true
 	}
 	if len(a.refusals) == 0 {
-		setScheduleCondition(&p.status, gen, benchv1.ConditionAuthorized, metav1.ConditionTrue, benchv1.ReasonAuthorMayRun,
+		setScheduleCondition(&p.status, gen, conditions.Authorized, metav1.ConditionTrue, conditions.ReasonAuthorMayRun,
 			fmt.Sprintf("at the run due at %s, its author %q held every access it needs", due.UTC().Format(time.RFC3339), a.name))
 		return true
 	}
-	reason, msg := benchv1.ReasonAuthorLacksAccess, fmt.Sprintf("the run due at %s was not created: its author %q lacks access: %s",
+	reason, msg := conditions.ReasonAuthorLacksAccess, fmt.Sprintf("the run due at %s was not created: its author %q lacks access: %s",
 		due.UTC().Format(time.RFC3339), a.name, strings.Join(a.refusals, "; "))
 	if a.name == "" {
-		reason, msg = benchv1.ReasonNoAuthor, fmt.Sprintf("the run due at %s was not created: %s", due.UTC().Format(time.RFC3339),
+		reason, msg = conditions.ReasonNoAuthor, fmt.Sprintf("the run due at %s was not created: %s", due.UTC().Format(time.RFC3339),
 			strings.Join(a.refusals, "; "))
 	}
-	setScheduleCondition(&p.status, gen, benchv1.ConditionAuthorized, metav1.ConditionFalse, reason, msg)
+	setScheduleCondition(&p.status, gen, conditions.Authorized, metav1.ConditionFalse, reason, msg)
 	p.events = append(p.events, scheduleEvent{warning: true, reason: reason, note: msg})
 	return false
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/benchsim"
 	"github.com/tunnelbench/tunnelbench/internal/regress"
@@ -26,7 +27,7 @@ func ended(m int, phase benchv1.Phase, isJudged, recorded bool) benchv1.TunnelBe
 	tb.Status.Phase = phase
 	tb.Status.CompletionTime = &metav1.Time{Time: due.Add(30 * time.Second)}
 	if isJudged {
-		tb.Status.Conditions = []metav1.Condition{{Type: benchv1.ConditionRegressed, Status: metav1.ConditionFalse}}
+		tb.Status.Conditions = []metav1.Condition{{Type: conditions.Regressed, Status: metav1.ConditionFalse}}
 	}
 	tb.Status.History = &benchv1.HistoryRecord{Recorded: recorded}
 	return tb
@@ -47,16 +48,16 @@ func TestPlanSchedule(t *testing.T) {
 		deleted    []string
 		ready      string
 	}{
-		{"the run due starts", planT0.Add(40*time.Minute + time.Second), nil, false, "s-29929600", nil, ReasonScheduled},
-		{"nothing due", planT0.Add(35 * time.Minute), nil, false, "", nil, ReasonScheduled},
+		{"the run due starts", planT0.Add(40*time.Minute + time.Second), nil, false, "s-29929600", nil, conditions.ReasonScheduled},
+		{"nothing due", planT0.Add(35 * time.Minute), nil, false, "", nil, conditions.ReasonScheduled},
 		{"beyond the limits, once judged", planT0.Add(35 * time.Minute),
 			[]benchv1.TunnelBenchmark{ended(0, benchv1.PhaseCompleted, true, false), ended(10, benchv1.PhaseCompleted, true, false),
 				ended(20, benchv1.PhaseFailed, false, false), ended(30, benchv1.PhaseCompleted, false, false)},
-			false, "", []string{"s-1000", "s-1020"}, ReasonScheduled},
+			false, "", []string{"s-1000", "s-1020"}, conditions.ReasonScheduled},
 		{"with a store, once recorded", planT0.Add(35 * time.Minute),
 			[]benchv1.TunnelBenchmark{ended(0, benchv1.PhaseCompleted, true, false), ended(10, benchv1.PhaseCompleted, true, true),
 				ended(20, benchv1.PhaseCompleted, true, true)},
-			true, "", []string{"s-1010"}, ReasonScheduled},
+			true, "", []string{"s-1010"}, conditions.ReasonScheduled},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +69,7 @@ func TestPlanSchedule(t *testing.T) {
 					t.Errorf("created %+v", p.create.ObjectMeta)
 				}
 			}
-			c := meta.FindStatusCondition(p.status.Conditions, ConditionReady)
+			c := meta.FindStatusCondition(p.status.Conditions, conditions.Ready)
 			if created != tc.create || strings.Join(p.delete, ",") != strings.Join(tc.deleted, ",") || c == nil || c.Reason != tc.ready {
 				t.Errorf("created %q, deleted %v, ready %+v", created, p.delete, c)
 			}
@@ -84,7 +85,7 @@ func TestPlanSchedule(t *testing.T) {
 	invalid := stb.DeepCopy()
 	invalid.Spec.Schedule = "every day"
 	p := planSchedule(scheduleView{stb: invalid, now: planT0})
-	if c := meta.FindStatusCondition(p.status.Conditions, ConditionReady); p.create != nil || c == nil || c.Reason != ReasonInvalidSchedule {
+	if c := meta.FindStatusCondition(p.status.Conditions, conditions.Ready); p.create != nil || c == nil || c.Reason != conditions.ReasonInvalidSchedule {
 		t.Errorf("an invalid schedule: %+v", c)
 	}
 }
@@ -104,13 +105,13 @@ func TestPlanScheduleAsksTheAuthor(t *testing.T) {
 		said       string
 	}{
 		{"no webhook: nothing asked", authorView{}, true, "", "", ""},
-		{"the author may", authorView{checked: true, name: "alice"}, true, metav1.ConditionTrue, benchv1.ReasonAuthorMayRun,
+		{"the author may", authorView{checked: true, name: "alice"}, true, metav1.ConditionTrue, conditions.ReasonAuthorMayRun,
 			`its author "alice" held every access`},
 		{"the author lost an access", authorView{checked: true, name: "alice",
 			refusals: []string{`spec.benchmarkTemplate.spec.server.external.credentialsSecret: Forbidden: user "alice" may not "get"`}},
-			false, metav1.ConditionFalse, benchv1.ReasonAuthorLacksAccess, `"alice" lacks access: spec.benchmarkTemplate.spec.server`},
+			false, metav1.ConditionFalse, conditions.ReasonAuthorLacksAccess, `"alice" lacks access: spec.benchmarkTemplate.spec.server`},
 		{"no author recorded", authorView{checked: true, refusals: []string{"the schedule records no author"}},
-			false, metav1.ConditionFalse, benchv1.ReasonNoAuthor, "was not created: the schedule records no author"},
+			false, metav1.ConditionFalse, conditions.ReasonNoAuthor, "was not created: the schedule records no author"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,7 +120,7 @@ func TestPlanScheduleAsksTheAuthor(t *testing.T) {
 				t.Fatalf("created %v, last scheduled %v; want created %v, the due time passed", p.create != nil,
 					p.status.LastScheduleTime, tc.created)
 			}
-			c := meta.FindStatusCondition(p.status.Conditions, benchv1.ConditionAuthorized)
+			c := meta.FindStatusCondition(p.status.Conditions, conditions.Authorized)
 			if tc.authorized == "" {
 				if c != nil {
 					t.Errorf("nothing asked, yet %+v", c)
@@ -168,7 +169,7 @@ func TestJudgeAndItsCondition(t *testing.T) {
 		t.Errorf("condition %+v", c)
 	}
 	if c := regressedCondition(judge(latest, reference{}, regress.Rule{}), 1); c.Status != metav1.ConditionUnknown ||
-		c.Reason != benchv1.ReasonNotEnoughHistory {
+		c.Reason != conditions.ReasonNotEnoughHistory {
 		t.Errorf("without history: %+v", c)
 	}
 }

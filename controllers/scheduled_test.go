@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/benchsim"
@@ -216,7 +217,7 @@ func TestScheduleCreatesForbidsAndKeepsTheLast(t *testing.T) {
 		}
 		return nil
 	})
-	assertEvents(t, ns, stb.Name, ReasonBenchmarkMade, ReasonRunSkipped)
+	assertEvents(t, ns, stb.Name, conditions.ReasonBenchmarkCreated, conditions.ReasonRunSkipped)
 	var names []string
 	names = append(names, tb.Name)
 	complete(t, ns, tb.Name, c.Now(), 1, false)
@@ -265,8 +266,8 @@ func TestScheduleRunsOnlyWhatItsAuthorMay(t *testing.T) {
 	refused := c.nextMinute()
 	poke(t, stb)
 	poll.Until(t, 15*time.Second, 100*time.Millisecond, "the run refused", func() error {
-		cond := meta.FindStatusCondition(getSchedule(t, stb).Status.Conditions, benchv1.ConditionAuthorized)
-		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != benchv1.ReasonAuthorLacksAccess {
+		cond := meta.FindStatusCondition(getSchedule(t, stb).Status.Conditions, conditions.Authorized)
+		if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != conditions.ReasonAuthorLacksAccess {
 			return fmt.Errorf("condition %+v", cond)
 		}
 		if !strings.Contains(cond.Message, `user "erin" may not "create" on tunnelbenchmarks.bench.tunnelbench.io in namespace `+ns) {
@@ -277,7 +278,7 @@ func TestScheduleRunsOnlyWhatItsAuthorMay(t *testing.T) {
 	if tbs := scheduleBenchmarks(t, stb); len(tbs) != 0 || getSchedule(t, stb).Status.LastScheduleTime == nil {
 		t.Fatalf("the run due at %s: %d benchmarks, or not passed", refused, len(tbs))
 	}
-	assertEvents(t, ns, stb.Name, benchv1.ReasonAuthorLacksAccess)
+	assertEvents(t, ns, stb.Name, conditions.ReasonAuthorLacksAccess)
 	mustCreateAll(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "everything"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}},
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "erin"},
@@ -294,8 +295,8 @@ func TestScheduleRunsOnlyWhatItsAuthorMay(t *testing.T) {
 		return nil
 	})
 	waitForBenchmarks(t, stb, runName(stb, due))
-	if cond := meta.FindStatusCondition(getSchedule(t, stb).Status.Conditions, benchv1.ConditionAuthorized); cond == nil ||
-		cond.Status != metav1.ConditionTrue || cond.Reason != benchv1.ReasonAuthorMayRun {
+	if cond := meta.FindStatusCondition(getSchedule(t, stb).Status.Conditions, conditions.Authorized); cond == nil ||
+		cond.Status != metav1.ConditionTrue || cond.Reason != conditions.ReasonAuthorMayRun {
 		t.Errorf("condition %+v", cond)
 	}
 }
@@ -327,8 +328,8 @@ func TestSuspendAndReplace(t *testing.T) {
 	poke(t, stb)
 	poll.Until(t, 10*time.Second, 100*time.Millisecond, "Ready False, Suspended", func() error {
 		cur := getSchedule(t, stb)
-		c := meta.FindStatusCondition(cur.Status.Conditions, ConditionReady)
-		if c == nil || c.Reason != ReasonSuspended || cur.Status.Skipped != 1 {
+		c := meta.FindStatusCondition(cur.Status.Conditions, conditions.Ready)
+		if c == nil || c.Reason != conditions.ReasonSuspended || cur.Status.Skipped != 1 {
 			return fmt.Errorf("%+v", cur.Status)
 		}
 		return nil
@@ -388,7 +389,7 @@ func TestRegressionAgainstTheKeptBenchmarks(t *testing.T) {
 	}
 	poll.Until(t, 10*time.Second, 100*time.Millisecond, "the schedule's Regressed condition and metric", func() error {
 		cur := getSchedule(t, stb)
-		c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed)
+		c := meta.FindStatusCondition(cur.Status.Conditions, conditions.Regressed)
 		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "ssh: ratio") {
 			return fmt.Errorf("condition %+v", c)
 		}
@@ -400,8 +401,8 @@ func TestRegressionAgainstTheKeptBenchmarks(t *testing.T) {
 		}
 		return nil
 	})
-	assertEvents(t, ns, last, benchv1.ReasonRegressed)
-	assertEvents(t, ns, stb.Name, benchv1.ReasonRegressed)
+	assertEvents(t, ns, last, conditions.ReasonRegressed)
+	assertEvents(t, ns, stb.Name, conditions.ReasonRegressed)
 }
 
 // regressed is the schedule's tunnelbench_schedule_regressed series of a transport's figure.
@@ -442,7 +443,7 @@ func waitForRegressed(t *testing.T, ns, name string, want metav1.ConditionStatus
 		if err := testClient.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, tb); err != nil {
 			return err
 		}
-		if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionRegressed); c == nil || c.Status != want {
+		if c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Regressed); c == nil || c.Status != want {
 			return fmt.Errorf("Regressed %+v", c)
 		}
 		return nil

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
@@ -34,7 +35,7 @@ func (e *serverError) Error() string { return e.Message }
 func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *benchv1.TunnelBenchmark) (transport.Server, error) {
 	s, err := transport.ServerOf(tb)
 	if err != nil {
-		return s, &serverError{Reason: benchv1.ReasonInvalidSpec, Fatal: true, Message: err.Error()}
+		return s, &serverError{Reason: conditions.ReasonInvalidSpec, Fatal: true, Message: err.Error()}
 	}
 	switch {
 	case tb.Spec.Server.CNPG != nil:
@@ -46,7 +47,7 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 		// not bring the deleted Cluster back.
 		if tb.Status.ManagedCluster == "" {
 			if problem := tb.ManagedStorageProblem(); problem != "" {
-				return s, &serverError{Reason: benchv1.ReasonInvalidSpec, Fatal: true, Message: problem}
+				return s, &serverError{Reason: conditions.ReasonInvalidSpec, Fatal: true, Message: problem}
 			}
 			if err := r.ensureManagedCluster(ctx, tb); err != nil {
 				return s, err
@@ -69,7 +70,7 @@ func (r *TunnelBenchmarkReconciler) resolveServer(ctx context.Context, tb *bench
 	for _, t := range tb.Spec.Transports {
 		tr, err := transport.For(transport.Context{Benchmark: tb, Spec: t, Server: s})
 		if err != nil {
-			return s, &serverError{Reason: benchv1.ReasonInvalidSpec, Fatal: true, Message: err.Error()}
+			return s, &serverError{Reason: conditions.ReasonInvalidSpec, Fatal: true, Message: err.Error()}
 		}
 		for _, ref := range tr.UserSecrets() {
 			if err := r.checkSecret(ctx, tb.Namespace, ref.Name, ref.What, ref.Keys...); err != nil {
@@ -95,10 +96,10 @@ func (r *TunnelBenchmarkReconciler) ensureManagedCluster(ctx context.Context, tb
 		case err != nil:
 			return err
 		case problem != nil:
-			return &serverError{Reason: problemReason(problem, benchv1.ReasonCertificateNotReady), Message: problem.message, Fatal: true}
+			return &serverError{Reason: problemReason(problem, conditions.ReasonCertificateNotReady), Message: problem.message, Fatal: true}
 		case !ready:
 			// The Certificate's own wait is bounded from its creation; this bound only backs it up.
-			return &serverError{Reason: benchv1.ReasonCertificateNotReady, Wait: 2 * wait,
+			return &serverError{Reason: conditions.ReasonCertificateNotReady, Wait: 2 * wait,
 				Message: fmt.Sprintf("waiting for cert-manager to issue Certificate %s", cert.Object.GetName())}
 		}
 	}
@@ -114,9 +115,9 @@ func (r *TunnelBenchmarkReconciler) ensureManagedCluster(ctx context.Context, tb
 	case err != nil:
 		return err
 	case problem != nil && problem.notOwned:
-		return &serverError{Reason: benchv1.ReasonOwnershipConflict, Message: problem.message, Fatal: true}
+		return &serverError{Reason: conditions.ReasonOwnershipConflict, Message: problem.message, Fatal: true}
 	case problem != nil:
-		return &serverError{Reason: benchv1.ReasonClusterNotReady, Message: problem.message,
+		return &serverError{Reason: conditions.ReasonClusterNotReady, Message: problem.message,
 			Wait: orDefault(r.ClusterWait, DefaultClusterWait)}
 	}
 	return nil
@@ -126,7 +127,7 @@ func (r *TunnelBenchmarkReconciler) ensureManagedCluster(ctx context.Context, tb
 // or what the peer's owner says.
 func problemReason(p *peerProblem, reason string) string {
 	if p.notOwned {
-		return benchv1.ReasonOwnershipConflict
+		return conditions.ReasonOwnershipConflict
 	}
 	return cmp.Or(p.reason, reason)
 }
@@ -135,7 +136,7 @@ func (r *TunnelBenchmarkReconciler) checkSecret(ctx context.Context, namespace, 
 	secret := &corev1.Secret{}
 	err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, secret)
 	if apierrors.IsNotFound(err) {
-		return &serverError{Reason: benchv1.ReasonSecretNotFound,
+		return &serverError{Reason: conditions.ReasonSecretNotFound,
 			Message: fmt.Sprintf("Secret %s/%s (%s) not found: create it or fix spec.server", namespace, name, what)}
 	}
 	if err != nil {
@@ -143,7 +144,7 @@ func (r *TunnelBenchmarkReconciler) checkSecret(ctx context.Context, namespace, 
 	}
 	for _, k := range keys {
 		if len(secret.Data[k]) == 0 {
-			return &serverError{Reason: benchv1.ReasonInvalidSecret,
+			return &serverError{Reason: conditions.ReasonInvalidSecret,
 				Message: fmt.Sprintf("Secret %s/%s (%s) has no key %q", namespace, name, what, k)}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
@@ -62,7 +63,7 @@ func TestTwoBenchmarksOfOneServerInOneSecond(t *testing.T) {
 		t.Run(order[0]+" first", func(t *testing.T) {
 			ns, firstJob := startInOneSecond(t, order[0], order[1])
 			second := waitForPhase(t, ns, order[1], benchv1.PhaseQueued)
-			if c := meta.FindStatusCondition(second.Status.Conditions, benchv1.ConditionQueued); c == nil ||
+			if c := meta.FindStatusCondition(second.Status.Conditions, conditions.Queued); c == nil ||
 				c.Reason != "WaitingForServer" || !strings.Contains(c.Message, order[0]) {
 				t.Fatalf("Queued condition %+v, want WaitingForServer naming %s", c, order[0])
 			}
@@ -135,7 +136,7 @@ func TestServerLockByIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued := waitForPhase(t, ns, "by-ip", benchv1.PhaseQueued)
-	if c := meta.FindStatusCondition(queued.Status.Conditions, benchv1.ConditionQueued); c == nil ||
+	if c := meta.FindStatusCondition(queued.Status.Conditions, conditions.Queued); c == nil ||
 		!strings.Contains(c.Message, "by-cluster") || !strings.Contains(c.Message, svc.Spec.ClusterIP+":5432") {
 		t.Fatalf("Queued condition %+v, want it to name by-cluster and the server %s:5432", c, svc.Spec.ClusterIP)
 	}

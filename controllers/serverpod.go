@@ -8,6 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -22,7 +23,7 @@ func (r *TunnelBenchmarkReconciler) resolveServerPod(ctx context.Context, tb *be
 	s transport.Server) (transport.Server, error) {
 	service, ok := serviceOf(s.Host, tb.Namespace)
 	if !ok {
-		return s, &serverError{Reason: benchv1.ReasonInvalidSpec, Fatal: true, Message: fmt.Sprintf(
+		return s, &serverError{Reason: conditions.ReasonInvalidSpec, Fatal: true, Message: fmt.Sprintf(
 			"direct.via pod needs the server to be a Service of namespace %s, and %s is not one: use via service", tb.Namespace, s.Host)}
 	}
 	slices := &discoveryv1.EndpointSliceList{}
@@ -32,7 +33,7 @@ func (r *TunnelBenchmarkReconciler) resolveServerPod(ctx context.Context, tb *be
 	}
 	pod, problem := pickServerPod(slices.Items, s.Port)
 	if problem != "" {
-		return s, &serverError{Reason: benchv1.ReasonServerUnreachable, Message: fmt.Sprintf(
+		return s, &serverError{Reason: conditions.ReasonServerUnreachable, Message: fmt.Sprintf(
 			"direct.via pod: Service %s: %s", service, problem)}
 	}
 	s.Pod = pod

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -153,8 +154,8 @@ func TestGatewayNeverAvailableFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := waitForPhase(t, ns, "stuck-gateway", benchv1.PhaseFailed)
-	assertCondition(t, end, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonTunnelDown)
-	if c := meta.FindStatusCondition(end.Status.Conditions, benchv1.ConditionFailed); !strings.Contains(c.Message, "timed out progressing") {
+	assertCondition(t, end, conditions.Failed, metav1.ConditionTrue, conditions.ReasonTunnelDown)
+	if c := meta.FindStatusCondition(end.Status.Conditions, conditions.Failed); !strings.Contains(c.Message, "timed out progressing") {
 		t.Errorf("message %q", c.Message)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
@@ -49,7 +50,7 @@ func TestTamperedReportsEnd(t *testing.T) {
 				`"latencyAvgMs":1.7e308,"clients":4,"threads":2}}`,
 			phase: benchv1.PhaseFailed,
 			check: func(t *testing.T, tb *benchv1.TunnelBenchmark) {
-				c := assertCondition(t, tb, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidResult)
+				c := assertCondition(t, tb, conditions.Failed, metav1.ConditionTrue, conditions.ReasonInvalidResult)
 				if !strings.Contains(c.Message, "status.results") || !strings.Contains(c.Message, "not a finite number") {
 					t.Errorf("the condition does not name the field and what is wrong: %q", c.Message)
 				}

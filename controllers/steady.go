@@ -7,15 +7,15 @@ import (
 
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/steady"
 )
 
-// ConditionNotSteady is True once a measured run's tps trended while it ran (internal/steady): its
+// The NotSteady condition is True once a measured run's tps trended while it ran (internal/steady): its
 // median is a moment of a trend. The message names the run and the change, and recommends a
 // warm-up long enough for the path from when the run settled.
-const ConditionNotSteady = "NotSteady"
 
 // steadiness judges a run from its progress reports; nil with too few of them.
 func steadiness(progress []pgbench.ProgressPoint) *benchv1.Steadiness {
@@ -53,5 +53,5 @@ func (r *TunnelBenchmarkReconciler) warnNotSteady(tb *benchv1.TunnelBenchmark, t
 	if run.Steadiness == nil || run.Steadiness.Steady {
 		return
 	}
-	r.warnOnce(tb, ConditionNotSteady, "Trending", notSteadyMessage(tb, transport, run))
+	r.warnOnce(tb, conditions.NotSteady, conditions.ReasonTrending, notSteadyMessage(tb, transport, run))
 }

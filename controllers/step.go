@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -180,13 +181,13 @@ func decideStep(o observedStep, tb *benchv1.TunnelBenchmark, s step, c stepClock
 	job := o.job
 	switch {
 	case job == nil && expired:
-		return stepDecision{action: actFail, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}
+		return stepDecision{action: actFail, reason: conditions.ReasonTimeout, message: timeoutMessage(tb)}
 	case job == nil:
 		return stepDecision{action: actCreate}
 	case ofEarlierBenchmark(job, tb):
-		return stepDecision{action: actWait, reason: "Waiting", message: leftoverMessage("Job", job)}
+		return stepDecision{action: actWait, reason: conditions.ReasonWaiting, message: leftoverMessage("Job", job)}
 	case !metav1.IsControlledBy(job, tb):
-		return stepDecision{action: actFail, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
+		return stepDecision{action: actFail, reason: conditions.ReasonJobFailed, message: fmt.Sprintf(
 			"Job %s exists but does not belong to this benchmark: delete it or rename the benchmark", job.Name)}
 	}
 	if o.runners > 1 && !expired {
@@ -197,7 +198,7 @@ func decideStep(o observedStep, tb *benchv1.TunnelBenchmark, s step, c stepClock
 	switch {
 	case jobCondition(job, batchv1.JobComplete):
 		if rep := o.report; rep == nil || (rep.Result == nil && rep.Copy == nil && !s.run.Init) {
-			return stepDecision{action: actFail, reason: benchv1.ReasonJobFailed, message: fmt.Sprintf(
+			return stepDecision{action: actFail, reason: conditions.ReasonJobFailed, message: fmt.Sprintf(
 				"Job %s succeeded but its runner left no result in ConfigMap %s or its termination message", job.Name, job.Name)}
 		}
 		return stepDecision{action: actSucceed}
@@ -206,7 +207,7 @@ func decideStep(o observedStep, tb *benchv1.TunnelBenchmark, s step, c stepClock
 		return stepDecision{action: actFail, reason: reason, message: message, blame: true}
 	case expired:
 		// Its own activeDeadlineSeconds stops it too.
-		return stepDecision{action: actFail, reason: benchv1.ReasonTimeout, message: timeoutMessage(tb)}
+		return stepDecision{action: actFail, reason: conditions.ReasonTimeout, message: timeoutMessage(tb)}
 	}
 	var nodes func() []corev1.ResourceList
 	if o.nodes != nil {
@@ -218,11 +219,11 @@ func decideStep(o observedStep, tb *benchv1.TunnelBenchmark, s step, c stepClock
 	}
 	switch {
 	case trouble.Problem != "":
-		return stepDecision{action: actFail, reason: cmp.Or(trouble.Reason, benchv1.ReasonJobFailed), message: trouble.Problem}
+		return stepDecision{action: actFail, reason: cmp.Or(trouble.Reason, conditions.ReasonJobFailed), message: trouble.Problem}
 	case trouble.Waiting != "":
-		return stepDecision{action: actWait, reason: "Waiting", message: fmt.Sprintf("Job %s: %s", job.Name, trouble.Waiting)}
+		return stepDecision{action: actWait, reason: conditions.ReasonWaiting, message: fmt.Sprintf("Job %s: %s", job.Name, trouble.Waiting)}
 	}
-	return stepDecision{action: actWait, reason: "JobRunning", message: fmt.Sprintf("%s runs in Job %s", s.description, job.Name)}
+	return stepDecision{action: actWait, reason: conditions.ReasonJobRunning, message: fmt.Sprintf("%s runs in Job %s", s.description, job.Name)}
 }
 
 // actOnStep does what the decision says and reports the step's outcome.
@@ -252,7 +253,7 @@ func (r *TunnelBenchmarkReconciler) actOnStep(ctx context.Context, tb *benchv1.T
 		}
 		return stepOutcome{state: stepFailed, reason: reason, message: message}, nil
 	}
-	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, d.reason, d.message)
+	r.setCondition(tb, conditions.Progressing, metav1.ConditionTrue, d.reason, d.message)
 	return stepOutcome{state: stepRunning, requeue: r.poll(tb), seen: o}, nil
 }
 
@@ -267,7 +268,7 @@ func (r *TunnelBenchmarkReconciler) createStep(ctx context.Context, tb *benchv1.
 		case err != nil:
 			return stepOutcome{}, err
 		case problem != nil:
-			return stepOutcome{state: stepFailed, reason: benchv1.ReasonOwnershipConflict, message: problem.message}, nil
+			return stepOutcome{state: stepFailed, reason: conditions.ReasonOwnershipConflict, message: problem.message}, nil
 		case !ready:
 			return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
 		}
@@ -279,8 +280,8 @@ func (r *TunnelBenchmarkReconciler) createStep(ctx context.Context, tb *benchv1.
 		return stepOutcome{}, fmt.Errorf("cannot create Job %s: %w", name, err)
 	}
 	log.FromContext(ctx).Info("Created Job", "transport", s.ref.Transport, "job", name)
-	r.event(tb, corev1.EventTypeNormal, "JobCreated", "Run", "Started %s in Job %s", s.description, name)
-	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "JobRunning",
+	r.event(tb, corev1.EventTypeNormal, conditions.ReasonJobCreated, "Run", "Started %s in Job %s", s.description, name)
+	r.setCondition(tb, conditions.Progressing, metav1.ConditionTrue, conditions.ReasonJobRunning,
 		fmt.Sprintf("%s runs in Job %s", s.description, name))
 	return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
 }
@@ -344,12 +345,12 @@ func explainFailedJob(job *batchv1.Job, rep *report.Report, terminated *corev1.C
 	if rep != nil && rep.Failure != nil {
 		return rep.Failure.Reason, rep.Failure.Message
 	}
-	reason, message := benchv1.ReasonJobFailed, "the runner pod failed without a report"
+	reason, message := conditions.ReasonJobFailed, "the runner pod failed without a report"
 	for _, c := range job.Status.Conditions {
 		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
 			message = fmt.Sprintf("Job %s failed (%s): %s", job.Name, c.Reason, c.Message)
 			if c.Reason == batchv1.JobReasonDeadlineExceeded {
-				reason = benchv1.ReasonTimeout
+				reason = conditions.ReasonTimeout
 				message += "; raise spec.timeout or shorten spec.load.duration"
 			}
 		}
@@ -357,7 +358,7 @@ func explainFailedJob(job *batchv1.Job, rep *report.Report, terminated *corev1.C
 	switch {
 	case terminated != nil && terminated.Reason != "":
 		message += fmt.Sprintf("; runner container: %s (exit code %d)", terminated.Reason, terminated.ExitCode)
-	case terminated == nil && reason == benchv1.ReasonJobFailed:
+	case terminated == nil && reason == conditions.ReasonJobFailed:
 		message += "; its pod ended before the runner reported: deleted, evicted or killed, or its node was lost"
 	}
 	return reason, message

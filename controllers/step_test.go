@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -44,7 +45,7 @@ func TestDecideStep(t *testing.T) {
 	leftover.OwnerReferences = []metav1.OwnerReference{{UID: "an-earlier-uid", Controller: ptr.To(true), Kind: "TunnelBenchmark",
 		Name: "b", APIVersion: benchv1.GroupVersion.String()}}
 	result := &report.Report{Result: &pgbench.Result{TPS: 100}, ServerVersion: "15.20"}
-	failure := &report.Report{Failure: &report.Failure{Reason: benchv1.ReasonConnectionLost, Message: "server closed the connection"}}
+	failure := &report.Report{Failure: &report.Failure{Reason: conditions.ReasonConnectionLost, Message: "server closed the connection"}}
 	unschedulable := func(since time.Duration, message string) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{
 			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: message,
@@ -64,33 +65,33 @@ func TestDecideStep(t *testing.T) {
 		says   string
 	}{
 		{"no Job yet: create it", observedStep{}, clock, actCreate, "", ""},
-		{"no Job past the deadline: time out", observedStep{}, expired, actFail, benchv1.ReasonTimeout, "spec.timeout"},
+		{"no Job past the deadline: time out", observedStep{}, expired, actFail, conditions.ReasonTimeout, "spec.timeout"},
 		{"running", observedStep{job: owned()}, clock, actWait, "JobRunning", "runs in Job b-direct-c4-r2"},
 		{"a restarted operator finds its running Job", observedStep{job: owned(), pods: []corev1.Pod{{}}}, clock, actWait,
 			"JobRunning", "transport direct at clients=4 round 2/3"},
-		{"running past the deadline", observedStep{job: owned()}, expired, actFail, benchv1.ReasonTimeout, "spec.timeout"},
+		{"running past the deadline", observedStep{job: owned()}, expired, actFail, conditions.ReasonTimeout, "spec.timeout"},
 		{"succeeded with a report", observedStep{job: owned(batchv1.JobComplete), report: result}, expired, actSucceed, "", ""},
-		{"succeeded without a report", observedStep{job: owned(batchv1.JobComplete)}, clock, actFail, benchv1.ReasonJobFailed,
+		{"succeeded without a report", observedStep{job: owned(batchv1.JobComplete)}, clock, actFail, conditions.ReasonJobFailed,
 			"left no result"},
 		{"failed with the runner's reason", observedStep{job: owned(batchv1.JobFailed), report: failure}, clock, actFail,
-			benchv1.ReasonConnectionLost, "server closed the connection"},
-		{"failed at its deadline", observedStep{job: owned(batchv1.JobFailed)}, clock, actFail, benchv1.ReasonTimeout,
+			conditions.ReasonConnectionLost, "server closed the connection"},
+		{"failed at its deadline", observedStep{job: owned(batchv1.JobFailed)}, clock, actFail, conditions.ReasonTimeout,
 			"raise spec.timeout"},
-		{"another's Job of the same name", observedStep{job: foreign}, clock, actFail, benchv1.ReasonJobFailed,
+		{"another's Job of the same name", observedStep{job: foreign}, clock, actFail, conditions.ReasonJobFailed,
 			"does not belong to this benchmark"},
 		{"an earlier benchmark's Job, still going", observedStep{job: leftover}, clock, actWait, "Waiting",
 			"the earlier benchmark of this name"},
 		{"waiting for a node", observedStep{job: owned(), pods: []corev1.Pod{unschedulable(time.Minute, "0/1 nodes are available")}},
 			clock, actWait, "Waiting", "waits for a node"},
 		{"no node for too long", observedStep{job: owned(), pods: []corev1.Pod{unschedulable(3*time.Minute, "0/1 nodes")}},
-			clock, actFail, benchv1.ReasonUnschedulable, "could not be scheduled"},
+			clock, actFail, conditions.ReasonUnschedulable, "could not be scheduled"},
 		{"a pod that fits a node waits for the CPU others hold", observedStep{job: owned(),
 			pods: []corev1.Pod{unschedulable(time.Second, "Insufficient cpu")}, nodes: node},
 			clock, actWait, "Waiting", "waits for CPU or memory"},
 		{"more CPU than any node has", observedStep{job: owned(), pods: []corev1.Pod{big}, nodes: node},
-			clock, actFail, benchv1.ReasonUnschedulable, "more than any node allocates even empty"},
+			clock, actFail, conditions.ReasonUnschedulable, "more than any node allocates even empty"},
 		{"its pod refused by a quota for long", observedStep{job: owned(), refusals: []corev1.Event{refusal}}, clock, actFail,
-			benchv1.ReasonJobFailed, "exceeded quota"},
+			conditions.ReasonJobFailed, "exceeded quota"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

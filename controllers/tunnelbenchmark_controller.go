@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/bounded"
@@ -272,7 +273,7 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		return ctrl.Result{}, r.cancel(ctx, tb)
 	}
 	if r.MaxTimeout > 0 && tb.TimeoutDuration() > r.MaxTimeout {
-		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("spec.timeout (%s) is longer than this operator allows (%s, "+
+		r.fail(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("spec.timeout (%s) is longer than this operator allows (%s, "+
 			"the chart's maxTimeout): lower spec.timeout, or ask the operator's administrator", tb.TimeoutDuration(), r.MaxTimeout))
 		return ctrl.Result{}, nil
 	}
@@ -289,20 +290,20 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	// nothing: no server, peer or Job is created, and whatever is missing ends the benchmark.
 	expired := !now.Before(deadline)
 	if expired && tb.Spec.Server.Managed != nil && tb.Status.ManagedCluster == "" {
-		r.fail(tb, benchv1.ReasonTimeout, timeoutMessage(tb))
+		r.fail(tb, conditions.ReasonTimeout, timeoutMessage(tb))
 		return ctrl.Result{}, nil
 	}
 
 	server, err := r.resolveServer(ctx, tb)
 	if err != nil {
 		if expired {
-			r.fail(tb, benchv1.ReasonTimeout, timeoutMessage(tb))
+			r.fail(tb, conditions.ReasonTimeout, timeoutMessage(tb))
 			return ctrl.Result{}, nil
 		}
 		return r.waitForServer(tb, now, err)
 	}
 	tb.Status.Server = server.Endpoint()
-	r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionTrue, "Resolved",
+	r.setCondition(tb, conditions.ServerResolved, metav1.ConditionTrue, conditions.ReasonResolved,
 		"connecting to "+server.Endpoint())
 
 	if res, done, err := r.initialize(ctx, tb, server, deadline); !done || err != nil {
@@ -331,17 +332,17 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	at := tb.AtPoint(p.point)
 	t := at.Spec.Transports[p.transport]
 	if errs := r.Policy.Refusals(tb); len(errs) > 0 {
-		r.fail(tb, benchv1.ReasonInvalidSpec, errs.ToAggregate().Error())
+		r.fail(tb, conditions.ReasonInvalidSpec, errs.ToAggregate().Error())
 		return ctrl.Result{}, nil
 	}
 	tc := r.transportContext(at, server, t)
 	if tc.Link, err = tb.NetworkFor(t); err != nil {
-		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
+		r.fail(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 		return ctrl.Result{}, nil
 	}
 	tr, err := transport.For(tc)
 	if err != nil {
-		r.fail(tb, benchv1.ReasonInvalidSpec, err.Error())
+		r.fail(tb, conditions.ReasonInvalidSpec, err.Error())
 		return ctrl.Result{}, nil
 	}
 	peers, err := tr.Peers()
@@ -368,7 +369,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	}
 	s, err := r.runStepFor(ctx, tb, tc, tr, ref, path, started)
 	if err != nil {
-		r.fail(tb, benchv1.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
+		r.fail(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 		return ctrl.Result{}, nil
 	}
 	if res, done, err := r.ensureRunnerAccess(ctx, tb, deadline); !done || err != nil {
@@ -395,7 +396,7 @@ func (r *TunnelBenchmarkReconciler) afterStep(ctx context.Context, tb *benchv1.T
 		case err != nil:
 			return ctrl.Result{}, err
 		case problem != nil:
-			r.fail(tb, problemReason(problem, benchv1.ReasonNetworkEmulationFailed), fmt.Sprintf("%s: %s", s.description, problem.message))
+			r.fail(tb, problemReason(problem, conditions.ReasonNetworkEmulationFailed), fmt.Sprintf("%s: %s", s.description, problem.message))
 			return ctrl.Result{}, nil
 		}
 		r.observeLive(ctx, tb, s.ref, jobName)
@@ -488,11 +489,11 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 	}
 	reps := tb.Repetitions()
 	if c := out.report.Copy; c != nil {
-		r.event(tb, corev1.EventTypeNormal, "RunCompleted", "Measure", "Transport %s round %d/%d: %.3f MB/s, %.0f rows/s",
+		r.event(tb, corev1.EventTypeNormal, conditions.ReasonRunCompleted, "Measure", "Transport %s round %d/%d: %.3f MB/s, %.0f rows/s",
 			label, p.round, reps, c.MBPerSecond, c.RowsPerSecond)
 		return
 	}
-	r.event(tb, corev1.EventTypeNormal, "RunCompleted", "Measure", "Transport %s round %d/%d: %.1f tps, latency %.3f ms",
+	r.event(tb, corev1.EventTypeNormal, conditions.ReasonRunCompleted, "Measure", "Transport %s round %d/%d: %.1f tps, latency %.3f ms",
 		label, p.round, reps, out.report.Result.TPS, out.report.Result.LatencyAvgMs)
 }
 
@@ -529,7 +530,7 @@ func (r *TunnelBenchmarkReconciler) ensureRunnerAccess(ctx context.Context, tb *
 	case err != nil:
 		return ctrl.Result{}, false, err
 	case problem != nil:
-		r.fail(tb, benchv1.ReasonOwnershipConflict, "the runner's API access: "+problem.message)
+		r.fail(tb, conditions.ReasonOwnershipConflict, "the runner's API access: "+problem.message)
 		return ctrl.Result{}, false, nil
 	case !ready:
 		return r.poll(tb), false, nil
@@ -584,8 +585,8 @@ func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time
 	if param, values := tb.Spec.Sweep.Parameter(); param != "" {
 		points = fmt.Sprintf(" at %d points of %s", len(values), param)
 	}
-	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionTrue, "Accepted", "waiting for the server")
-	r.event(tb, corev1.EventTypeNormal, "Accepted", "Accept",
+	r.setCondition(tb, conditions.Progressing, metav1.ConditionTrue, conditions.ReasonAccepted, "waiting for the server")
+	r.event(tb, corev1.EventTypeNormal, conditions.ReasonAccepted, "Accept",
 		"Benchmark accepted: %d transports × %d repetitions%s (%s, seed %d), timeout %s", len(tb.Spec.Transports),
 		tb.Repetitions(), points, tb.Order(), tb.Status.RunOrder.Seed, tb.TimeoutDuration())
 }
@@ -597,19 +598,19 @@ func (r *TunnelBenchmarkReconciler) waitForServer(tb *benchv1.TunnelBenchmark, n
 		return ctrl.Result{}, err
 	}
 	if se.Fatal {
-		r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
+		r.setCondition(tb, conditions.ServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
 		r.fail(tb, se.Reason, se.Message)
 		return ctrl.Result{}, nil
 	}
 	if wait := orDefault(se.Wait, orDefault(r.ServerWait, DefaultServerWait)); now.Sub(tb.Status.StartTime.Time) >= wait {
-		r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
+		r.setCondition(tb, conditions.ServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
 		r.fail(tb, se.Reason, fmt.Sprintf("%s (waited %s)", se.Message, wait))
 		return ctrl.Result{}, nil
 	}
-	if !r.hasCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason) {
+	if !r.hasCondition(tb, conditions.ServerResolved, metav1.ConditionFalse, se.Reason) {
 		r.event(tb, corev1.EventTypeWarning, se.Reason, "ResolveServer", "%s", se.Message)
 	}
-	r.setCondition(tb, benchv1.ConditionServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
+	r.setCondition(tb, conditions.ServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
 	return r.poll(tb), nil
 }
 
@@ -617,11 +618,11 @@ func (r *TunnelBenchmarkReconciler) waitForServer(tb *benchv1.TunnelBenchmark, n
 func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.TunnelBenchmark,
 	server transport.Server, deadline time.Time) (res ctrl.Result, done bool, err error) {
 	if !tb.Spec.Load.Initialize {
-		r.setCondition(tb, benchv1.ConditionInitialized, metav1.ConditionFalse, "NotRequested",
+		r.setCondition(tb, conditions.Initialized, metav1.ConditionFalse, conditions.ReasonNotRequested,
 			"spec.load.initialize is false: the pgbench tables must already exist")
 		return ctrl.Result{}, true, nil
 	}
-	if meta.IsStatusConditionTrue(tb.Status.Conditions, benchv1.ConditionInitialized) {
+	if meta.IsStatusConditionTrue(tb.Status.Conditions, conditions.Initialized) {
 		return ctrl.Result{}, true, nil
 	}
 	tb.Status.Phase = benchv1.PhaseInitializing
@@ -637,12 +638,12 @@ func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.
 	case err != nil || out.state == stepRunning:
 		return out.requeue, false, err
 	case out.state == stepFailed:
-		r.setCondition(tb, benchv1.ConditionInitialized, metav1.ConditionFalse, out.reason, out.message)
+		r.setCondition(tb, conditions.Initialized, metav1.ConditionFalse, out.reason, out.message)
 		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", step.description, out.message))
 		return ctrl.Result{}, false, nil
 	}
-	r.setCondition(tb, benchv1.ConditionInitialized, metav1.ConditionTrue, "Initialized", step.description+" succeeded")
-	r.event(tb, corev1.EventTypeNormal, "Initialized", "Initialize", "%s succeeded", step.description)
+	r.setCondition(tb, conditions.Initialized, metav1.ConditionTrue, conditions.ReasonInitialized, step.description+" succeeded")
+	r.event(tb, corev1.EventTypeNormal, conditions.ReasonInitialized, "Initialize", "%s succeeded", step.description)
 	return ctrl.Result{}, true, nil
 }
 
@@ -661,9 +662,9 @@ func (r *TunnelBenchmarkReconciler) complete(tb *benchv1.TunnelBenchmark) {
 	} else if b != nil {
 		msg += fmt.Sprintf("; no transport is significantly ahead at 95%%: %s", b.Summary)
 	}
-	r.setCondition(tb, benchv1.ConditionCompleted, metav1.ConditionTrue, "Completed", msg)
-	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionFalse, "Completed", msg)
-	r.event(tb, corev1.EventTypeNormal, "Completed", "Complete", "%s", msg)
+	r.setCondition(tb, conditions.Completed, metav1.ConditionTrue, conditions.ReasonCompleted, msg)
+	r.setCondition(tb, conditions.Progressing, metav1.ConditionFalse, conditions.ReasonCompleted, msg)
+	r.event(tb, corev1.EventTypeNormal, conditions.ReasonCompleted, "Complete", "%s", msg)
 }
 
 // knees says where each transport's curve stops gaining, e.g. "; knees: direct at 4, ssh at 8
@@ -691,9 +692,9 @@ func (r *TunnelBenchmarkReconciler) fail(tb *benchv1.TunnelBenchmark, reason, me
 	tb.Status.Phase = benchv1.PhaseFailed
 	tb.Status.CompletionTime = &metav1.Time{Time: r.now()}
 	tb.Status.Live = nil
-	r.setCondition(tb, benchv1.ConditionFailed, metav1.ConditionTrue, reason, message)
-	r.setCondition(tb, benchv1.ConditionCompleted, metav1.ConditionFalse, reason, message)
-	r.setCondition(tb, benchv1.ConditionProgressing, metav1.ConditionFalse, reason, message)
+	r.setCondition(tb, conditions.Failed, metav1.ConditionTrue, reason, message)
+	r.setCondition(tb, conditions.Completed, metav1.ConditionFalse, reason, message)
+	r.setCondition(tb, conditions.Progressing, metav1.ConditionFalse, reason, message)
 	r.event(tb, corev1.EventTypeWarning, reason, "Fail", "%s", message)
 }
 
@@ -704,7 +705,7 @@ func (r *TunnelBenchmarkReconciler) fail(tb *benchv1.TunnelBenchmark, reason, me
 func (r *TunnelBenchmarkReconciler) refuseStatus(tb, stored *benchv1.TunnelBenchmark, why string) {
 	tb.Status = *stored.Status.DeepCopy()
 	tb.Status.ObservedGeneration = tb.Generation
-	r.fail(tb, benchv1.ReasonInvalidResult, "the status this pass would write is refused by the TunnelBenchmark schema: "+why+
+	r.fail(tb, conditions.ReasonInvalidResult, "the status this pass would write is refused by the TunnelBenchmark schema: "+why+
 		"; the pass's results are left out. A runner image that writes nonsense into its report, or a report edited in its "+
 		"ConfigMap, does this: check spec.runner.image and who may edit the namespace's ConfigMaps")
 	if len(statusguard.Fit(tb)) == 0 {
@@ -712,7 +713,7 @@ func (r *TunnelBenchmarkReconciler) refuseStatus(tb, stored *benchv1.TunnelBench
 	}
 	ended := benchv1.TunnelBenchmarkStatus{Phase: tb.Status.Phase, ObservedGeneration: tb.Status.ObservedGeneration,
 		StartTime: tb.Status.StartTime, CompletionTime: tb.Status.CompletionTime, Server: tb.Status.Server}
-	for _, typ := range []string{benchv1.ConditionFailed, benchv1.ConditionCompleted, benchv1.ConditionProgressing} {
+	for _, typ := range []string{conditions.Failed, conditions.Completed, conditions.Progressing} {
 		if c := meta.FindStatusCondition(tb.Status.Conditions, typ); c != nil {
 			ended.Conditions = append(ended.Conditions, *c)
 		}

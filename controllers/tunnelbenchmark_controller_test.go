@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
@@ -63,8 +64,8 @@ func TestBenchmarkLifecycle(t *testing.T) {
 	assertEnv(t, direct, "PGSSLMODE", "disable")
 	assertArgs(t, direct, "--builtin=select-only --protocol=prepared --clients=4 --threads=2", "--duration=10s --progress-interval=5s")
 	running := waitForPhase(t, ns, "lifecycle", benchv1.PhaseRunning)
-	assertCondition(t, running, benchv1.ConditionInitialized, metav1.ConditionTrue, "Initialized")
-	assertCondition(t, running, benchv1.ConditionServerResolved, metav1.ConditionTrue, "Resolved")
+	assertCondition(t, running, conditions.Initialized, metav1.ConditionTrue, "Initialized")
+	assertCondition(t, running, conditions.ServerResolved, metav1.ConditionTrue, "Resolved")
 	consistently(t, time.Second, "the tls transport waits for direct", func() error {
 		if n := len(listJobs(t, ns)); n != 2 {
 			return fmt.Errorf("%d Jobs exist", n)
@@ -79,12 +80,12 @@ func TestBenchmarkLifecycle(t *testing.T) {
 	finishJob(t, tlsJob, 0, resultReport(400, &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"}))
 
 	done := waitForPhase(t, ns, "lifecycle", benchv1.PhaseCompleted)
-	assertCondition(t, done, benchv1.ConditionCompleted, metav1.ConditionTrue, "Completed")
+	assertCondition(t, done, conditions.Completed, metav1.ConditionTrue, "Completed")
 	if o := done.Status.RunOrder; o == nil || o.Seed != *tb.Spec.Load.Seed || o.Order != benchv1.OrderInterleaved ||
 		strings.Join(o.Rounds, "|") != "direct tls" {
 		t.Errorf("status.runOrder %+v, want seed %d and the round \"direct tls\"", o, *tb.Spec.Load.Seed)
 	}
-	assertCondition(t, done, benchv1.ConditionProgressing, metav1.ConditionFalse, "Completed")
+	assertCondition(t, done, conditions.Progressing, metav1.ConditionFalse, "Completed")
 	if done.Status.Progress != "2/2" || done.Status.CompletionTime == nil || done.Status.ObservedGeneration != done.Generation {
 		t.Errorf("status progress=%q completionTime=%v observedGeneration=%d", done.Status.Progress,
 			done.Status.CompletionTime, done.Status.ObservedGeneration)
@@ -158,21 +159,21 @@ func TestFailuresAreExplained(t *testing.T) {
 		wantReason  string
 		wantMessage string
 	}{
-		{"authentication", 1, failureReport(benchv1.ReasonAuthenticationFailed,
+		{"authentication", 1, failureReport(conditions.ReasonAuthenticationFailed,
 			`password authentication failed for user "app": check the user name and password in the credentials Secret`),
-			benchv1.ReasonAuthenticationFailed, "password authentication failed"},
-		{"unreachable", 1, failureReport(benchv1.ReasonServerUnreachable, "server pg-rw:5432 did not answer within 2m0s"),
-			benchv1.ReasonServerUnreachable, "did not answer"},
-		{"pgbench error", 1, failureReport(benchv1.ReasonPgbenchError,
+			conditions.ReasonAuthenticationFailed, "password authentication failed"},
+		{"unreachable", 1, failureReport(conditions.ReasonServerUnreachable, "server pg-rw:5432 did not answer within 2m0s"),
+			conditions.ReasonServerUnreachable, "did not answer"},
+		{"pgbench error", 1, failureReport(conditions.ReasonPgbenchError,
 			"pgbench run was aborted: client 0 script 0 aborted in command 0 query 0: ERROR:  division by zero"),
-			benchv1.ReasonPgbenchError, "division by zero"},
+			conditions.ReasonPgbenchError, "division by zero"},
 		// pgbench quotes the whole value: `select repeat('x',40000)::int` fails with 40,113 characters,
 		// which no condition holds (the status write failed and the benchmark never ended).
-		{"40 kB pgbench error", 1, failureReport(benchv1.ReasonPgbenchError,
+		{"40 kB pgbench error", 1, failureReport(conditions.ReasonPgbenchError,
 			`pgbench: error: client 0 script 0 aborted in command 0 query 0: ERROR:  invalid input syntax for type integer: "`+
-				strings.Repeat("x", 40000)+`"`), benchv1.ReasonPgbenchError, "bytes cut"},
-		{"no report", 137, "", benchv1.ReasonJobFailed, "runner container: Error (exit code 137)"},
-		{"success without result", 0, `{"command":"pgbench"}`, benchv1.ReasonJobFailed, "left no result"},
+				strings.Repeat("x", 40000)+`"`), conditions.ReasonPgbenchError, "bytes cut"},
+		{"no report", 137, "", conditions.ReasonJobFailed, "runner container: Error (exit code 137)"},
+		{"success without result", 0, `{"command":"pgbench"}`, conditions.ReasonJobFailed, "left no result"},
 	}
 	ns := newNamespace(t)
 	createCNPGSecrets(t, ns)
@@ -188,7 +189,7 @@ func TestFailuresAreExplained(t *testing.T) {
 			}
 			finishJob(t, waitForJob(t, ns, jobName(name, "direct")), tt.exitCode, tt.message)
 			failed := waitForPhase(t, ns, name, benchv1.PhaseFailed)
-			c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, tt.wantReason)
+			c := assertCondition(t, failed, conditions.Failed, metav1.ConditionTrue, tt.wantReason)
 			if !strings.Contains(c.Message, tt.wantMessage) || !strings.Contains(c.Message, "transport direct") {
 				t.Errorf("Failed condition message %q does not name the transport and %q", c.Message, tt.wantMessage)
 			}
@@ -348,8 +349,8 @@ func TestMissingSecretWaitsThenFails(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "ServerResolved=False", func() error {
 		tb := getBenchmark(t, ns, "late-secret")
-		c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionServerResolved)
-		if tb.Status.Phase != benchv1.PhasePending || c == nil || c.Reason != benchv1.ReasonSecretNotFound ||
+		c := meta.FindStatusCondition(tb.Status.Conditions, conditions.ServerResolved)
+		if tb.Status.Phase != benchv1.PhasePending || c == nil || c.Reason != conditions.ReasonSecretNotFound ||
 			!strings.Contains(c.Message, "pg-app") {
 			return fmt.Errorf("phase %s, condition %+v", tb.Status.Phase, c)
 		}
@@ -365,7 +366,7 @@ func TestMissingSecretWaitsThenFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := waitForPhase(t, ns, "never", benchv1.PhaseFailed)
-	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonSecretNotFound)
+	c := assertCondition(t, failed, conditions.Failed, metav1.ConditionTrue, conditions.ReasonSecretNotFound)
 	if !strings.Contains(c.Message, "other-app") || !strings.Contains(c.Message, "waited") {
 		t.Errorf("message %q", c.Message)
 	}
@@ -390,7 +391,7 @@ func TestStuckPodFailsFast(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := waitForPhase(t, ns, "stuck", benchv1.PhaseFailed)
-	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonJobFailed)
+	c := assertCondition(t, failed, conditions.Failed, metav1.ConditionTrue, conditions.ReasonJobFailed)
 	if !strings.Contains(c.Message, "ImagePullBackOff") {
 		t.Errorf("message %q", c.Message)
 	}
@@ -421,7 +422,7 @@ func TestTimeout(t *testing.T) {
 		}
 		return nil
 	})
-	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonTimeout)
+	c := assertCondition(t, failed, conditions.Failed, metav1.ConditionTrue, conditions.ReasonTimeout)
 	if !strings.Contains(c.Message, "spec.timeout (10s)") || !strings.Contains(c.Message, "0/1") {
 		t.Errorf("message %q", c.Message)
 	}
@@ -582,7 +583,7 @@ func TestResultReadBeforeTheDeadline(t *testing.T) {
 				t.Fatalf("the finished run's result was lost: %+v", done.Status.Results)
 			}
 			if tt.phase == benchv1.PhaseFailed {
-				assertCondition(t, done, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonTimeout)
+				assertCondition(t, done, conditions.Failed, metav1.ConditionTrue, conditions.ReasonTimeout)
 				if n := len(listJobsOf(t, ns, tt.name)); n != 1 {
 					t.Errorf("%d Jobs: nothing may start after the deadline", n)
 				}
@@ -625,7 +626,7 @@ func TestUnschedulablePodFailsWithinItsWait(t *testing.T) {
 	}
 	eventually(t, 15*time.Second, "the wait for a node reported", func() error {
 		tb := getBenchmark(t, ns, "pending")
-		if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionProgressing); c == nil ||
+		if c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Progressing); c == nil ||
 			!strings.Contains(c.Message, scheduler) {
 			if tb.Status.Phase == benchv1.PhaseFailed {
 				return nil // the wait is short; the failure below quotes it too
@@ -635,7 +636,7 @@ func TestUnschedulablePodFailsWithinItsWait(t *testing.T) {
 		return nil
 	})
 	failed := waitForPhase(t, ns, "pending", benchv1.PhaseFailed)
-	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonUnschedulable)
+	c := assertCondition(t, failed, conditions.Failed, metav1.ConditionTrue, conditions.ReasonUnschedulable)
 	if !strings.Contains(c.Message, scheduler) || strings.Contains(c.Message, "spec.timeout") {
 		t.Errorf("message %q", c.Message)
 	}
@@ -669,7 +670,7 @@ func TestRefusedPodFailsWithinItsWait(t *testing.T) {
 	}
 	eventually(t, 15*time.Second, "the refusal reported", func() error {
 		tb := getBenchmark(t, ns, "refused")
-		if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionProgressing); c == nil ||
+		if c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Progressing); c == nil ||
 			!strings.Contains(c.Message, refusal) {
 			if tb.Status.Phase == benchv1.PhaseFailed {
 				return nil
@@ -679,7 +680,7 @@ func TestRefusedPodFailsWithinItsWait(t *testing.T) {
 		return nil
 	})
 	failed := waitForPhase(t, ns, "refused", benchv1.PhaseFailed)
-	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonJobFailed)
+	c := assertCondition(t, failed, conditions.Failed, metav1.ConditionTrue, conditions.ReasonJobFailed)
 	if !strings.Contains(c.Message, refusal) || !strings.Contains(c.Message, "ResourceQuota") {
 		t.Errorf("message %q", c.Message)
 	}
@@ -704,7 +705,7 @@ func TestOneBenchmarkPerServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued := waitForPhase(t, ns, "second", benchv1.PhaseQueued)
-	c := assertCondition(t, queued, benchv1.ConditionQueued, metav1.ConditionTrue, "WaitingForServer")
+	c := assertCondition(t, queued, conditions.Queued, metav1.ConditionTrue, "WaitingForServer")
 	if !strings.Contains(c.Message, ns+"/first") || queued.Status.StartTime != nil {
 		t.Errorf("Queued condition %q, start time %v", c.Message, queued.Status.StartTime)
 	}
@@ -727,7 +728,7 @@ func TestOneBenchmarkPerServer(t *testing.T) {
 	waitForPhase(t, ns, "first", benchv1.PhaseCompleted)
 	finishJob(t, waitForJob(t, ns, jobName("second", "direct")), 0, resultReport(900, nil))
 	done := waitForPhase(t, ns, "second", benchv1.PhaseCompleted)
-	assertCondition(t, done, benchv1.ConditionQueued, metav1.ConditionFalse, "Dequeued")
+	assertCondition(t, done, conditions.Queued, metav1.ConditionFalse, "Dequeued")
 	if res := done.Status.Result("direct"); res == nil || res.Unguarded {
 		t.Errorf("result %+v", res)
 	}
@@ -782,7 +783,7 @@ func TestProvenance(t *testing.T) {
 		p.MemoryLimit != "512Mi" {
 		t.Errorf("provenance %+v", p)
 	}
-	c := assertCondition(t, done, ConditionSharedNode, metav1.ConditionTrue, "SameNode")
+	c := assertCondition(t, done, conditions.SharedNode, metav1.ConditionTrue, "SameNode")
 	if !strings.Contains(c.Message, testNode) {
 		t.Errorf("SharedNode %q", c.Message)
 	}
@@ -868,7 +869,7 @@ func TestProvenanceOfAServiceServer(t *testing.T) {
 	if p := done.Status.Result("direct").Provenance; p == nil || p.ServerNode != testNode || p.SharedNode == nil || !*p.SharedNode {
 		t.Errorf("provenance %+v", p)
 	}
-	assertCondition(t, done, ConditionSharedNode, metav1.ConditionTrue, "SameNode")
+	assertCondition(t, done, conditions.SharedNode, metav1.ConditionTrue, "SameNode")
 }
 
 // assertRefusedBeforeAnyRun creates tb and checks that the operator fails it at once as
@@ -879,7 +880,7 @@ func assertRefusedBeforeAnyRun(t *testing.T, tb *benchv1.TunnelBenchmark, want .
 		t.Fatal(err)
 	}
 	failed := waitForPhase(t, tb.Namespace, tb.Name, benchv1.PhaseFailed)
-	c := assertCondition(t, failed, benchv1.ConditionFailed, metav1.ConditionTrue, benchv1.ReasonInvalidSpec)
+	c := assertCondition(t, failed, conditions.Failed, metav1.ConditionTrue, conditions.ReasonInvalidSpec)
 	for _, w := range want {
 		if !strings.Contains(c.Message, w) {
 			t.Errorf("message %q does not say %q", c.Message, w)

@@ -20,25 +20,12 @@ const (
 	// writes it on every create and every update that changes the template, the schedule or its
 	// time zone, keeps it on every other update, and refuses any other value. Before each run the
 	// operator asks the API server whether that user still may do everything the run would
-	// (ConditionAuthorized).
+	// (the Authorized condition).
 	AnnotationAuthor = "tunnelbench.io/author"
 	// AnnotationRunSeal is, on a benchmark a schedule created, the operator's proof that it did
 	// (internal/runseal): only a benchmark whose seal matches joins the schedule's history and
 	// judgements, whatever its labels and owner say.
 	AnnotationRunSeal = "tunnelbench.io/run-seal"
-)
-
-// The schedule's Authorized condition: whether its author may still do what its next run does.
-const (
-	ConditionAuthorized = "Authorized"
-	// ReasonAuthorMayRun: at the last due time the author held every access the run needs.
-	ReasonAuthorMayRun = "AuthorMayRun"
-	// ReasonAuthorLacksAccess: the author lost an access the run needs; the run was not created,
-	// and none is until the access is back or someone who holds it applies the spec again.
-	ReasonAuthorLacksAccess = "AuthorLacksAccess"
-	// ReasonNoAuthor: the schedule records no author the operator can read (made before the
-	// webhook recorded one, or while it was off); applying its spec again records one.
-	ReasonNoAuthor = "NoAuthor"
 )
 
 // Defaults of a ScheduledTunnelBenchmark, written once: the CRD's defaults say the same.

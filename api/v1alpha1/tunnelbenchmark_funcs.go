@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -406,25 +405,6 @@ func (tb *TunnelBenchmark) ManagedStorageProblem() string {
 // (spec.exclusive, default true).
 func (tb *TunnelBenchmark) IsExclusive() bool {
 	return tb.Spec.Exclusive == nil || *tb.Spec.Exclusive
-}
-
-// ShellMetaCommandPattern matches every spelling in which pgbench 15's lexer reads a \shell or a
-// \setshell meta-command: a backslash anywhere outside a string or comment starts a meta-command,
-// the word after it is found past spaces, tabs, form feeds, vertical tabs, carriage returns and
-// backslash-newline continuations, and the word is compared without regard to case ("\ShElL",
-// "\ \<newline> shell" and "select 1 \shell" all run a shell; internal/runner's test asks the real
-// pgbench). The pattern ignores quotes and comments and does not require the word to end there, so
-// it refuses a few scripts pgbench would not run as a shell (a '\shell' literal): erring on the
-// safe side. The CRD's CEL rule on spec.load.script is this same pattern (TestShellRuleIsThePattern).
-const ShellMetaCommandPattern = `(?i)\\(?:[ \t\r\f\v]|\\\r?\n)*(?:set)?shell`
-
-var shellMetaCommand = regexp.MustCompile(ShellMetaCommandPattern)
-
-// ShellMetaCommand is the first spelling of pgbench's \shell or \setshell in an inline script, as
-// written, "" when there is none: the CRD refuses such a script at apply, and the runner refuses it
-// again should one get past the API.
-func ShellMetaCommand(script string) string {
-	return shellMetaCommand.FindString(script)
 }
 
 // MaxFailedShare is the share of a run's transactions that may fail (serialization or deadlock

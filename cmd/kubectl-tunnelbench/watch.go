@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/render"
 	"github.com/tunnelbench/tunnelbench/internal/summary"
@@ -59,7 +60,7 @@ func watchCmd(k *kube, out io.Writer) *cobra.Command {
 func progress(tb *benchv1.TunnelBenchmark) string {
 	var b strings.Builder
 	now := "-"
-	if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionProgressing); c != nil && c.Status == "True" {
+	if c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Progressing); c != nil && c.Status == "True" {
 		now = c.Message
 	}
 	fmt.Fprintf(&b, "%s %s/%s: %s (%s runs) — %s\n", time.Now().Format("15:04:05"), tb.Namespace, tb.Name,

@@ -36,7 +36,7 @@ import (
 	"syscall"
 	"time"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
 	"github.com/tunnelbench/tunnelbench/internal/netdev"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
@@ -110,7 +110,7 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			// Before any load: the run could not deliver its result.
 			fmt.Fprintf(stderr, "tunnelbench-runner run: %v\n", err)
-			if b, encErr := report.Encode(report.Report{Failure: &report.Failure{Reason: benchv1.ReasonJobFailed,
+			if b, encErr := report.Encode(report.Report{Failure: &report.Failure{Reason: conditions.ReasonJobFailed,
 				Message: err.Error()}}); encErr == nil {
 				_ = os.WriteFile(opts.TerminationLog, b, 0o644)
 			}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
@@ -130,7 +130,7 @@ func TestRunCommandTakesTheOperatorsFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Failure == nil || rep.Failure.Reason != benchv1.ReasonServerUnreachable ||
+	if rep.Failure == nil || rep.Failure.Reason != conditions.ReasonServerUnreachable ||
 		rep.Command != "pgbench -b select-only -M prepared -c 4 -j 2 -T 10 -P 5 --failures-detailed" {
 		t.Errorf("report %+v (failure %+v)", rep, rep.Failure)
 	}

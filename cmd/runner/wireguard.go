@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/wgtunnel/userspace"
 )
 
 // runWireGuard runs one end of the vpn transport's WireGuard tunnel in user space until the pod
@@ -78,16 +79,16 @@ const resolveTimeout = 30 * time.Second
 
 // wireGuardEnd reads an end's keys and, for the client, resolves the gateway's address once:
 // WireGuard's endpoint is an address, and the gateway's Service address does not change.
-func wireGuardEnd(ctx context.Context, gateway bool, keyDir, endpoint string) (wgtunnel.End, error) {
+func wireGuardEnd(ctx context.Context, gateway bool, keyDir, endpoint string) (userspace.End, error) {
 	own, peer := wgtunnel.ClientPrivateKey, wgtunnel.GatewayPublicKey
-	end := wgtunnel.End{Peer: netip.PrefixFrom(wgtunnel.GatewayAddr, 32), KeepAlive: 10 * time.Second}
+	end := userspace.End{Peer: netip.PrefixFrom(wgtunnel.GatewayAddr, 32), KeepAlive: 10 * time.Second}
 	var err error
 	if end.Addr, err = wgtunnel.ClientAddr(); err != nil {
 		return end, err
 	}
 	if gateway {
 		own, peer = wgtunnel.GatewayPrivateKey, wgtunnel.ClientPublicKey
-		end = wgtunnel.End{Addr: wgtunnel.GatewayAddr, Peer: wgtunnel.ClientPrefix, ListenPort: wgtunnel.ListenPort}
+		end = userspace.End{Addr: wgtunnel.GatewayAddr, Peer: wgtunnel.ClientPrefix, ListenPort: wgtunnel.ListenPort}
 	}
 	if end.PrivateKey, err = readKey(filepath.Join(keyDir, own)); err != nil {
 		return end, err

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 )
@@ -92,7 +93,7 @@ func run(samplePath, pgImage string, timeout time.Duration) error {
 		}
 	}
 	if tb.Status.Phase == benchv1.PhaseFailed {
-		c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionFailed)
+		c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Failed)
 		return fmt.Errorf("the benchmark failed: %s: %s", c.Reason, c.Message)
 	}
 	// The results are the plugin's to print (hack/demo.sh runs `kubectl tunnelbench report`).

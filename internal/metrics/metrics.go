@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
@@ -207,7 +208,7 @@ func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
 		r.benchPhase.With(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "phase": string(tb.Status.Phase)}).Set(1)
 	}
 	r.failedBench.DeletePartialMatch(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name})
-	if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionFailed); tb.Status.Phase == benchv1.PhaseFailed && c != nil {
+	if c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Failed); tb.Status.Phase == benchv1.PhaseFailed && c != nil {
 		r.failedBench.With(prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "reason": c.Reason}).Set(1)
 	}
 	// One series at most per benchmark, the running transport's, and none between runs.

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
@@ -154,7 +155,7 @@ func TestLinkAndFailureSeries(t *testing.T) {
 		Asked:    benchv1.LinkFigures{RTTMs: 10, BitsPerSecond: 50e6},
 		Measured: &benchv1.MeasuredLink{RTTMs: 10.9, BitsPerSecond: 49.8e6}}}}
 	tb.Status.Phase = benchv1.PhaseFailed
-	tb.Status.Conditions = []metav1.Condition{{Type: benchv1.ConditionFailed, Status: "True", Reason: "Timeout"}}
+	tb.Status.Conditions = []metav1.Condition{{Type: conditions.Failed, Status: "True", Reason: "Timeout"}}
 	r.Observe(tb)
 	for _, c := range []struct {
 		g    prometheus.Gauge

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
@@ -72,7 +72,7 @@ func copyOnce(ctx context.Context, cfg *pgx.ConnConfig, c runspec.Copy) (*report
 	start := time.Now()
 	tag, err := conn.PgConn().CopyTo(ctx, w, fmt.Sprintf("COPY %s TO STDOUT (FORMAT binary)", pgx.Identifier{c.Table()}.Sanitize()))
 	if err != nil {
-		return nil, &FailureError{Reason: benchv1.ReasonPgbenchError, Message: fmt.Sprintf("COPY of %s: %v: "+
+		return nil, &FailureError{Reason: conditions.ReasonPgbenchError, Message: fmt.Sprintf("COPY of %s: %v: "+
 			"the data set is created by the initialization (spec.load.initialize)", c.Table(), err)}
 	}
 	seconds := time.Since(start).Seconds()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
@@ -37,7 +37,7 @@ const (
 // so that the measure also holds through a transaction pooler.
 func measureLink(ctx context.Context, cfg *pgx.ConnConfig, asked runspec.Link) (*report.Link, error) {
 	fail := func(what string, err error) error {
-		return &FailureError{Reason: benchv1.ReasonPgbenchError, Message: fmt.Sprintf("measuring the link: %s: %v", what, err)}
+		return &FailureError{Reason: conditions.ReasonPgbenchError, Message: fmt.Sprintf("measuring the link: %s: %v", what, err)}
 	}
 	var connects []float64
 	var conn *pgx.Conn

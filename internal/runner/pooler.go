@@ -6,7 +6,7 @@ import (
 	"net"
 	"strconv"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer/console"
 	"github.com/tunnelbench/tunnelbench/internal/report"
@@ -42,7 +42,7 @@ func startCounting(ctx context.Context, kind runspec.PoolerKind, metrics string,
 	}
 	before, err := c.observe(ctx)
 	if err != nil {
-		return nil, &FailureError{Reason: benchv1.ReasonConnectionRejected, Message: err.Error()}
+		return nil, &FailureError{Reason: conditions.ReasonConnectionRejected, Message: err.Error()}
 	}
 	c.before = before
 	return c, nil

@@ -14,7 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 )
 
@@ -45,7 +45,7 @@ type session struct {
 func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration) (*session, error) {
 	cfg, err := pgx.ParseConfig("")
 	if err != nil {
-		return nil, &FailureError{Reason: benchv1.ReasonPgbenchError,
+		return nil, &FailureError{Reason: conditions.ReasonPgbenchError,
 			Message: fmt.Sprintf("invalid libpq settings: %v", err)}
 	}
 	// The simple protocol keeps the check valid through a transaction pooler, where a statement
@@ -70,8 +70,8 @@ func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration
 				serverVersion: conn.PgConn().ParameterStatus("server_version")}, nil
 		}
 		failure := classify(err)
-		if failure.Reason != benchv1.ReasonServerUnreachable || time.Now().Add(retryEvery).After(deadline) {
-			if failure.Reason == benchv1.ReasonServerUnreachable {
+		if failure.Reason != conditions.ReasonServerUnreachable || time.Now().Add(retryEvery).After(deadline) {
+			if failure.Reason == conditions.ReasonServerUnreachable {
 				failure.Message = fmt.Sprintf("server %s:%d did not answer within %s: %s; "+
 					"check that the Service exists and the server accepts connections",
 					cfg.Host, cfg.Port, wait, failure.Message)
@@ -80,7 +80,7 @@ func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration
 		}
 		select {
 		case <-ctx.Done():
-			return nil, &FailureError{Reason: benchv1.ReasonServerUnreachable, Message: ctx.Err().Error()}
+			return nil, &FailureError{Reason: conditions.ReasonServerUnreachable, Message: ctx.Err().Error()}
 		case <-time.After(retryEvery):
 		}
 	}
@@ -102,7 +102,7 @@ func negotiatedTLS(ctx context.Context, conn *pgx.Conn) (*report.TLS, error) {
 	err := conn.QueryRow(ctx, `SELECT ssl, coalesce(version, ''), coalesce(cipher, '')
 		FROM pg_stat_ssl WHERE pid = pg_backend_pid()`).Scan(&ssl, &version, &cipher)
 	if err != nil {
-		return nil, &FailureError{Reason: benchv1.ReasonPgbenchError,
+		return nil, &FailureError{Reason: conditions.ReasonPgbenchError,
 			Message: fmt.Sprintf("cannot read pg_stat_ssl: %v", err)}
 	}
 	if !ssl {
@@ -160,32 +160,32 @@ func classify(err error) *FailureError {
 	if errors.As(err, &pgErr) {
 		switch {
 		case pgErr.Code == "28P01":
-			return &FailureError{Reason: benchv1.ReasonAuthenticationFailed,
+			return &FailureError{Reason: conditions.ReasonAuthenticationFailed,
 				Message: pgErr.Message + ": check the user name and password in the credentials Secret"}
 		case pgErr.Code == "28000" || strings.HasPrefix(pgErr.Code, "28"):
-			return &FailureError{Reason: benchv1.ReasonConnectionRejected,
+			return &FailureError{Reason: conditions.ReasonConnectionRejected,
 				Message: pgErr.Message + ": the server's pg_hba.conf rejects this client, user or TLS mode"}
 		case pgErr.Code == "3D000":
-			return &FailureError{Reason: benchv1.ReasonConnectionRejected,
+			return &FailureError{Reason: conditions.ReasonConnectionRejected,
 				Message: pgErr.Message + ": check the database name in spec.server"}
 		case pgErr.Code == "57P03" || pgErr.Code == "53300":
 			// The server is starting up or full: waiting may help.
-			return &FailureError{Reason: benchv1.ReasonServerUnreachable, Message: pgErr.Message}
+			return &FailureError{Reason: conditions.ReasonServerUnreachable, Message: pgErr.Message}
 		default:
-			return &FailureError{Reason: benchv1.ReasonConnectionRejected, Message: pgErr.Message}
+			return &FailureError{Reason: conditions.ReasonConnectionRejected, Message: pgErr.Message}
 		}
 	}
 	if strings.Contains(err.Error(), "require_auth") {
-		return &FailureError{Reason: benchv1.ReasonClearTextPassword, Message: "the server asked for the password in " +
+		return &FailureError{Reason: conditions.ReasonClearTextPassword, Message: "the server asked for the password in " +
 			"clear text over a connection no verified TLS protects, and the runner did not send it (" + err.Error() + "): use a " +
 			"tls transport with sslMode verify-ca or verify-full, or have the server ask for scram-sha-256 " +
 			"(password_encryption and pg_hba.conf)"}
 	}
 	if isTLSError(err) {
-		return &FailureError{Reason: benchv1.ReasonTLSError,
+		return &FailureError{Reason: conditions.ReasonTLSError,
 			Message: err.Error() + ": check the server certificate, the CA Secret and the sslMode"}
 	}
-	return &FailureError{Reason: benchv1.ReasonServerUnreachable, Message: err.Error()}
+	return &FailureError{Reason: conditions.ReasonServerUnreachable, Message: err.Error()}
 }
 
 func isTLSError(err error) bool {

@@ -14,7 +14,8 @@ import (
 	"sync"
 	"time"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
+	"github.com/tunnelbench/tunnelbench/api/scripts"
 	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/redact"
@@ -95,7 +96,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 			err = opts.Store(ctx, b)
 		}
 		if err != nil && rep.Failure == nil {
-			rep.Failure = &report.Failure{Reason: benchv1.ReasonJobFailed,
+			rep.Failure = &report.Failure{Reason: conditions.ReasonJobFailed,
 				Message: fmt.Sprintf("the run succeeded but its report could not be stored: %v", err)}
 		}
 	}
@@ -132,7 +133,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	fail := func(err error) *report.Report {
 		var fe *FailureError
 		if !errors.As(err, &fe) {
-			fe = &FailureError{Reason: benchv1.ReasonPgbenchError, Message: err.Error()}
+			fe = &FailureError{Reason: conditions.ReasonPgbenchError, Message: err.Error()}
 		}
 		rep.Failure = &report.Failure{Reason: fe.Reason, Message: fe.Message}
 		return rep
@@ -163,7 +164,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	if run.AwaitLink {
 		// Before the first connection: nothing crosses the path before the link is in place.
 		if opts.AwaitLink == nil {
-			return fail(&FailureError{Reason: benchv1.ReasonNetworkEmulationFailed,
+			return fail(&FailureError{Reason: conditions.ReasonNetworkEmulationFailed,
 				Message: "the run must wait for its emulated link but the runner has no result ConfigMap to read"})
 		}
 		if err := opts.AwaitLink(ctx, wait, retry); err != nil {
@@ -177,7 +178,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	sess, err := preflight(ctx, wait, retry)
 	if err != nil {
 		var fe *FailureError
-		if errors.As(err, &fe) && fe.Reason == benchv1.ReasonServerUnreachable {
+		if errors.As(err, &fe) && fe.Reason == conditions.ReasonServerUnreachable {
 			// Through a tunnel, "unreachable" is usually the tunnel: say what ssh said.
 			return fail(r.explain(0, 1, err))
 		}
@@ -192,7 +193,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		created, err := createCopySet(ctx, sess.config, run.Copy)
 		rep.EndTime = time.Now().UTC()
 		if err != nil {
-			return fail(&FailureError{Reason: benchv1.ReasonPgbenchError,
+			return fail(&FailureError{Reason: conditions.ReasonPgbenchError,
 				Message: fmt.Sprintf("cannot create the copy data set %s: %v", run.Copy.Table(), err)})
 		}
 		fmt.Fprintf(stream, "tunnelbench-runner: copy data set %s: created %v (kept from an earlier benchmark: %v)\n",
@@ -204,7 +205,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		out, runErr := runProcess(ctx, opts, stream, nil, args, "")
 		rep.EndTime = time.Now().UTC()
 		if runErr != nil {
-			return fail(&FailureError{Reason: benchv1.ReasonPgbenchError,
+			return fail(&FailureError{Reason: conditions.ReasonPgbenchError,
 				Message: fmt.Sprintf("pgbench -i failed (%v): %s", runErr, pgbench.LastError(out))})
 		}
 		return rep
@@ -468,8 +469,8 @@ func writeScript() error {
 	if !ok {
 		return fmt.Errorf("the load runs an inline script, but %s is not set", runspec.ScriptEnv)
 	}
-	if c := benchv1.ShellMetaCommand(script); c != "" {
-		return &FailureError{Reason: benchv1.ReasonInvalidSpec, Message: fmt.Sprintf(
+	if c := scripts.ShellMetaCommand(script); c != "" {
+		return &FailureError{Reason: conditions.ReasonInvalidSpec, Message: fmt.Sprintf(
 			"the inline script uses pgbench's \\shell or \\setshell (%q), which would run a command next to the server's password: refused", c)}
 	}
 	return writeFile(runspec.ScriptPath, script)

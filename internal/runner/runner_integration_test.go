@@ -20,7 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
 	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
@@ -249,37 +249,37 @@ func TestRunFailuresAreClassified(t *testing.T) {
 		wantText   string
 	}{
 		{name: "wrong password", server: s, sslmode: "disable", override: map[string]string{"PGPASSWORD": "nope"},
-			wantReason: benchv1.ReasonAuthenticationFailed, wantText: "password authentication failed"},
+			wantReason: conditions.ReasonAuthenticationFailed, wantText: "password authentication failed"},
 		{name: "unknown database", server: s, sslmode: "disable", override: map[string]string{"PGDATABASE": "missing"},
-			wantReason: benchv1.ReasonConnectionRejected, wantText: `database "missing" does not exist`},
+			wantReason: conditions.ReasonConnectionRejected, wantText: `database "missing" does not exist`},
 		{name: "pg_hba requires TLS", server: tlsOnly, sslmode: "disable",
-			wantReason: benchv1.ReasonConnectionRejected, wantText: "no pg_hba.conf entry"},
+			wantReason: conditions.ReasonConnectionRejected, wantText: "no pg_hba.conf entry"},
 		// A server (or a listener in its place) that asks for the password in clear text over a
 		// plain connection: the preflight does not send it, and pgbench never connects.
 		{name: "a clear-text password asked without TLS", server: clearText, sslmode: "disable",
-			wantReason: benchv1.ReasonClearTextPassword, wantText: "use a tls transport"},
+			wantReason: conditions.ReasonClearTextPassword, wantText: "use a tls transport"},
 		{name: "untrusted server certificate", server: s, sslmode: "verify-full", override: map[string]string{"PGSSLROOTCERT": s.OtherCAFile},
-			wantReason: benchv1.ReasonTLSError, wantText: "certificate"},
+			wantReason: conditions.ReasonTLSError, wantText: "certificate"},
 		{name: "nothing listens", server: s, sslmode: "disable", override: map[string]string{"PGPORT": "1"}, wait: time.Second,
-			wantReason: benchv1.ReasonServerUnreachable, wantText: "did not answer within 1s"},
+			wantReason: conditions.ReasonServerUnreachable, wantText: "did not answer within 1s"},
 		{name: "a script that runs a shell", server: s, sslmode: "disable",
 			override:   map[string]string{runspec.ScriptEnv: "\\shell env\nselect 1;"},
 			load:       runspec.Load{Script: true, Duration: time.Second},
-			wantReason: benchv1.ReasonInvalidSpec, wantText: `uses pgbench's \shell`},
+			wantReason: conditions.ReasonInvalidSpec, wantText: `uses pgbench's \shell`},
 		{name: "pgbench error", server: s, sslmode: "disable", override: map[string]string{runspec.ScriptEnv: "select 1/0;"},
 			load:       runspec.Load{Script: true, Duration: time.Second},
-			wantReason: benchv1.ReasonPgbenchError, wantText: "division by zero"},
+			wantReason: conditions.ReasonPgbenchError, wantText: "division by zero"},
 		// The server ends the session under pgbench, as a restart or a failover does.
 		{name: "a connection the server ends", server: s, sslmode: "disable",
 			override:   map[string]string{runspec.ScriptEnv: "select pg_terminate_backend(pg_backend_pid());"},
 			load:       runspec.Load{Script: true, Duration: 5 * time.Second},
-			wantReason: benchv1.ReasonConnectionLost, wantText: "the connection to the server was lost during the run"},
+			wantReason: conditions.ReasonConnectionLost, wantText: "the connection to the server was lost during the run"},
 		// A server that stops answering: every transaction waits 30 s, so no progress report of
 		// the 20 s load shows one completed, and the watch stops pgbench after 2 s of it.
 		{name: "a stalled load", server: s, sslmode: "disable", override: map[string]string{runspec.ScriptEnv: "select pg_sleep(30);"},
 			load: runspec.Load{Script: true, Clients: 2, Threads: 1, Duration: 20 * time.Second, ProgressInterval: time.Second,
 				StallTimeout: 2 * time.Second},
-			wantReason: benchv1.ReasonStalled,
+			wantReason: conditions.ReasonStalled,
 			wantText:   "no transaction completed for 2s (spec.load.stallTimeout): pgbench stopped 2s into the measured load"},
 	}
 	for _, tt := range tests {
@@ -327,10 +327,10 @@ func TestClearTextPasswordOverTLS(t *testing.T) {
 				}
 				return
 			}
-			if rep.Failure == nil || rep.Failure.Reason != benchv1.ReasonClearTextPassword ||
+			if rep.Failure == nil || rep.Failure.Reason != conditions.ReasonClearTextPassword ||
 				!strings.Contains(rep.Failure.Message, tc.refused) || strings.Contains(rep.Failure.Message, s.Password) {
 				t.Fatalf("over TLS that verifies nothing: %v %+v, want %s saying %q", err, rep.Failure,
-					benchv1.ReasonClearTextPassword, tc.refused)
+					conditions.ReasonClearTextPassword, tc.refused)
 			}
 		})
 	}
@@ -419,10 +419,10 @@ func TestRunAwaitsTheLink(t *testing.T) {
 	run := runspec.Run{Load: runspec.Load{Script: true, Duration: time.Second}, Tunnels: 1,
 		Link: runspec.Link{BitsPerSecond: 1_000_000_000}, ResultConfigMap: "r", AwaitLink: true}
 	never := func(context.Context, time.Duration, time.Duration) error {
-		return &FailureError{Reason: benchv1.ReasonNetworkEmulationFailed, Message: "no mark"}
+		return &FailureError{Reason: conditions.ReasonNetworkEmulationFailed, Message: "no mark"}
 	}
 	rep, _, err := runOnce(t, Options{Run: run, AwaitLink: never})
-	if err == nil || rep.Failure == nil || rep.Failure.Reason != benchv1.ReasonNetworkEmulationFailed {
+	if err == nil || rep.Failure == nil || rep.Failure.Reason != conditions.ReasonNetworkEmulationFailed {
 		t.Fatalf("never marked: %v %+v", err, rep.Failure)
 	}
 	if rep.ServerVersion != "" || rep.Result != nil || rep.Link != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/scripts"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 )
 
@@ -51,7 +51,7 @@ func TestShellSpellingsAsPgbenchReadsThem(t *testing.T) {
 			if ran != s.runs {
 				t.Errorf("pgbench ran a shell: %v, expected %v (pgbench changed how it reads meta-commands?)", ran, s.runs)
 			}
-			if ran && benchv1.ShellMetaCommand(script+" touch x\n") == "" {
+			if ran && scripts.ShellMetaCommand(script+" touch x\n") == "" {
 				t.Errorf("pgbench runs a shell for %q, and ShellMetaCommand lets it through", script)
 			}
 		})
@@ -78,7 +78,7 @@ func FuzzShellSpellings(f *testing.F) {
 			return
 		}
 		script := lead + `\` + sep + name
-		if pgbenchRunsShell(t, srv, script) && benchv1.ShellMetaCommand(script+" touch x\n") == "" {
+		if pgbenchRunsShell(t, srv, script) && scripts.ShellMetaCommand(script+" touch x\n") == "" {
 			t.Fatalf("pgbench runs a shell for %q, and ShellMetaCommand lets it through", script)
 		}
 	})

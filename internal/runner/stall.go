@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 )
 
@@ -115,7 +115,7 @@ func (w *stallWatch) failure(phase string, n int) *FailureError {
 	if n > 1 {
 		which = fmt.Sprintf("pgbench on tunnel %d of %d", w.stalled, n)
 	}
-	return &FailureError{Reason: benchv1.ReasonStalled, Message: fmt.Sprintf(
+	return &FailureError{Reason: conditions.ReasonStalled, Message: fmt.Sprintf(
 		"no transaction completed for %s (spec.load.stallTimeout): %s stopped %s into the %s. The path to the server "+
 			"stopped answering without an error: a network partition, a server that hangs or was replaced, or a "+
 			"tunnel or pooler that lost its peer; raise stallTimeout if the script's transactions last longer",

@@ -15,7 +15,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
@@ -157,7 +157,7 @@ func (c *ResultConfigMap) AwaitLink(ctx context.Context, wait, every time.Durati
 		return data[runspec.LinkInjectedKey] == runspec.LinkInjected, nil
 	})
 	if timedOut {
-		return &FailureError{Reason: benchv1.ReasonNetworkEmulationFailed, Message: fmt.Sprintf(
+		return &FailureError{Reason: conditions.ReasonNetworkEmulationFailed, Message: fmt.Sprintf(
 			"the operator did not mark the emulated link as in place in ConfigMap %s within %s: see the benchmark's "+
 				"conditions for what the emulator reported%s", c.name, wait, lastRead(lastErr))}
 	}
@@ -186,7 +186,7 @@ func (c *ResultConfigMap) AwaitStart(ctx context.Context, wait, every time.Durat
 	})
 	switch {
 	case timedOut:
-		return &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf("runner pod %d of %d was ready, but "+
+		return &FailureError{Reason: conditions.ReasonJobFailed, Message: fmt.Sprintf("runner pod %d of %d was ready, but "+
 			"the operator did not start the load within %s: not every pod of the run became ready (see the "+
 			"benchmark's conditions and the Job's pods)%s", c.index, c.pods, wait, lastRead(lastErr))}
 	case err != nil:
@@ -231,7 +231,7 @@ func (c *ResultConfigMap) AwaitWindow(ctx context.Context, covered latency.Span,
 	})
 	switch {
 	case timedOut:
-		return latency.Span{}, &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf(
+		return latency.Span{}, &FailureError{Reason: conditions.ReasonJobFailed, Message: fmt.Sprintf(
 			"runner pod %d of %d ended its load, but not every pod did within %s (runner pod %d has not written its "+
 				"window): see the Job's pods%s", c.index, c.pods, wait, missing, lastRead(lastErr))}
 	case err != nil:
@@ -239,7 +239,7 @@ func (c *ResultConfigMap) AwaitWindow(ctx context.Context, covered latency.Span,
 	}
 	common, ok := latency.Common(spans)
 	if !ok {
-		return latency.Span{}, &FailureError{Reason: benchv1.ReasonJobFailed, Message: fmt.Sprintf(
+		return latency.Span{}, &FailureError{Reason: conditions.ReasonJobFailed, Message: fmt.Sprintf(
 			"the %d runner pods' loads did not overlap in time (%v): no common window to measure in", c.pods, spans)}
 	}
 	return common, nil

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/apitest"
 	"github.com/tunnelbench/tunnelbench/internal/latency"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -35,7 +35,7 @@ func TestResultConfigMap(t *testing.T) {
 
 	err := results.AwaitLink(ctx, 300*time.Millisecond, 50*time.Millisecond)
 	var fe *FailureError
-	if !errors.As(err, &fe) || fe.Reason != benchv1.ReasonNetworkEmulationFailed || !strings.Contains(fe.Message, "within 300ms") {
+	if !errors.As(err, &fe) || fe.Reason != conditions.ReasonNetworkEmulationFailed || !strings.Contains(fe.Message, "within 300ms") {
 		t.Fatalf("no mark: %v", err)
 	}
 

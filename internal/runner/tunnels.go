@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
@@ -50,7 +50,7 @@ func (l tunnelLogs) negotiated() *sshtunnel.Negotiated {
 func (l tunnelLogs) explain(i, n int, err error) *FailureError {
 	for _, j := range append([]int{i}, allBut(i, l.count)...) {
 		if _, last := l.read(j); last != "" {
-			return &FailureError{Reason: benchv1.ReasonTunnelDown,
+			return &FailureError{Reason: conditions.ReasonTunnelDown,
 				Message: fmt.Sprintf("tunnel %d of %d: %s (%v)", j, l.count, last, err)}
 		}
 	}
@@ -58,12 +58,12 @@ func (l tunnelLogs) explain(i, n int, err error) *FailureError {
 		// A killed ssh leaves its port closed until the kubelet has started it again, and the
 		// new one logs a second session: either shows the tunnel died under pgbench.
 		if l.port > 0 && !accepts(fmt.Sprintf("127.0.0.1:%d", l.port+j)) {
-			return &FailureError{Reason: benchv1.ReasonTunnelDown, Message: fmt.Sprintf("tunnel %d of %d: its ssh is gone "+
+			return &FailureError{Reason: conditions.ReasonTunnelDown, Message: fmt.Sprintf("tunnel %d of %d: its ssh is gone "+
 				"(127.0.0.1:%d refuses connections): the sidecar died (killed, out of memory or crashed), which closed "+
 				"the connections it carried (%v)", j, l.count, l.port+j, err)}
 		}
 		if sessions := sshtunnel.Sessions(l.text(j)); sessions > 1 {
-			return &FailureError{Reason: benchv1.ReasonTunnelDown, Message: fmt.Sprintf("tunnel %d of %d: its ssh was started %d times "+
+			return &FailureError{Reason: conditions.ReasonTunnelDown, Message: fmt.Sprintf("tunnel %d of %d: its ssh was started %d times "+
 				"during the run: the sidecar died (killed, out of memory or crashed) and the kubelet restarted it, "+
 				"which closed the connections it carried (%v)", j, l.count, sessions, err)}
 		}
@@ -77,10 +77,10 @@ func (l tunnelLogs) explain(i, n int, err error) *FailureError {
 		msg = fmt.Sprintf("pgbench on tunnel %d of %d: %s", i, n, msg)
 	}
 	if pgbench.ConnectionLost(msg) {
-		return &FailureError{Reason: benchv1.ReasonConnectionLost, Message: "the connection to the server was lost during the run " +
+		return &FailureError{Reason: conditions.ReasonConnectionLost, Message: "the connection to the server was lost during the run " +
 			"(the server restarted, failed over or stopped, or a tunnel or pooler on the path closed it): " + msg}
 	}
-	return &FailureError{Reason: benchv1.ReasonPgbenchError, Message: msg}
+	return &FailureError{Reason: conditions.ReasonPgbenchError, Message: msg}
 }
 
 func allBut(i, n int) []int {

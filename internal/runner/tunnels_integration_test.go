@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -165,7 +165,7 @@ func TestDeadTunnelFailsTheRun(t *testing.T) {
 	}
 	// ssh's last words: its byte counts as its session ends, or, a session's ssh may log it last,
 	// the signal that stopped it.
-	if rep.Failure.Reason != benchv1.ReasonTunnelDown || !strings.Contains(rep.Failure.Message, "tunnel 1 of 2") ||
+	if rep.Failure.Reason != conditions.ReasonTunnelDown || !strings.Contains(rep.Failure.Message, "tunnel 1 of 2") ||
 		!strings.Contains(rep.Failure.Message, "the ssh session ended") && !strings.Contains(rep.Failure.Message, "Killed by signal 15") {
 		b, _ := os.ReadFile(runspec.TunnelLogFile(logDir, 1))
 		t.Errorf("failure %s: %s\ntunnel-1.log tail: %s", rep.Failure.Reason, rep.Failure.Message, tail(string(b), 8))

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
@@ -27,12 +27,12 @@ func TestExplainNamesTheTunnelThatRestarted(t *testing.T) {
 	}
 	lost := errors.New("pgbench run was aborted: client 1 aborted in command 1 (SQL) of script 0; perhaps the backend died while processing")
 	f := tunnelLogs{dir: dir, count: 2}.explain(0, 2, lost)
-	if f.Reason != benchv1.ReasonTunnelDown || !strings.Contains(f.Message, "tunnel 1 of 2: its ssh was started 2 times") ||
+	if f.Reason != conditions.ReasonTunnelDown || !strings.Contains(f.Message, "tunnel 1 of 2: its ssh was started 2 times") ||
 		!strings.Contains(f.Message, "perhaps the backend died") {
 		t.Errorf("failure %s: %s", f.Reason, f.Message)
 	}
 	f = tunnelLogs{dir: dir, count: 1}.explain(0, 1, lost)
-	if f.Reason != benchv1.ReasonConnectionLost {
+	if f.Reason != conditions.ReasonConnectionLost {
 		t.Errorf("one healthy tunnel: %s: %s, want ConnectionLost", f.Reason, f.Message)
 	}
 
@@ -43,7 +43,7 @@ func TestExplainNamesTheTunnelThatRestarted(t *testing.T) {
 	}
 	f = tunnelLogs{dir: dir, count: 1, port: closed}.explain(0, 1, lost)
 	want := fmt.Sprintf("tunnel 0 of 1: its ssh is gone (127.0.0.1:%d refuses", closed)
-	if f.Reason != benchv1.ReasonTunnelDown || !strings.Contains(f.Message, want) {
+	if f.Reason != conditions.ReasonTunnelDown || !strings.Contains(f.Message, want) {
 		t.Errorf("a closed tunnel port: %s: %s", f.Reason, f.Message)
 	}
 	// Listening: the tunnel is up, the loss is the server's (or beyond the tunnel).
@@ -53,7 +53,7 @@ func TestExplainNamesTheTunnelThatRestarted(t *testing.T) {
 	}
 	defer func() { _ = l.Close() }()
 	f = tunnelLogs{dir: dir, count: 1, port: l.Addr().(*net.TCPAddr).Port}.explain(0, 1, lost)
-	if f.Reason != benchv1.ReasonConnectionLost {
+	if f.Reason != conditions.ReasonConnectionLost {
 		t.Errorf("a listening tunnel port: %s: %s, want ConnectionLost", f.Reason, f.Message)
 	}
 }

@@ -28,7 +28,7 @@ const (
 const MaxStorm = 100_000
 
 // Load is the pgbench workload of a run, in pgbench's own terms. A zero field is left to pgbench's
-// default; the operator fills every field it means (pgbench.LoadFor applies the API's defaults).
+// default; the operator fills every field it means (specs.LoadFor applies the API's defaults).
 type Load struct {
 	// Builtin is one of pgbench's builtin scripts (-b). Exactly one of Builtin and Script is set.
 	Builtin string

@@ -12,7 +12,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 )
 
@@ -151,7 +150,7 @@ func RunFor(tb *benchv1.TunnelBenchmark, init bool, waitTimeout time.Duration) r
 		r.Scale = int(max(tb.Spec.Load.Scale, benchv1.DefaultScale))
 		return r
 	}
-	r.Load = pgbench.LoadFor(tb.Spec.Load)
+	r.Load = LoadFor(tb.Spec.Load)
 	if pods := tb.RunnerPods(); pods > 1 {
 		// Omitted for one, as the flags render it.
 		r.Pods = pods

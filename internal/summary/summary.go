@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/stats"
 )
@@ -168,7 +169,7 @@ func Of(tb *benchv1.TunnelBenchmark) Summary {
 	if tb.Spec.Load.Copy != nil {
 		s.Unit = "MB/s"
 	}
-	if c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionFailed); c != nil && c.Status == "True" {
+	if c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Failed); c != nil && c.Status == "True" {
 		s.Failure = c.Reason + ": " + c.Message
 	}
 	if len(tb.Spec.Transports) > 0 {

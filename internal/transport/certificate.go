@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
@@ -26,7 +27,7 @@ func CertificatePeer(tb *benchv1.TunnelBenchmark, cert *unstructured.Unstructure
 		NotInstalled: fmt.Sprintf("cert-manager is not installed (no Certificate kind), so spec.tls.issuerRef %s/%s "+
 			"cannot issue Certificate %s: install cert-manager or remove spec.tls", ref.Kind, ref.Name, cert.GetName()),
 		Created: func() (string, string) {
-			return "CertificateRequested", fmt.Sprintf("Requested Certificate %s from %s %s", cert.GetName(), ref.Kind, ref.Name)
+			return conditions.ReasonCertificateRequested, fmt.Sprintf("Requested Certificate %s from %s %s", cert.GetName(), ref.Kind, ref.Name)
 		},
 		Ready: func(_ context.Context, c Cluster, stored client.Object) (Status, error) {
 			u, ok := stored.(*unstructured.Unstructured)

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/pki"
@@ -83,13 +84,13 @@ func (p pooler) meta(name string) metav1.ObjectMeta {
 	return specs.OwnedMeta(p.c.Benchmark, name, PoolerComponent, p.c.Spec.Name)
 }
 
-func (pooler) FailureReason() string { return benchv1.ReasonPoolerUnavailable }
+func (pooler) FailureReason() string { return conditions.ReasonPoolerUnavailable }
 
 // Blame: the sidecar PgBouncer or the shared pooler's pods that broke leave the pooler unavailable;
 // the parts of the path it is over are that path's.
 func (p pooler) Blame(part string) string {
 	if part == PoolerContainer || part == PoolerComponent {
-		return benchv1.ReasonPoolerUnavailable
+		return conditions.ReasonPoolerUnavailable
 	}
 	if inner, ok, err := p.over(); ok && err == nil {
 		return inner.Blame(part)
@@ -142,7 +143,7 @@ func (p pooler) Peers() ([]Peer, error) {
 	peers = withNetworkPolicy(p.c, p.c.Benchmark, dep, append(peers, Peer{Object: p.service()}))
 	return append(peers,
 		Peer{Object: dep, Ready: deploymentReady("the pooler"), Created: func() (string, string) {
-			return "PoolerCreated", fmt.Sprintf("Started PgBouncer %s for transport %s", p.name(), p.c.Spec.Name)
+			return conditions.ReasonPoolerCreated, fmt.Sprintf("Started PgBouncer %s for transport %s", p.name(), p.c.Spec.Name)
 		}},
 	), nil
 }
@@ -377,7 +378,7 @@ func (p pooler) cnpgPeers() []Peer {
 			NotInstalled: "CloudNativePG's Pooler kind is not installed in this cluster: install CloudNativePG, " +
 				"or use pooler.placement sidecar",
 			Created: func() (string, string) {
-				return "PoolerCreated", fmt.Sprintf("Created CloudNativePG Pooler %s for transport %s", p.name(), p.c.Spec.Name)
+				return conditions.ReasonPoolerCreated, fmt.Sprintf("Created CloudNativePG Pooler %s for transport %s", p.name(), p.c.Spec.Name)
 			},
 			Ready: func(ctx context.Context, c Cluster, _ client.Object) (Status, error) {
 				dep := &appsv1.Deployment{}

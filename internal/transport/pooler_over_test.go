@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -84,7 +85,7 @@ func TestPoolerOver(t *testing.T) {
 			if got, want := tr.Blame(tt.brokenPart), alone.Blame(tt.brokenPart); got != want || got == "" {
 				t.Errorf("a broken %s: %q, want the path's %q", tt.brokenPart, got, want)
 			}
-			if tr.Blame(PoolerContainer) != benchv1.ReasonPoolerUnavailable {
+			if tr.Blame(PoolerContainer) != conditions.ReasonPoolerUnavailable {
 				t.Errorf("a broken pooler is the pooler's")
 			}
 		})

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -57,7 +58,7 @@ func (p proxy) Peers() ([]Peer, error) {
 	peers := withNetworkPolicy(p.c, p.c.Benchmark, dep, []Peer{{Object: p.service()}})
 	return append(peers, Peer{Object: dep, Ready: deploymentReady("the proxy"),
 		Created: func() (string, string) {
-			return "ProxyCreated", fmt.Sprintf("Started HAProxy %s in TCP mode to %s", p.name(), p.target())
+			return conditions.ReasonProxyCreated, fmt.Sprintf("Started HAProxy %s in TCP mode to %s", p.name(), p.target())
 		}}), nil
 }
 
@@ -65,14 +66,14 @@ func (p proxy) target() string {
 	return net.JoinHostPort(p.c.Server.Host, strconv.Itoa(int(p.c.Server.Port)))
 }
 
-func (proxy) FailureReason() string { return benchv1.ReasonProxyUnavailable }
+func (proxy) FailureReason() string { return conditions.ReasonProxyUnavailable }
 
 func (p proxy) VerifiesServer() bool { return p.c.Spec.EffectiveProxy().SSLMode == "verify-ca" }
 
 // Blame: the proxy's pods that broke leave the proxy unavailable.
 func (proxy) Blame(part string) string {
 	if part == ProxyComponent {
-		return benchv1.ReasonProxyUnavailable
+		return conditions.ReasonProxyUnavailable
 	}
 	return ""
 }

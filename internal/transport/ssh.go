@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -80,7 +81,7 @@ func (s sshTransport) Peers() ([]Peer, error) {
 	peers = withNetworkPolicy(s.c, tb, gateway, peers)
 	return append(peers, Peer{Object: gateway, Ready: deploymentReady("the SSH gateway"),
 		Created: func() (string, string) {
-			return "GatewayCreated", fmt.Sprintf("Started SSH gateway %s (host key %s)", tb.GatewayName(), fingerprint)
+			return conditions.ReasonGatewayCreated, fmt.Sprintf("Started SSH gateway %s (host key %s)", tb.GatewayName(), fingerprint)
 		}}), nil
 }
 
@@ -138,7 +139,7 @@ func (s sshTransport) tunnel(i int, spec benchv1.SSHTransport) sshtunnel.Tunnel 
 }
 
 // FailureReason: a gateway that cannot start leaves every tunnel down.
-func (sshTransport) FailureReason() string { return benchv1.ReasonTunnelDown }
+func (sshTransport) FailureReason() string { return conditions.ReasonTunnelDown }
 
 // Record keeps what the tunnels negotiated, from ssh's own log, and the per-tunnel figures.
 func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
@@ -157,7 +158,7 @@ func (sshTransport) Record(rep *report.Report, out *benchv1.TransportResult) {
 // Blame: a tunnel's sidecar or the gateway that broke leaves the tunnels down.
 func (sshTransport) Blame(part string) string {
 	if strings.HasPrefix(part, "tunnel-") || part == GatewayComponent {
-		return benchv1.ReasonTunnelDown
+		return conditions.ReasonTunnelDown
 	}
 	return ""
 }

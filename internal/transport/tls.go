@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
@@ -38,7 +39,7 @@ func (t tlsTransport) Peers() ([]Peer, error) {
 	return []Peer{CertificatePeer(tb, cert, t.c.CertificateWait)}, nil
 }
 
-func (tlsTransport) FailureReason() string { return benchv1.ReasonCertificateNotReady }
+func (tlsTransport) FailureReason() string { return conditions.ReasonCertificateNotReady }
 
 // VerifiesServer: the CA is mounted only for the verifying modes, since with a root certificate
 // present libpq's sslmode=require quietly behaves like verify-ca.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -197,7 +198,7 @@ func VerifiesServer(tb *benchv1.TunnelBenchmark, server Server) bool {
 type basic struct{}
 
 func (basic) Peers() ([]Peer, error)                          { return nil, nil }
-func (basic) FailureReason() string                           { return benchv1.ReasonJobFailed }
+func (basic) FailureReason() string                           { return conditions.ReasonJobFailed }
 func (basic) Record(*report.Report, *benchv1.TransportResult) {}
 func (basic) VerifiesServer() bool                            { return false }
 func (basic) UserSecrets() []SecretRef                        { return nil }
@@ -208,7 +209,7 @@ func (basic) Describe(res *benchv1.TransportResult) string    { return tlsWords(
 // or a part of the transport's own (tr may be nil: the initialization has no transport).
 func BrokenReason(tr Transport, part string) string {
 	if part == LinkContainer {
-		return benchv1.ReasonNetworkEmulationFailed
+		return conditions.ReasonNetworkEmulationFailed
 	}
 	if tr == nil {
 		return ""

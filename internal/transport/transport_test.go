@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/report"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
@@ -158,24 +159,24 @@ func TestPeers(t *testing.T) {
 		transport string
 		reason    string
 	}{
-		{"direct", nil, benchv1.TransportSpec{Type: "direct"}, nil, "", benchv1.ReasonJobFailed},
-		{"tls", nil, benchv1.TransportSpec{Type: "tls"}, nil, "", benchv1.ReasonCertificateNotReady},
+		{"direct", nil, benchv1.TransportSpec{Type: "direct"}, nil, "", conditions.ReasonJobFailed},
+		{"tls", nil, benchv1.TransportSpec{Type: "tls"}, nil, "", conditions.ReasonCertificateNotReady},
 		{"tls with an issued client certificate", issuer, benchv1.TransportSpec{Type: "tls",
 			TLS: &benchv1.TLSTransport{ClientCertificate: &benchv1.ClientCertificate{CommonName: "app"}}},
-			[]string{"Certificate"}, "x", benchv1.ReasonCertificateNotReady},
-		{"ssh", nil, benchv1.TransportSpec{Type: "ssh"}, []string{"Secret", "Service", "Deployment"}, "", benchv1.ReasonTunnelDown},
+			[]string{"Certificate"}, "x", conditions.ReasonCertificateNotReady},
+		{"ssh", nil, benchv1.TransportSpec{Type: "ssh"}, []string{"Secret", "Service", "Deployment"}, "", conditions.ReasonTunnelDown},
 		{"own pooler", external, benchv1.TransportSpec{Type: "pooler"}, []string{"Service", "Deployment"}, "x",
-			benchv1.ReasonPoolerUnavailable},
+			conditions.ReasonPoolerUnavailable},
 		{"own pooler with generated TLS", external, benchv1.TransportSpec{Type: "pooler",
 			Pooler: &benchv1.PoolerTransport{ClientTLS: "require"}}, []string{"Secret", "Service", "Deployment"}, "x",
-			benchv1.ReasonPoolerUnavailable},
+			conditions.ReasonPoolerUnavailable},
 		{"own pooler with issued TLS", func(tb *benchv1.TunnelBenchmark) { external(tb); issuer(tb) },
 			benchv1.TransportSpec{Type: "pooler", Pooler: &benchv1.PoolerTransport{ClientTLS: "require"}},
-			[]string{"Certificate", "Service", "Deployment"}, "x", benchv1.ReasonPoolerUnavailable},
+			[]string{"Certificate", "Service", "Deployment"}, "x", conditions.ReasonPoolerUnavailable},
 		{"CloudNativePG Pooler", nil, benchv1.TransportSpec{Type: "pooler"}, []string{"Service", "Pooler"}, "x",
-			benchv1.ReasonPoolerUnavailable},
+			conditions.ReasonPoolerUnavailable},
 		{"sidecar pooler", nil, benchv1.TransportSpec{Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar"}},
-			nil, "", benchv1.ReasonPoolerUnavailable},
+			nil, "", conditions.ReasonPoolerUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,18 +295,18 @@ func TestBlame(t *testing.T) {
 		typ, part string
 		want      string
 	}{
-		{"ssh", "tunnel-1", benchv1.ReasonTunnelDown},
-		{"ssh", GatewayComponent, benchv1.ReasonTunnelDown},
+		{"ssh", "tunnel-1", conditions.ReasonTunnelDown},
+		{"ssh", GatewayComponent, conditions.ReasonTunnelDown},
 		{"ssh", PoolerContainer, ""},
-		{"pooler", PoolerContainer, benchv1.ReasonPoolerUnavailable},
-		{"pooler", PoolerComponent, benchv1.ReasonPoolerUnavailable},
+		{"pooler", PoolerContainer, conditions.ReasonPoolerUnavailable},
+		{"pooler", PoolerComponent, conditions.ReasonPoolerUnavailable},
 		{"pooler", "tunnel-0", ""},
-		{"direct", LinkContainer, benchv1.ReasonNetworkEmulationFailed},
+		{"direct", LinkContainer, conditions.ReasonNetworkEmulationFailed},
 		{"tls", "tunnel-0", ""},
-		{"vpn", VPNClientContainer, benchv1.ReasonTunnelDown},
-		{"vpn", VPNGatewayComponent, benchv1.ReasonTunnelDown},
+		{"vpn", VPNClientContainer, conditions.ReasonTunnelDown},
+		{"vpn", VPNGatewayComponent, conditions.ReasonTunnelDown},
 		{"vpn", GatewayComponent, ""},
-		{"proxy", ProxyComponent, benchv1.ReasonProxyUnavailable},
+		{"proxy", ProxyComponent, conditions.ReasonProxyUnavailable},
 		{"proxy", PoolerComponent, ""},
 	}
 	for _, tt := range tests {
@@ -316,7 +317,7 @@ func TestBlame(t *testing.T) {
 			}
 		})
 	}
-	if got := BrokenReason(nil, LinkContainer); got != benchv1.ReasonNetworkEmulationFailed {
+	if got := BrokenReason(nil, LinkContainer); got != conditions.ReasonNetworkEmulationFailed {
 		t.Errorf("the initialization's link: %q", got)
 	}
 	if got := BrokenReason(nil, "tunnel-0"); got != "" {

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 )
 
@@ -25,7 +25,7 @@ type vpnCommon struct {
 func (v vpnCommon) VerifiesServer() bool { return v.c.Spec.EffectiveVPN().SSLMode == "verify-ca" }
 
 // FailureReason: a gateway that cannot start leaves the tunnel down.
-func (vpnCommon) FailureReason() string { return benchv1.ReasonTunnelDown }
+func (vpnCommon) FailureReason() string { return conditions.ReasonTunnelDown }
 
 // tunnelGateway describes a vpn kind's gateway.
 type tunnelGateway struct {
@@ -57,7 +57,7 @@ func (g tunnelGateway) peers() []Peer {
 	peers = withNetworkPolicy(g.c, tb, g.deployment, peers)
 	return append(peers, Peer{Object: g.deployment, Ready: deploymentReady("the " + g.kind + " gateway"),
 		Created: func() (string, string) {
-			return "GatewayCreated", fmt.Sprintf("Started %s gateway %s (%s)", g.kind, g.name, g.how)
+			return conditions.ReasonGatewayCreated, fmt.Sprintf("Started %s gateway %s (%s)", g.kind, g.name, g.how)
 		}})
 }
 
@@ -77,7 +77,7 @@ func (g tunnelGateway) service() *corev1.Service {
 // tunnelBlame: the client's sidecar or the gateway that broke leaves the tunnel down.
 func tunnelBlame(part, clientContainer, gatewayComponent string) string {
 	if part == clientContainer || part == gatewayComponent {
-		return benchv1.ReasonTunnelDown
+		return conditions.ReasonTunnelDown
 	}
 	return ""
 }

@@ -1,9 +1,11 @@
-// Package wgtunnel runs the two ends of the vpn transport's WireGuard tunnel in user space:
-// wireguard-go over its own TCP/IP stack (gVisor's netstack), so neither end needs a TUN device or
-// any capability and both pods stay restricted. The gateway next to the server accepts TCP inside
-// the tunnel on one address and forwards it to the server only; the client in the runner pod
-// listens on loopback and carries each connection into the tunnel. Keys are pinned on both sides:
-// each end knows the other's public key and nothing else is a peer.
+// Package wgtunnel is the contract of the vpn transport's WireGuard tunnel: what the operator and
+// both ends share (addresses, ports, the Secret's keys, the counters). The ends themselves run in
+// package userspace (wireguard-go over gVisor's netstack, in user space, so neither end needs a TUN
+// device or any capability and both pods stay restricted), which only the runner links. The gateway
+// next to the server accepts TCP inside the tunnel on one address and forwards it to the server
+// only; the client in the runner pod listens on loopback and carries each connection into the
+// tunnel. Keys are pinned on both sides: each end knows the other's public key and nothing else is
+// a peer.
 package wgtunnel
 
 import (
@@ -93,8 +95,8 @@ func (k Key) Public() (Key, error) {
 // String is the key in base64, as wg(8) prints it.
 func (k Key) String() string { return base64.StdEncoding.EncodeToString(k[:]) }
 
-// hex is the key as wireguard-go's configuration protocol reads it.
-func (k Key) hex() string { return hex.EncodeToString(k[:]) }
+// Hex is the key as wireguard-go's configuration protocol reads it.
+func (k Key) Hex() string { return hex.EncodeToString(k[:]) }
 
 // ParseKey reads a key in base64, surrounding space ignored.
 func ParseKey(s string) (Key, error) {
@@ -136,8 +138,8 @@ type Counters struct {
 	Endpoint string `json:"endpoint"`
 }
 
-// parseCounters reads the peer's counters from wireguard-go's configuration protocol ("get").
-func parseCounters(ipc string) Counters {
+// ParseCounters reads the peer's counters from wireguard-go's configuration protocol ("get").
+func ParseCounters(ipc string) Counters {
 	var c Counters
 	for _, line := range strings.Split(ipc, "\n") {
 		key, value, ok := strings.Cut(line, "=")

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/test/events"
@@ -137,7 +138,7 @@ func cloudNativePG(t *testing.T) {
 			chaos: func(ns, _ string) *unstructured.Unstructured {
 				return podKill(ns, map[string]string{"cnpg.io/cluster": "existing", "cnpg.io/instanceRole": "primary"})
 			},
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonConnectionLost},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonConnectionLost},
 			wantText: "CloudNativePG Cluster existing"}
 		tb.Spec.Transports = fc.transports
 		row := injectFault(t, tb, fc)

@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/dashboard"
 	"github.com/tunnelbench/tunnelbench/test/events"
@@ -366,7 +367,7 @@ spec:
 		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
-		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), benchv1.ReasonAuthenticationFailed, "password authentication failed")
+		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), conditions.ReasonAuthenticationFailed, "password authentication failed")
 	})
 
 	t.Run("an unreachable server fails with ServerUnreachable", func(t *testing.T) {
@@ -376,7 +377,7 @@ spec:
 		if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 			t.Fatal(err)
 		}
-		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), benchv1.ReasonServerUnreachable, "did not answer within 20s")
+		assertFailed(t, waitForEnd(t, ns, tb.Name, 3*time.Minute), conditions.ReasonServerUnreachable, "did not answer within 20s")
 	})
 
 	t.Run("a shell spelt as pgbench reads it is refused at apply", func(t *testing.T) {
@@ -894,7 +895,7 @@ func waitForEnd(t *testing.T, ns, name string, timeout time.Duration) *benchv1.T
 
 func assertFailed(t *testing.T, tb *benchv1.TunnelBenchmark, reason, text string) {
 	t.Helper()
-	c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionFailed)
+	c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Failed)
 	if tb.Status.Phase != benchv1.PhaseFailed || c == nil || c.Reason != reason || !strings.Contains(c.Message, text) {
 		t.Errorf("phase %s, Failed condition %+v; want reason %s with %q", tb.Status.Phase, c, reason, text)
 	}

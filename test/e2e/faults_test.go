@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
@@ -102,41 +103,41 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, specs.RunnerComponent))
 			},
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonJobFailed}},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonJobFailed}},
 		// chaos-mesh's container-kill finds containers in a pod's containerStatuses only
 		// (controllers/chaosimpl/utils/record.go), not a native sidecar's initContainerStatuses: it
 		// reports the container not found. The node's containerd kills it as chaos-daemon would.
 		{name: "tunnel sidecar container killed", transports: ssh, kill: killSidecar("tunnel-0"),
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: "tunnel 0 of 1"},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: "tunnel 0 of 1"},
 		{name: "SSH gateway pod killed", transports: ssh,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, transport.GatewayComponent))
 			},
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: "tunnel"},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: "tunnel"},
 		{name: "shared PgBouncer pod killed", transports: pooler,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, transport.PoolerComponent))
 			},
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonPoolerUnavailable}, wantText: "pod was replaced during the run"},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonPoolerUnavailable}, wantText: "pod was replaced during the run"},
 		{name: "WireGuard gateway pod killed", transports: vpn,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, transport.VPNGatewayComponent))
 			},
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: "vpn-gateway"},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: "vpn-gateway"},
 		{name: "WireGuard sidecar container killed", transports: vpn, kill: killSidecar(transport.VPNClientContainer),
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: transport.VPNClientContainer},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: transport.VPNClientContainer},
 		{name: "HAProxy pod killed", transports: proxy,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, transport.ProxyComponent))
 			},
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonProxyUnavailable}, wantText: "proxy"},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonProxyUnavailable}, wantText: "proxy"},
 		{name: "runner partitioned from the server", transports: direct,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return chaosObject("NetworkChaos", ns, "fault", map[string]any{"action": "partition", "mode": "all",
 					"direction": "both", "selector": selector(ns, benchmarkPods(b, specs.RunnerComponent)),
 					"target": map[string]any{"mode": "all", "selector": selector(ns, serverPods)}})
 			},
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonStalled}, wantText: "no transaction completed"},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonStalled}, wantText: "no transaction completed"},
 		{name: "operator pod killed", transports: direct,
 			chaos: func(ns, _ string) *unstructured.Unstructured {
 				return podKill(operatorNamespace, operatorPods)
@@ -145,7 +146,7 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 			wantPhase: benchv1.PhaseCompleted, deadline: operatorFailoverDeadline(t)},
 		{name: "PostgreSQL server pod killed", transports: direct,
 			chaos:     func(ns, _ string) *unstructured.Unstructured { return podKill(ns, serverPods) },
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonConnectionLost},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonConnectionLost},
 			// pgbench's words vary with the moment: "unexpected postmaster exit", "perhaps the
 			// backend died while processing".
 			wantText: "the connection to the server was lost during the run"},
@@ -219,7 +220,7 @@ func injectFault(t *testing.T, tb *benchv1.TunnelBenchmark, fc faultCase) faultR
 	end := waitForEnd(t, ns, name, deadline+60*time.Second)
 	seconds := end.Status.CompletionTime.Sub(injected).Seconds()
 	reason := ""
-	if c := meta.FindStatusCondition(end.Status.Conditions, benchv1.ConditionFailed); c != nil && c.Status == metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(end.Status.Conditions, conditions.Failed); c != nil && c.Status == metav1.ConditionTrue {
 		reason = c.Reason
 		t.Logf("%s: %s after %.0f s: %s", fc.name, c.Reason, seconds, c.Message)
 	}
@@ -228,7 +229,7 @@ func injectFault(t *testing.T, tb *benchv1.TunnelBenchmark, fc faultCase) faultR
 		t.Errorf("phase %s (%s), want %s", end.Status.Phase, reason, fc.wantPhase)
 	}
 	if fc.wantPhase == benchv1.PhaseFailed {
-		c := meta.FindStatusCondition(end.Status.Conditions, benchv1.ConditionFailed)
+		c := meta.FindStatusCondition(end.Status.Conditions, conditions.Failed)
 		if c == nil || !containsString(fc.wantReasons, c.Reason) || !strings.Contains(c.Message, fc.wantText) {
 			t.Errorf("Failed condition %+v, want one of %v with %q", c, fc.wantReasons, fc.wantText)
 		}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/runspec"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
@@ -118,7 +119,7 @@ func emulatedWAN(t *testing.T, ns string, pg *fixture.Postgres) {
 	if r := long.Status.Result("wan-ssh"); r.SSH == nil {
 		t.Errorf("the tunnel through the link negotiated nothing: %+v", r)
 	}
-	if c := findCondition(long, benchv1.ConditionLinkMismatch); c == nil || c.Status != metav1.ConditionFalse {
+	if c := findCondition(long, conditions.LinkMismatch); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("LinkMismatch condition %+v, want False: every link measured as asked", c)
 	}
 
@@ -251,8 +252,8 @@ func chaosMeshLink(t *testing.T, ns string, pg *fixture.Postgres) {
 	}
 	failed := waitForEnd(t, ns, delay.Name, 4*time.Minute)
 	// chaos-mesh's own words, and what to do about them.
-	assertFailed(t, failed, benchv1.ReasonNetworkEmulationFailed, "unable to set tcs for pod")
-	assertFailed(t, failed, benchv1.ReasonNetworkEmulationFailed, "sch_netem")
+	assertFailed(t, failed, conditions.ReasonNetworkEmulationFailed, "unable to set tcs for pod")
+	assertFailed(t, failed, conditions.ReasonNetworkEmulationFailed, "sch_netem")
 	if r := failed.Status.Result("direct"); r != nil && len(r.Runs) > 0 {
 		t.Errorf("a run was recorded without its delay: %+v", r.Runs)
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
@@ -37,8 +38,8 @@ func openVPNStudy(t *testing.T, serverNS string, pg *fixture.Postgres) {
 	}
 	start := time.Now()
 	end := waitForEnd(t, serverNS, refused.Name, 3*time.Minute)
-	c := meta.FindStatusCondition(end.Status.Conditions, benchv1.ConditionFailed)
-	if end.Status.Phase != benchv1.PhaseFailed || c == nil || c.Reason != benchv1.ReasonTunnelDown ||
+	c := meta.FindStatusCondition(end.Status.Conditions, conditions.Failed)
+	if end.Status.Phase != benchv1.PhaseFailed || c == nil || c.Reason != conditions.ReasonTunnelDown ||
 		!strings.Contains(c.Message, "violates PodSecurity") || !strings.Contains(c.Message, "enforce=privileged") {
 		t.Errorf("in a restricted namespace: phase %s, condition %+v; want Failed, TunnelDown, the Pod Security refusal", end.Status.Phase, c)
 	} else {
@@ -112,7 +113,7 @@ func openVPNStudy(t *testing.T, serverNS string, pg *fixture.Postgres) {
 		chaos: func(ns, b string) *unstructured.Unstructured {
 			return podKill(ns, benchmarkPods(b, transport.OpenVPNGatewayComponent))
 		},
-		wantPhase: benchv1.PhaseFailed, wantReasons: []string{benchv1.ReasonTunnelDown}, wantText: transport.OpenVPNGatewayComponent})
+		wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: transport.OpenVPNGatewayComponent})
 	poll.Until(t, time.Minute, time.Second, "the OpenVPN gateway removed", func() error {
 		pods := &corev1.PodList{}
 		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{

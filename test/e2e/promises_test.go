@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 )
@@ -46,8 +47,8 @@ func longErrorEnds(t *testing.T, ns string, pg *fixture.Postgres) {
 		t.Fatal(err)
 	}
 	end := waitForEnd(t, ns, tb.Name, 3*time.Minute)
-	assertFailed(t, end, benchv1.ReasonPgbenchError, "bytes cut")
-	if c := meta.FindStatusCondition(end.Status.Conditions, benchv1.ConditionFailed); c != nil &&
+	assertFailed(t, end, conditions.ReasonPgbenchError, "bytes cut")
+	if c := meta.FindStatusCondition(end.Status.Conditions, conditions.Failed); c != nil &&
 		(!strings.Contains(c.Message, "invalid input syntax for type integer") || len(c.Message) > 4096) {
 		t.Errorf("a message of %d bytes that does not say what failed: %.200s", len(c.Message), c.Message)
 	}

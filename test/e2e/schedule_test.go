@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
 	"github.com/tunnelbench/tunnelbench/internal/dashboard"
@@ -104,7 +105,7 @@ func scheduledRegression(t *testing.T, ns string, pg *fixture.Postgres) {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(stb), cur); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionRegressed)
+		c := meta.FindStatusCondition(cur.Status.Conditions, conditions.Regressed)
 		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, fourth+": ssh:") {
 			return fmt.Errorf("Regressed %+v", c)
 		}
@@ -161,8 +162,8 @@ func revokedAuthorRanNothing(t *testing.T, stb *benchv1.ScheduledTunnelBenchmark
 		if !strings.Contains(cur.Annotations[benchv1.AnnotationAuthor], `"username":"e2e-erin"`) {
 			t.Fatalf("the schedule's author: %q", cur.Annotations[benchv1.AnnotationAuthor])
 		}
-		c := meta.FindStatusCondition(cur.Status.Conditions, benchv1.ConditionAuthorized)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != benchv1.ReasonAuthorLacksAccess ||
+		c := meta.FindStatusCondition(cur.Status.Conditions, conditions.Authorized)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != conditions.ReasonAuthorLacksAccess ||
 			!strings.Contains(c.Message, `user "e2e-erin" may not "get" on secrets `+stb.Namespace+"/"+fixture.CredentialsSecret) {
 			return fmt.Errorf("Authorized %+v", c)
 		}
@@ -194,7 +195,7 @@ func waitForScheduled(t *testing.T, stb *benchv1.ScheduledTunnelBenchmark, n int
 			if tb.Status.Phase == benchv1.PhaseFailed {
 				t.Fatalf("%s failed: %+v", tb.Name, tb.Status.Conditions)
 			}
-			c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionRegressed)
+			c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Regressed)
 			if tb.Status.History != nil && tb.Status.History.Recorded && c != nil {
 				if c.Status == metav1.ConditionTrue {
 					t.Fatalf("%s regressed before anything slowed it: %s", tb.Name, c.Message)
@@ -226,7 +227,7 @@ func waitForJudged(t *testing.T, ns, name string) *benchv1.TunnelBenchmark {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tb); err != nil {
 			return err
 		}
-		if meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionRegressed) == nil {
+		if meta.FindStatusCondition(tb.Status.Conditions, conditions.Regressed) == nil {
 			return fmt.Errorf("history %+v, not judged", tb.Status.History)
 		}
 		return nil
@@ -239,7 +240,7 @@ func waitForJudged(t *testing.T, ns, name string) *benchv1.TunnelBenchmark {
 // machineDrift.
 func assertOnlySSHRegressed(t *testing.T, tb *benchv1.TunnelBenchmark) map[string]bool {
 	t.Helper()
-	c := meta.FindStatusCondition(tb.Status.Conditions, benchv1.ConditionRegressed)
+	c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Regressed)
 	t.Logf("%s: Regressed %s: %s", tb.Name, c.Status, c.Message)
 	if c.Status != metav1.ConditionTrue {
 		t.Errorf("the slowed benchmark's Regressed is %s (%s)", c.Status, c.Reason)

@@ -15,6 +15,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/transport/haproxy"
 	"github.com/tunnelbench/tunnelbench/internal/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/wgtunnel/userspace"
 )
 
 // startWireGuard runs both ends of the vpn transport's tunnel in this process, the gateway
@@ -44,14 +45,14 @@ func startWireGuard(srv *pgtest.Server) (int, func(), error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	quiet := func(string, ...any) {}
-	gw, err := wgtunnel.End{Addr: wgtunnel.GatewayAddr, Peer: wgtunnel.ClientPrefix, PrivateKey: keys[0], PeerKey: keys[3],
+	gw, err := userspace.End{Addr: wgtunnel.GatewayAddr, Peer: wgtunnel.ClientPrefix, PrivateKey: keys[0], PeerKey: keys[3],
 		ListenPort: gwPort}.Start()
 	if err != nil {
 		cancel()
 		return 0, nil, err
 	}
 	go func() { _ = gw.ServeGateway(ctx, net.JoinHostPort(srv.Host, strconv.Itoa(srv.Port)), quiet) }()
-	cl, err := wgtunnel.End{Addr: clientAddr, Peer: netip.PrefixFrom(wgtunnel.GatewayAddr, 32), PrivateKey: keys[2],
+	cl, err := userspace.End{Addr: clientAddr, Peer: netip.PrefixFrom(wgtunnel.GatewayAddr, 32), PrivateKey: keys[2],
 		PeerKey: keys[1], Endpoint: netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(gwPort)),
 		KeepAlive: 10 * time.Second}.Start()
 	if err != nil {

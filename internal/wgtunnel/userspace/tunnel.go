@@ -1,4 +1,6 @@
-package wgtunnel
+// Package userspace runs the two ends of the vpn transport's WireGuard tunnel (package wgtunnel
+// holds their contract): wireguard-go over gVisor's netstack, in the runner's pods only.
+package userspace
 
 import (
 	"context"
@@ -14,6 +16,7 @@ import (
 	"golang.zx2c4.com/wireguard/tun/netstack"
 
 	"github.com/tunnelbench/tunnelbench/internal/forward"
+	"github.com/tunnelbench/tunnelbench/internal/wgtunnel"
 )
 
 // End is one end of the tunnel: its own address and key, and its only peer.
@@ -21,7 +24,7 @@ type End struct {
 	// Addr is this end's address inside the tunnel.
 	Addr netip.Addr
 	// PrivateKey is this end's key; PeerKey the other end's public key, pinned.
-	PrivateKey, PeerKey Key
+	PrivateKey, PeerKey wgtunnel.Key
 	// Peer holds the only addresses this end exchanges with the peer (allowed_ip): the gateway's
 	// on the client, ClientPrefix on the gateway.
 	Peer netip.Prefix
@@ -40,11 +43,11 @@ type End struct {
 // config is the end's setting in wireguard-go's configuration protocol.
 func (e End) config() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "private_key=%s\n", e.PrivateKey.hex())
+	fmt.Fprintf(&b, "private_key=%s\n", e.PrivateKey.Hex())
 	if e.ListenPort > 0 {
 		fmt.Fprintf(&b, "listen_port=%d\n", e.ListenPort)
 	}
-	fmt.Fprintf(&b, "public_key=%s\n", e.PeerKey.hex())
+	fmt.Fprintf(&b, "public_key=%s\n", e.PeerKey.Hex())
 	if e.Endpoint.IsValid() {
 		fmt.Fprintf(&b, "endpoint=%s\n", e.Endpoint)
 	}
@@ -66,7 +69,7 @@ func (e End) Start() (*Tunnel, error) {
 	if !e.Addr.IsValid() || !e.Peer.IsValid() {
 		return nil, errors.New("the tunnel's addresses are not set")
 	}
-	tdev, tnet, err := netstack.CreateNetTUN([]netip.Addr{e.Addr}, nil, MTU)
+	tdev, tnet, err := netstack.CreateNetTUN([]netip.Addr{e.Addr}, nil, wgtunnel.MTU)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create the user-space network stack: %w", err)
 	}
@@ -94,19 +97,19 @@ func (e End) Start() (*Tunnel, error) {
 func (t *Tunnel) Close() { t.dev.Close() }
 
 // Counters reads what the end counted of its peer.
-func (t *Tunnel) Counters() (Counters, error) {
+func (t *Tunnel) Counters() (wgtunnel.Counters, error) {
 	ipc, err := t.dev.IpcGet()
 	if err != nil {
-		return Counters{}, err
+		return wgtunnel.Counters{}, err
 	}
-	return parseCounters(ipc), nil
+	return wgtunnel.ParseCounters(ipc), nil
 }
 
 // ServeGateway accepts TCP inside the tunnel on the gateway's address and ForwardPort, and
 // forwards each connection to target, the server: the one destination the tunnel leads to. It
 // returns when ctx ends.
 func (t *Tunnel) ServeGateway(ctx context.Context, target string, logf func(string, ...any)) error {
-	ln, err := t.net.ListenTCPAddrPort(netip.AddrPortFrom(GatewayAddr, ForwardPort))
+	ln, err := t.net.ListenTCPAddrPort(netip.AddrPortFrom(wgtunnel.GatewayAddr, wgtunnel.ForwardPort))
 	if err != nil {
 		return fmt.Errorf("cannot listen inside the tunnel: %w", err)
 	}
@@ -122,6 +125,6 @@ func (t *Tunnel) ServeClient(ctx context.Context, listen string, logf func(strin
 	if err != nil {
 		return err
 	}
-	remote := netip.AddrPortFrom(GatewayAddr, ForwardPort)
+	remote := netip.AddrPortFrom(wgtunnel.GatewayAddr, wgtunnel.ForwardPort)
 	return forward.Serve(ctx, ln, func(ctx context.Context) (net.Conn, error) { return t.net.DialContextTCPAddrPort(ctx, remote) }, logf)
 }

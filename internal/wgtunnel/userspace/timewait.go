@@ -1,4 +1,4 @@
-package wgtunnel
+package userspace
 
 import (
 	"errors"

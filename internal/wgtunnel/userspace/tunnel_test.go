@@ -1,4 +1,4 @@
-package wgtunnel
+package userspace
 
 import (
 	"context"
@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/wgtunnel"
 )
 
-func keyPair(t *testing.T) (Key, Key) {
+func keyPair(t *testing.T) (wgtunnel.Key, wgtunnel.Key) {
 	t.Helper()
-	priv, err := GenerateKey()
+	priv, err := wgtunnel.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,24 +51,24 @@ func echoServer(t *testing.T, first int) string {
 
 // tunnel starts a gateway forwarding to target and a client whose peer key is clientPeer, and
 // returns the client's loopback address and tunnel.
-func tunnel(t *testing.T, target string, clientPeer func(gatewayPub Key) Key) (string, *Tunnel) {
+func tunnel(t *testing.T, target string, clientPeer func(gatewayPub wgtunnel.Key) wgtunnel.Key) (string, *Tunnel) {
 	t.Helper()
 	gwPriv, gwPub := keyPair(t)
 	clPriv, clPub := keyPair(t)
 	port := freeUDPPort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	gw, err := End{Addr: GatewayAddr, Peer: ClientPrefix, PrivateKey: gwPriv, PeerKey: clPub, ListenPort: port}.Start()
+	gw, err := End{Addr: wgtunnel.GatewayAddr, Peer: wgtunnel.ClientPrefix, PrivateKey: gwPriv, PeerKey: clPub, ListenPort: port}.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(gw.Close)
 	go func() { _ = gw.ServeGateway(ctx, target, t.Logf) }()
-	clientAddr, err := ClientAddr()
+	clientAddr, err := wgtunnel.ClientAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl, err := End{Addr: clientAddr, Peer: netip.PrefixFrom(GatewayAddr, 32), PrivateKey: clPriv, PeerKey: clientPeer(gwPub),
+	cl, err := End{Addr: clientAddr, Peer: netip.PrefixFrom(wgtunnel.GatewayAddr, 32), PrivateKey: clPriv, PeerKey: clientPeer(gwPub),
 		Endpoint: netip.MustParseAddrPort("127.0.0.1:" + strconv.Itoa(port)), KeepAlive: time.Second}.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func roundTrip(addr, msg string) (string, error) {
 }
 
 func TestTunnelCarriesTCPToTheTargetOnly(t *testing.T) {
-	listen, cl := tunnel(t, echoServer(t, 0), func(gatewayPub Key) Key { return gatewayPub })
+	listen, cl := tunnel(t, echoServer(t, 0), func(gatewayPub wgtunnel.Key) wgtunnel.Key { return gatewayPub })
 	msg := "SELECT 1 through WireGuard"
 	got, err := roundTrip(listen, msg)
 	if err != nil || got != msg {
@@ -123,7 +124,7 @@ func TestTunnelCarriesTCPToTheTargetOnly(t *testing.T) {
 }
 
 func TestTunnelRefusesAnUnpinnedGateway(t *testing.T) {
-	listen, cl := tunnel(t, echoServer(t, 0), func(Key) Key { _, other := keyPair(t); return other })
+	listen, cl := tunnel(t, echoServer(t, 0), func(wgtunnel.Key) wgtunnel.Key { _, other := keyPair(t); return other })
 	if got, err := roundTrip(listen, "hello"); err == nil {
 		t.Fatalf("a client pinned to another key reached the server: %q", got)
 	}
@@ -133,12 +134,12 @@ func TestTunnelRefusesAnUnpinnedGateway(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
-	data, err := SecretData()
+	data, err := wgtunnel.SecretData()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pair := range [][2]string{{GatewayPrivateKey, GatewayPublicKey}, {ClientPrivateKey, ClientPublicKey}} {
-		priv, err := ParseKey(string(data[pair[0]]))
+	for _, pair := range [][2]string{{wgtunnel.GatewayPrivateKey, wgtunnel.GatewayPublicKey}, {wgtunnel.ClientPrivateKey, wgtunnel.ClientPublicKey}} {
+		priv, err := wgtunnel.ParseKey(string(data[pair[0]]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,13 +148,13 @@ func TestKeys(t *testing.T) {
 			t.Errorf("%s is not %s's public key", pair[1], pair[0])
 		}
 	}
-	if _, err := ParseKey("c2hvcnQ="); err == nil {
+	if _, err := wgtunnel.ParseKey("c2hvcnQ="); err == nil {
 		t.Error("a short key was accepted")
 	}
 }
 
 func TestTunnelCarriesManyShortConnections(t *testing.T) {
-	listen, _ := tunnel(t, echoServer(t, 0), func(gatewayPub Key) Key { return gatewayPub })
+	listen, _ := tunnel(t, echoServer(t, 0), func(gatewayPub wgtunnel.Key) wgtunnel.Key { return gatewayPub })
 	for i := range 2000 {
 		if got, err := roundTrip(listen, "hello"); err != nil || got != "hello" {
 			t.Fatalf("connection %d: %q, %v", i, got, err)
@@ -162,7 +163,7 @@ func TestTunnelCarriesManyShortConnections(t *testing.T) {
 }
 
 func TestTunnelCarriesManyConnectionsTheServerCloses(t *testing.T) {
-	listen, _ := tunnel(t, echoServer(t, 5), func(gatewayPub Key) Key { return gatewayPub })
+	listen, _ := tunnel(t, echoServer(t, 5), func(gatewayPub wgtunnel.Key) wgtunnel.Key { return gatewayPub })
 	for i := range 3000 {
 		if got, err := roundTrip(listen, "hello"); err != nil || got != "hello" {
 			t.Fatalf("connection %d: %q, %v", i, got, err)
@@ -173,11 +174,11 @@ func TestTunnelCarriesManyConnectionsTheServerCloses(t *testing.T) {
 func TestClientAddrStaysInItsPrefix(t *testing.T) {
 	seen := map[netip.Addr]bool{}
 	for range 500 {
-		a, err := ClientAddr()
+		a, err := wgtunnel.ClientAddr()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !ClientPrefix.Contains(a) || a == GatewayAddr || a == ClientPrefix.Addr() || a.As4()[3] == 255 {
+		if !wgtunnel.ClientPrefix.Contains(a) || a == wgtunnel.GatewayAddr || a == wgtunnel.ClientPrefix.Addr() || a.As4()[3] == 255 {
 			t.Fatalf("client address %s", a)
 		}
 		seen[a] = true
@@ -190,7 +191,7 @@ func TestClientAddrStaysInItsPrefix(t *testing.T) {
 
 func TestGatewayDialsTheServerByName(t *testing.T) {
 	target := strings.Replace(echoServer(t, 0), "127.0.0.1", "localhost", 1)
-	listen, _ := tunnel(t, target, func(gatewayPub Key) Key { return gatewayPub })
+	listen, _ := tunnel(t, target, func(gatewayPub wgtunnel.Key) wgtunnel.Key { return gatewayPub })
 	for i := range 20 {
 		if got, err := roundTrip(listen, "hello"); err != nil || got != "hello" {
 			t.Fatalf("connection %d to %s: %q, %v", i, target, got, err)
@@ -201,7 +202,7 @@ func TestGatewayDialsTheServerByName(t *testing.T) {
 // TestTunnelEndsKeepTimeWaitShort: both ends' network stacks hold a closed connection for
 // TimeWait, not gVisor's minute.
 func TestTunnelEndsKeepTimeWaitShort(t *testing.T) {
-	_, cl := tunnel(t, echoServer(t, 0), func(gatewayPub Key) Key { return gatewayPub })
+	_, cl := tunnel(t, echoServer(t, 0), func(gatewayPub wgtunnel.Key) wgtunnel.Key { return gatewayPub })
 	got, err := timeWait(cl.net)
 	if err != nil || got != TimeWait {
 		t.Errorf("the client's TIME_WAIT is %s (%v), want %s", got, err, TimeWait)
