@@ -8,8 +8,9 @@
 //
 // Adding a transport type touches (and nothing else):
 //
-//  1. api/v1alpha1/tunnelbenchmark_types.go: the TransportType constant and its Enum marker, and
-//     the type's settings block on TransportSpec (with its CEL rule "only for type X");
+//  1. api/v1alpha1/transport_types.go: the TransportType constant and its Enum marker, and the
+//     type's settings block on TransportSpec (with its CEL rule "only for type X"); the settings'
+//     own type in api/v1alpha1/<type>_types.go;
 //  2. this package: one file, <type>.go, with a type that embeds basic, overrides what it does,
 //     and registers itself from init (Register, with the kinds of the peers it makes, so that the
 //     reconciler finds and removes them by label), with the kubebuilder RBAC markers those peers

@@ -30,7 +30,7 @@ func forSpec(t *testing.T, tb *benchv1.TunnelBenchmark, spec benchv1.TransportSp
 
 func TestEveryAPITypeIsRegistered(t *testing.T) {
 	// The API's own list: the Enum marker of TransportType.
-	src, err := os.ReadFile("../../api/v1alpha1/tunnelbenchmark_types.go")
+	src, err := os.ReadFile("../../api/v1alpha1/transport_types.go")
 	if err != nil {
 		t.Fatal(err)
 	}
