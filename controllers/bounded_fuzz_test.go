@@ -13,12 +13,12 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/bounded"
-	"github.com/tunnelbench/tunnelbench/internal/cost"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
-	"github.com/tunnelbench/tunnelbench/internal/statusguard"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/cost"
+	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/operator/statusguard"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 

@@ -20,8 +20,8 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport/chaosmesh"
 )
 
 // TestChaosMeshLink plays chaos-mesh against the operator (envtest has chaos-mesh's NetworkChaos

@@ -11,7 +11,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
 // checkCluster waits for a CloudNativePG Cluster to be ready. The wait is bounded by ClusterWait:

@@ -13,10 +13,10 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/bounded"
-	"github.com/tunnelbench/tunnelbench/internal/cost"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/cost"
+	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 )
 
 // placement is where a run's parts ran, observed at its end: the runner's node, the server's pod

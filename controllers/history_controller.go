@@ -16,10 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/bounded"
+	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/history"
-	"github.com/tunnelbench/tunnelbench/internal/runseal"
-	"github.com/tunnelbench/tunnelbench/internal/statusguard"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runseal"
+	"github.com/tunnelbench/tunnelbench/internal/operator/statusguard"
 )
 
 // HistoryReconciler appends every completed benchmark's results to the history store, once, and

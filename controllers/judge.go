@@ -11,9 +11,9 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/bounded"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/regress"
+	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/history"
-	"github.com/tunnelbench/tunnelbench/internal/regress"
 )
 
 // seriesKey is a transport's figure in a schedule's series.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 )
 
 // The LatencyInconsistent condition is True once a closed-loop run's mean latency, as pgbench measured

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 )
 
 // TestLatencyAgainstThroughput: a closed-loop run's cycle is clients ÷ tps; a latency far below it

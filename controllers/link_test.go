@@ -6,7 +6,7 @@ import (
 	"time"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 )
 
 // TestRecordLink: each run's measure is kept, the transport's link is the median of them, and a

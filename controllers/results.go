@@ -12,14 +12,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/bounded"
-	"github.com/tunnelbench/tunnelbench/internal/cost"
-	"github.com/tunnelbench/tunnelbench/internal/latency"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
-	"github.com/tunnelbench/tunnelbench/internal/stats"
-	"github.com/tunnelbench/tunnelbench/internal/sweep"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/cost"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/sweep"
+	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 

@@ -25,12 +25,12 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/admission"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/regress"
 	"github.com/tunnelbench/tunnelbench/internal/history"
-	"github.com/tunnelbench/tunnelbench/internal/metrics"
-	"github.com/tunnelbench/tunnelbench/internal/regress"
-	"github.com/tunnelbench/tunnelbench/internal/runseal"
-	"github.com/tunnelbench/tunnelbench/internal/statusguard"
+	"github.com/tunnelbench/tunnelbench/internal/operator/admission"
+	"github.com/tunnelbench/tunnelbench/internal/operator/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runseal"
+	"github.com/tunnelbench/tunnelbench/internal/operator/statusguard"
 )
 
 // ScheduledTunnelBenchmarkReconciler runs ScheduledTunnelBenchmarks: it creates their

@@ -12,9 +12,9 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/bounded"
-	"github.com/tunnelbench/tunnelbench/internal/cronplan"
-	"github.com/tunnelbench/tunnelbench/internal/runseal"
+	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
+	"github.com/tunnelbench/tunnelbench/internal/operator/cronplan"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runseal"
 )
 
 // scheduleView is what the schedule's controller observed.

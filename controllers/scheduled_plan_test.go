@@ -13,8 +13,8 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/benchsim"
-	"github.com/tunnelbench/tunnelbench/internal/regress"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/benchsim"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/regress"
 )
 
 var planT0 = time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)

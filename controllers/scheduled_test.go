@@ -21,12 +21,12 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/admission"
-	"github.com/tunnelbench/tunnelbench/internal/benchsim"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/benchsim"
 	"github.com/tunnelbench/tunnelbench/internal/history"
-	"github.com/tunnelbench/tunnelbench/internal/metrics"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/runseal"
+	"github.com/tunnelbench/tunnelbench/internal/operator/admission"
+	"github.com/tunnelbench/tunnelbench/internal/operator/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runseal"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
 

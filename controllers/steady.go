@@ -9,11 +9,11 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/steady"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/steady"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 )
 
-// The NotSteady condition is True once a measured run's tps trended while it ran (internal/steady): its
+// The NotSteady condition is True once a measured run's tps trended while it ran (internal/analysis/steady): its
 // median is a moment of a trend. The message names the run and the change, and recommends a
 // warm-up long enough for the path from when the run settled.
 

@@ -19,9 +19,9 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/admission"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/operator/admission"
 )
 
 // TestBenchmarkLifecycle walks a benchmark through initialization and two transports, playing

@@ -13,7 +13,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/uninstall"
+	"github.com/tunnelbench/tunnelbench/internal/operator/uninstall"
 )
 
 // operatorClient is a client with the operator's own rights, as the chart's uninstall hook runs.

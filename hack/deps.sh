@@ -29,7 +29,7 @@ command -v haproxy >/dev/null || [[ -x /usr/sbin/haproxy ]] || need+=(haproxy)
 # hack/tools.sh reads the Kubernetes module's go.mod from the proxy.
 command -v curl >/dev/null || need+=(curl)
 command -v ssh >/dev/null || need+=(openssh-client)
-# The HTML report is opened in a real headless Chromium (internal/render's integration test).
+# The HTML report is opened in a real headless Chromium (internal/present/render's integration test).
 command -v chromium >/dev/null || need+=(chromium)
 [[ ${#need[@]} -eq 0 ]] && exit 0
 

@@ -23,7 +23,7 @@ const (
 	// (the Authorized condition).
 	AnnotationAuthor = "tunnelbench.io/author"
 	// AnnotationRunSeal is, on a benchmark a schedule created, the operator's proof that it did
-	// (internal/runseal): only a benchmark whose seal matches joins the schedule's history and
+	// (internal/operator/runseal): only a benchmark whose seal matches joins the schedule's history and
 	// judgements, whatever its labels and owner say.
 	AnnotationRunSeal = "tunnelbench.io/run-seal"
 )

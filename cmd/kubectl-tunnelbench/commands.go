@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/crossbench"
-	"github.com/tunnelbench/tunnelbench/internal/render"
-	"github.com/tunnelbench/tunnelbench/internal/summary"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/crossbench"
+	"github.com/tunnelbench/tunnelbench/internal/present/render"
+	"github.com/tunnelbench/tunnelbench/internal/present/summary"
 )
 
 func reportCmd(k *kube, out io.Writer) *cobra.Command {

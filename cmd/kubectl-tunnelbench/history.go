@@ -14,8 +14,8 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/history"
-	"github.com/tunnelbench/tunnelbench/internal/render"
-	"github.com/tunnelbench/tunnelbench/internal/trend"
+	"github.com/tunnelbench/tunnelbench/internal/present/render"
+	"github.com/tunnelbench/tunnelbench/internal/present/trend"
 )
 
 // storeEnv names the environment variable that may hold the history store's URI.

@@ -14,11 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/benchsim"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/benchsim"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/regress"
 	"github.com/tunnelbench/tunnelbench/internal/history"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/regress"
-	"github.com/tunnelbench/tunnelbench/internal/trend"
+	"github.com/tunnelbench/tunnelbench/internal/present/trend"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 )
 
 // TestHistoryCommand: a schedule's four benchmarks, the last with ssh found regressed, printed

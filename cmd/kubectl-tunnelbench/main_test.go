@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/apitest"
+	"github.com/tunnelbench/tunnelbench/internal/testing/apitest"
 )
 
 // pluginEnv is a real kube-apiserver (envtest, with the project's CRDs) with the namespace db-team,
@@ -149,7 +149,7 @@ func TestPlugin(t *testing.T) {
 
 func fixtureBenchmark(t *testing.T) *benchv1.TunnelBenchmark {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "render", "testdata", "benchmark.yaml"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "present", "render", "testdata", "benchmark.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/render"
-	"github.com/tunnelbench/tunnelbench/internal/summary"
+	"github.com/tunnelbench/tunnelbench/internal/present/render"
+	"github.com/tunnelbench/tunnelbench/internal/present/summary"
 )
 
 func watchCmd(k *kube, out io.Writer) *cobra.Command {

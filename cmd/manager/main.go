@@ -23,12 +23,12 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/controllers"
-	"github.com/tunnelbench/tunnelbench/internal/admission"
 	"github.com/tunnelbench/tunnelbench/internal/history"
-	"github.com/tunnelbench/tunnelbench/internal/metrics"
-	"github.com/tunnelbench/tunnelbench/internal/metricsauth"
-	"github.com/tunnelbench/tunnelbench/internal/runseal"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/operator/admission"
+	"github.com/tunnelbench/tunnelbench/internal/operator/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/operator/metricsauth"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runseal"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
 func main() {

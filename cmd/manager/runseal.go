@@ -11,7 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tunnelbench/tunnelbench/internal/runseal"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runseal"
 )
 
 // runSeal reads (or makes) the key of the Secret named namespace/name that seals the schedules'

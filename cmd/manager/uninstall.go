@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tunnelbench/tunnelbench/internal/uninstall"
+	"github.com/tunnelbench/tunnelbench/internal/operator/uninstall"
 )
 
 // endBenchmarks is the chart's pre-delete hook: every benchmark of the watched namespaces ended

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/tunnelbench/tunnelbench/internal/admission"
-	"github.com/tunnelbench/tunnelbench/internal/webhookcert"
+	"github.com/tunnelbench/tunnelbench/internal/operator/admission"
+	"github.com/tunnelbench/tunnelbench/internal/operator/webhookcert"
 )
 
 // webhookFlags configure the admission webhook and, unless cert-manager issues it, the rotation

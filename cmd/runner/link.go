@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/link"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport/link"
 )
 
 // awaitUpstream bounds the wait for the far end before the link serves.

@@ -37,12 +37,12 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
-	"github.com/tunnelbench/tunnelbench/internal/netdev"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/runner"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
+	"github.com/tunnelbench/tunnelbench/internal/runner/netdev"
 )
 
 func main() {

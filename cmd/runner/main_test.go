@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -24,14 +24,14 @@ func TestParseCommand(t *testing.T) {
 	}{
 		{
 			name:     "summary",
-			input:    readFile(t, "../../internal/pgbench/testdata/pg15-select-only-progress.txt"),
+			input:    readFile(t, "../../internal/engine/pgbench/testdata/pg15-select-only-progress.txt"),
 			wantCode: 0,
 			wantKeys: []string{"tps", "tpsIncludingConnections", "latencyAvgMs", "latencyStddevMs", "connectionTimeMs",
 				"transactions", "failedTransactions", "clients", "threads", "durationSeconds", "progress"},
 		},
 		{
 			name:     "pgbench died",
-			input:    readFile(t, "../../internal/pgbench/testdata/pg15-unreachable.txt"),
+			input:    readFile(t, "../../internal/engine/pgbench/testdata/pg15-unreachable.txt"),
 			wantCode: 1,
 			wantErr:  "Connection refused",
 		},

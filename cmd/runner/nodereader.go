@@ -11,8 +11,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
 )
 
 // runNodeReader serves the CPU accounting of the pods of its node, by pod UID, from the node's

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/tunnelbench/tunnelbench/internal/forward"
-	"github.com/tunnelbench/tunnelbench/internal/openvpn"
+	"github.com/tunnelbench/tunnelbench/internal/transport/forward"
+	"github.com/tunnelbench/tunnelbench/internal/transport/openvpn"
 )
 
 // runOpenVPN runs one end of the vpn transport's OpenVPN tunnel until the pod stops it or openvpn

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
 )
 
 // execPgBouncer writes PgBouncer's configuration from flags and the environment, then replaces

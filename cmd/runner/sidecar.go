@@ -15,13 +15,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
 )
 
 // runSidecar runs a sidecar's command as its child and serves, on a loopback port (or, for a peer
 // pod such as the SSH gateway, on the pod's address), the CPU accounting of the container they
-// share (internal/cgroupcpu), for the runner to sample at the ends of its measured window. Signals
+// share (internal/runner/cgroupcpu), for the runner to sample at the ends of its measured window. Signals
 // go to the child; its exit status is this process's.
 func runSidecar(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sidecar", flag.ContinueOnError)

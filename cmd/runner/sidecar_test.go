@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 )
 
 // TestSidecarServesItsContainersCPU: the sidecar wrapper runs its command, serves the cgroup's

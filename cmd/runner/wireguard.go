@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/wgtunnel"
-	"github.com/tunnelbench/tunnelbench/internal/wgtunnel/userspace"
+	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel/userspace"
 )
 
 // runWireGuard runs one end of the vpn transport's WireGuard tunnel in user space until the pod

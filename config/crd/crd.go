@@ -1,5 +1,5 @@
 // Package crd embeds the generated CustomResourceDefinitions, so that the operator checks what it
-// writes against the very schema the API server enforces (internal/statusguard). `make manifests`
+// writes against the very schema the API server enforces (internal/operator/statusguard). `make manifests`
 // regenerates the files; this package only carries them.
 package crd
 

@@ -1,4 +1,4 @@
-// Command dashboard writes TunnelBench's Grafana dashboard (internal/dashboard) into the Helm chart,
+// Command dashboard writes TunnelBench's Grafana dashboard (internal/present/dashboard) into the Helm chart,
 // which ships it as a ConfigMap: `make manifests` runs it, `make verify` fails when it is stale.
 package main
 
@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tunnelbench/tunnelbench/internal/dashboard"
+	"github.com/tunnelbench/tunnelbench/internal/present/dashboard"
 )
 
 // Path is where the chart reads the dashboard, relative to the repository's root.

@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/regress"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/regress"
 )
 
 // Store is the history database. Its methods may be called while the database is down, or before

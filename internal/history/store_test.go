@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/benchsim"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/regress"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/benchsim"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/regress"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 )
 
 // server is a real PostgreSQL for the store, stopped at the end of the test.

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/bounded"
-	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
 )
 
 // maxMisalignment is the share of the window by which a part's samples may miss its ends: beyond

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 )
 
 func TestSamplingRate(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/link"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/transport/link"
 )
 
 // TestRunMeasuresTheLink runs the runner through the link proxy, as the runner pod does: libpq

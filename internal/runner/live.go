@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 )
 
 // live follows the progress lines of the pgbench processes of one phase (one per tunnel) and

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 )
 
 // TestLiveSumsTunnels: with two tunnels an interval is published once both reported it, as their

@@ -7,10 +7,10 @@ import (
 	"strconv"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
-	"github.com/tunnelbench/tunnelbench/internal/pgbouncer/console"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer/console"
 )
 
 // poolerCounter brackets the pgbench run with snapshots of the pooler's admin console (or its

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
 )
 
 // TestRunThroughRealPgBouncer runs the load, with reconnections, and a connection storm through a

@@ -15,7 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 )
 
 // FailureError carries a classified failure to the report.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/redact"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/runner/redact"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 )
 
 // TestSecretsNeverLeaveTheRunner: scripts that make the real server and pgbench print the password

@@ -16,12 +16,12 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/api/scripts"
-	"github.com/tunnelbench/tunnelbench/internal/latency"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/redact"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/runner/redact"
+	"github.com/tunnelbench/tunnelbench/internal/transport/sshkeys"
 )
 
 // Options configure one run.

@@ -21,12 +21,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/cgroupcpu"
-	"github.com/tunnelbench/tunnelbench/internal/latency"
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 )
 
 // These tests run the runner against a real PostgreSQL started for them (initdb in a temporary

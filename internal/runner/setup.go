@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/stats"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 )
 
 // setupProbes is how many connections the setup's phases are the medians of.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 )
 
 // TestMeasureSetup times connections to a real PostgreSQL, with and without TLS: the handshake is

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/api/scripts"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 )
 
 // shellSpellings are ways of writing a meta-command around a backslash, with whether the real

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 )
 
 // errStalled is the cause of a phase's cancellation by its stallWatch.

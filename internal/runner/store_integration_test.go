@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/apitest"
-	"github.com/tunnelbench/tunnelbench/internal/latency"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/testing/apitest"
 )
 
 // TestResultConfigMap talks to a real kube-apiserver (envtest): the report is stored without

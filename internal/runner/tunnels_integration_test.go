@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/sshtest"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/testing/sshtest"
 )
 
 // startTunnels runs n real ssh tunnels through a real sshd to the server, on consecutive loopback

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 )
 
 // TestExplainNamesTheTunnelThatRestarted: a tunnel whose ssh logged two sessions was restarted under

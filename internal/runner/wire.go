@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/netdev"
-	"github.com/tunnelbench/tunnelbench/internal/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/runner/netdev"
 )
 
 // wireWindow reads the pod's interface counters (every interface but loopback) at the ends of the

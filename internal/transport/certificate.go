@@ -10,7 +10,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
 // cert-manager Certificates, and the Secrets cert-manager writes for them (removed by name).

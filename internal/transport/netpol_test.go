@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
 )
 
 // TestPeersAdmitOnlyTheirRunners: with NetworkPolicies on, the SSH gateway and a shared PgBouncer

@@ -18,11 +18,11 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/pgbouncer"
-	"github.com/tunnelbench/tunnelbench/internal/pki"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pki"
 )
 
 // The operator's PgBouncer (TLS Secret, Service, Deployment) or a CloudNativePG Pooler with the

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
 // CloudNativePG conventions (cloudnative-pg docs: applications.md, certificates.md).

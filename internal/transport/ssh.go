@@ -13,11 +13,11 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
-	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
-	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
 )
 
 // The gateway: its key Secret, Service and sshd Deployment, created, read and removed by the

@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
-	"github.com/tunnelbench/tunnelbench/internal/sshkeys"
-	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
 )
 
 func TestGatewayIsHardenedAndPinned(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel"
 )
 
 func vpnFor(t *testing.T, sslMode benchv1.InnerSSLMode) Transport {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/specs"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
 // What both kinds of vpn transport share: libpq's sslmode inside the tunnel, a tunnel that breaks

@@ -36,15 +36,20 @@ func deps(t *testing.T, cmd string) []string {
 // TestBinariesLinkOnlyTheirLayer: the operator links nothing that runs in a pod's data path
 // (WireGuard in user space drags in wireguard-go and gVisor's TCP/IP stack, megabytes the manager
 // never runs), and the runner, which every benchmark pod runs, links neither the CRD types nor the
-// controllers (it reads its run from internal/runspec and reports through internal/report, and
+// controllers (it reads its run from internal/contract/runspec and reports through internal/contract/report, and
 // names a failure's reason from api/conditions).
 func TestBinariesLinkOnlyTheirLayer(t *testing.T) {
+	internal := func(dir string) string { return module + "/internal/" + dir }
 	tests := []struct {
 		cmd       string
 		forbidden []string
 	}{
-		{"cmd/manager", []string{"golang.zx2c4.com/wireguard", "gvisor.dev/gvisor", module + "/internal/wgtunnel/userspace"}},
-		{"cmd/runner", []string{module + "/api/v1alpha1", module + "/controllers", "sigs.k8s.io/controller-runtime"}},
+		{"cmd/manager", []string{"golang.zx2c4.com/wireguard", "gvisor.dev/gvisor", internal("transport/wgtunnel/userspace"),
+			internal("runner"), internal("testing")}},
+		{"cmd/runner", []string{module + "/api/v1alpha1", module + "/controllers", "sigs.k8s.io/controller-runtime",
+			internal("operator"), internal("present"), internal("history"), internal("testing")}},
+		{"cmd/kubectl-tunnelbench", []string{module + "/controllers", internal("operator"), internal("runner"),
+			internal("transport"), internal("testing")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tunnelbench/tunnelbench/internal/dashboard"
-	"github.com/tunnelbench/tunnelbench/internal/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/operator/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/present/dashboard"
 )
 
 // registered are the names of the series the operator exports.
@@ -59,7 +59,7 @@ func TestDashboardConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.TrimSpace(data) != strings.TrimSpace(string(want)) {
-		t.Fatal("the chart's dashboard is not the one internal/dashboard builds: run make manifests")
+		t.Fatal("the chart's dashboard is not the one internal/present/dashboard builds: run make manifests")
 	}
 	var d struct {
 		UID        string `json:"uid"`

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 )
 
 // startPrometheus runs Debian's Prometheus on the host, with the chart's alerting rules, and

@@ -24,10 +24,10 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/chaosmesh"
-	"github.com/tunnelbench/tunnelbench/internal/dashboard"
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/present/dashboard"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/transport/chaosmesh"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )

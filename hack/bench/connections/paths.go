@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/transport/haproxy"
-	"github.com/tunnelbench/tunnelbench/internal/wgtunnel"
-	"github.com/tunnelbench/tunnelbench/internal/wgtunnel/userspace"
+	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel/userspace"
 )
 
 // startWireGuard runs both ends of the vpn transport's tunnel in this process, the gateway

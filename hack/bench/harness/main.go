@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/hack/bench/runnerbin"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/stats"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 )
 
 // target is the lowest acceptable runner/bare tps ratio.

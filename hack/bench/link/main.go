@@ -1,4 +1,4 @@
-// Command link measures the userspace link emulator's precision (internal/link) on loopback:
+// Command link measures the userspace link emulator's precision (internal/transport/link) on loopback:
 // the RTT it adds (median of round trips of one byte on one connection) for 1 ms–10 s, the spread
 // of the round trip with jitter, the bandwidth it lets through (one transfer of about two seconds)
 // for 10 Mbit/s–1 Gbit/s and for single small messages on slow lines, and what the proxy costs at
@@ -21,10 +21,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/link"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/stats"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/transport/link"
 )
 
 // Targets of the precision tables.

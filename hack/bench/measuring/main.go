@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/hack/bench/runnerbin"
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/report"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/stats"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 )
 
 // target is the lowest acceptable tps ratio of measured to unmeasured runs.

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/hack/bench/runnerbin"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/stats"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 )
 
 // target is the largest acceptable coefficient of variation of a benchmark's median tps.

@@ -21,13 +21,13 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/hack/bench/runnerbin"
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/sshtest"
-	"github.com/tunnelbench/tunnelbench/internal/sshtunnel"
-	"github.com/tunnelbench/tunnelbench/internal/stats"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/testing/sshtest"
+	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
 )
 
 const target = 0.95

@@ -26,12 +26,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/link"
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/sshtest"
-	"github.com/tunnelbench/tunnelbench/internal/stats"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
+	"github.com/tunnelbench/tunnelbench/internal/testing/sshtest"
+	"github.com/tunnelbench/tunnelbench/internal/transport/link"
 )
 
 // target is what the tunnel must reach, as a share of the closed-loop bound.

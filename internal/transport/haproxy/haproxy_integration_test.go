@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/loopback"
+	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 )
 
 // haproxyBinary is the real HAProxy (hack/deps.sh installs it).

@@ -1,0 +1,179 @@
+// Package regress decides whether a schedule's newest result for a transport regressed against
+// the results before it.
+//
+// The test is a prediction interval (Hahn & Meeker, "Statistical Intervals", Wiley 1991, §4.7;
+// NIST/SEMATECH e-Handbook of Statistical Methods, §7.2.2): if the earlier results x₁…xₙ (their
+// logarithms: the noise of a rate is multiplicative) and the new one y are drawn from one normal
+// distribution, (x̄ − y) / (s·√(1 + 1/n)) follows Student's t on n − 1 degrees of freedom, so a new
+// result below the band x̄ ± t(1 − α, n − 1)·s·√(1 + 1/n) happens by chance with probability α,
+// whatever the noise's size. That is the false-alarm rate by construction; a minimum effect on top
+// (the drop must also be at least MinEffect of the level) lowers it further and keeps a tiny but
+// significant change on a very quiet history from alarming. orion/Hunter use E-divisive change
+// points (Matteson & James 2014) over a whole history; a schedule asks a simpler question of each
+// new result — is it beyond what the history says a result varies by — which this answers at the
+// first result after a change, where a change-point test needs several on both sides.
+//
+// A result found regressed leaves the reference: the next results are compared with the level
+// before the change, so a lasting regression stays raised until the path is fixed or a person
+// accepts the new level (the reference then starts after it: Reference.Since).
+//
+// Simulated false-alarm rates at this machine's noise are in TestFalseAlarms and docs/user-guide/schedules.md.
+package regress
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+)
+
+// Figure is what is compared: each has a direction in which it is worse.
+type Figure string
+
+const (
+	// FigureRatio is a transport's paired ratio of tps to its benchmark's baseline: drift between
+	// benchmarks that hits both paths cancels in it. Lower is worse.
+	FigureRatio Figure = "ratio"
+	// FigureTPS is a transport's absolute tps (the median of its rounds). Lower is worse.
+	FigureTPS Figure = "tps"
+	// FigureLatency is a transport's mean latency in ms, the figure of an open-loop load whose
+	// rate fixes the tps. Higher is worse.
+	FigureLatency Figure = "latency"
+)
+
+// higherIsWorse says in which direction f regresses.
+func (f Figure) higherIsWorse() bool { return f == FigureLatency }
+
+// Alpha is the one-sided false-alarm rate of a check under the test's assumptions: 0.5 %, the
+// edge of a 99 % two-sided prediction band. A schedule runs several checks each time (a figure
+// per transport); at 0.5 % each, eight checks alarm falsely in at most 4 % of runs before the
+// minimum effect, which cuts that further (TestFalseAlarms).
+const Alpha = 0.005
+
+// MinHistory is the fewest earlier results a check needs: with two, s has one degree of freedom
+// and the band is too wide to find anything but a collapse; three give two.
+const MinHistory = 3
+
+// Sample is one benchmark's figure for a transport.
+type Sample struct {
+	Benchmark string    `json:"benchmark"`
+	At        time.Time `json:"at"`
+	Value     float64   `json:"value"`
+	// Low and High bound the figure's own 95 % interval over the benchmark's rounds; zero
+	// without one (a single round).
+	Low  float64 `json:"low,omitempty"`
+	High float64 `json:"high,omitempty"`
+	// Regressed marks a result found regressed: it is left out of later references.
+	Regressed bool `json:"regressed,omitempty"`
+}
+
+// Rule is how a check is made.
+type Rule struct {
+	// Window is how many earlier results, the newest ones, form the reference.
+	Window int
+	// MinEffect is the smallest relative change that counts, e.g. 0.10 for 10 %.
+	MinEffect float64
+	// Since, when set, starts the reference at that time: results before it (a level a person
+	// accepted as past) are left out.
+	Since time.Time
+}
+
+// Band is the reference: the level the earlier results give and the band a new result falls in
+// with probability 1 − 2α when nothing changed.
+type Band struct {
+	// Level is the geometric mean of the reference results.
+	Level float64 `json:"level"`
+	Low   float64 `json:"low"`
+	High  float64 `json:"high"`
+	// N is the number of reference results.
+	N int `json:"n"`
+}
+
+// Finding is a check's outcome.
+type Finding struct {
+	Figure Figure `json:"figure"`
+	Before Band   `json:"before"`
+	After  Sample `json:"after"`
+	// Change is After.Value over Before.Level, minus 1: −0.3 is 30 % lower.
+	Change float64 `json:"change"`
+	// Regressed is true when the new result lies beyond the band on the worse side and by at
+	// least the minimum effect.
+	Regressed bool `json:"regressed"`
+	// Checked is false when the reference had fewer than MinHistory results: nothing was judged.
+	Checked bool `json:"checked"`
+	// Reason says why, in words.
+	Reason string `json:"reason"`
+}
+
+// Check judges latest against the results before it, oldest first.
+func Check(fig Figure, history []Sample, latest Sample, rule Rule) Finding {
+	f := Finding{Figure: fig, After: latest}
+	ref := Reference(history, rule)
+	if len(ref) < MinHistory {
+		f.Reason = fmt.Sprintf("%d earlier result(s) in the reference, %d needed", len(ref), MinHistory)
+		return f
+	}
+	if latest.Value <= 0 || math.IsNaN(latest.Value) || math.IsInf(latest.Value, 0) {
+		f.Reason = fmt.Sprintf("the new %s (%g) is not a positive figure", fig, latest.Value)
+		return f
+	}
+	logs := make([]float64, len(ref))
+	for i, s := range ref {
+		logs[i] = math.Log(s.Value)
+	}
+	sum := stats.Summarize(logs)
+	n := len(logs)
+	half := stats.TQuantile(1-Alpha, n-1) * sum.StdDev * math.Sqrt(1+1/float64(n))
+	f.Before = Band{Level: math.Exp(sum.Mean), Low: math.Exp(sum.Mean - half), High: math.Exp(sum.Mean + half), N: n}
+	f.Checked = true
+	f.Change = latest.Value/f.Before.Level - 1
+	worse, beyond := -f.Change, latest.Value < f.Before.Low
+	if fig.higherIsWorse() {
+		worse, beyond = f.Change, latest.Value > f.Before.High
+	}
+	f.Regressed = beyond && worse >= rule.MinEffect
+	f.Reason = reason(f, rule)
+	return f
+}
+
+// Reference is the part of history a new result is compared with: results not found regressed,
+// from rule.Since on, the newest rule.Window of them, oldest first.
+func Reference(history []Sample, rule Rule) []Sample {
+	var ref []Sample
+	for _, s := range history {
+		if s.Regressed || s.Value <= 0 || (!rule.Since.IsZero() && s.At.Before(rule.Since)) {
+			continue
+		}
+		ref = append(ref, s)
+	}
+	if rule.Window > 0 && len(ref) > rule.Window {
+		ref = ref[len(ref)-rule.Window:]
+	}
+	return ref
+}
+
+func reason(f Finding, rule Rule) string {
+	after := figure(f.After.Value)
+	if f.After.High > 0 {
+		after += fmt.Sprintf(" [%s, %s]", figure(f.After.Low), figure(f.After.High))
+	}
+	where := fmt.Sprintf("%s %s is %+.1f %% from the %d earlier results' %s (99 %% band %s–%s)",
+		f.Figure, after, 100*f.Change, f.Before.N, figure(f.Before.Level),
+		figure(f.Before.Low), figure(f.Before.High))
+	switch {
+	case f.Regressed:
+		return where + fmt.Sprintf(": beyond the band on the worse side and by at least %.0f %%", 100*rule.MinEffect)
+	case f.After.Value < f.Before.Low || f.After.Value > f.Before.High:
+		return where + fmt.Sprintf(": beyond the band, but better or by less than %.0f %%", 100*rule.MinEffect)
+	default:
+		return where + ": within the band"
+	}
+}
+
+// figure prints a value with four significant digits: tps in thousands and ratios below 1 alike.
+func figure(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+// DefaultMinEffect is the smallest change a schedule calls a regression unless told otherwise:
+// 10 %, twice the 5–7 % by which this machine's benchmarks move between them.
+const DefaultMinEffect = 0.10
