@@ -43,18 +43,19 @@ stamp "tools, generated files, vet and lint"
 if [ $# -gt 0 ]; then
   go test -count=1 -timeout 20m "$@" $(go list ./... | grep -v /test/e2e)
 else
-  # The controllers' envtest suite is the longest package (about 250 s alone, mostly waiting on its
-  # API server): two shards, each with its own envtest, run beside the other packages.
-  tests=$(go test -list '.*' ./controllers | grep -E '^(Test|Fuzz|Example)')
+  # The benchmark reconciler's envtest suite (controllers/benchmark) is the longest package (about
+  # 250 s alone, mostly waiting on its API server): two shards, each with its own envtest, run beside
+  # the other packages.
+  tests=$(go test -list '.*' ./controllers/benchmark | grep -E '^(Test|Fuzz|Example)')
   shard() { awk -v i="$1" 'NR % 2 == i' <<<"$tests" | paste -sd'|'; }
   logs=$(mktemp -d)
   trap 'rm -rf "$logs"' EXIT
-  go test -count=1 -timeout 20m -run "^($(shard 0))\$" ./controllers >"$logs/0" 2>&1 &
+  go test -count=1 -timeout 20m -run "^($(shard 0))\$" ./controllers/benchmark >"$logs/0" 2>&1 &
   first=$!
-  go test -count=1 -timeout 20m -run "^($(shard 1))\$" ./controllers >"$logs/1" 2>&1 &
+  go test -count=1 -timeout 20m -run "^($(shard 1))\$" ./controllers/benchmark >"$logs/1" 2>&1 &
   second=$!
   failed=0
-  go test -count=1 -timeout 20m $(go list ./... | grep -v -e /test/e2e -e /controllers\$) || failed=1
+  go test -count=1 -timeout 20m $(go list ./... | grep -v -e /test/e2e -e /controllers/benchmark\$) || failed=1
   wait "$first" || failed=1
   wait "$second" || failed=1
   echo "controllers, the first shard:" && cat "$logs/0"

@@ -22,7 +22,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/controllers"
+	"github.com/tunnelbench/tunnelbench/controllers/benchmark"
+	historycontroller "github.com/tunnelbench/tunnelbench/controllers/history"
+	"github.com/tunnelbench/tunnelbench/controllers/schedule"
 	"github.com/tunnelbench/tunnelbench/internal/history"
 	"github.com/tunnelbench/tunnelbench/internal/operator/admission"
 	"github.com/tunnelbench/tunnelbench/internal/operator/metrics"
@@ -140,7 +142,7 @@ func main() {
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                 scheme,
 		WebhookServer:          hook.server(tlsOpts),
-		Cache:                  controllers.CacheOptions(splitList(watchNamespaces)),
+		Cache:                  benchmark.CacheOptions(splitList(watchNamespaces)),
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: probeAddr,
 		LeaderElection:         leaderElect,
@@ -158,7 +160,7 @@ func main() {
 	// One policy, the webhook's and the controller's: what the administrator allows every benchmark.
 	policy := admission.Policy{DefaultRunnerImage: runnerImage, RunnerImages: splitList(hook.allowedImages),
 		AllowPrivileged: allowPrivileged, CreatorUnchecked: hook.port == 0}
-	reconciler := &controllers.TunnelBenchmarkReconciler{
+	reconciler := &benchmark.TunnelBenchmarkReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("tunnelbench-controller"),
@@ -232,12 +234,12 @@ func setupSchedules(mgr ctrl.Manager, historyURIFile string, retention history.R
 				return err
 			}
 		}
-		if err := (&controllers.HistoryReconciler{Client: mgr.GetClient(), Store: store, Seal: seal}).SetupWithManager(mgr,
+		if err := (&historycontroller.HistoryReconciler{Client: mgr.GetClient(), Store: store, Seal: seal}).SetupWithManager(mgr,
 			controller.Options{MaxConcurrentReconciles: 1}); err != nil {
 			return err
 		}
 	}
-	return (&controllers.ScheduledTunnelBenchmarkReconciler{Client: mgr.GetClient(),
+	return (&schedule.ScheduledTunnelBenchmarkReconciler{Client: mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("tunnelbench-schedule"), Metrics: metrics.DefaultSchedules, History: store, Access: access,
 		Seal: seal,
 	}).SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 1})

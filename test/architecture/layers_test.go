@@ -50,6 +50,10 @@ func TestBinariesLinkOnlyTheirLayer(t *testing.T) {
 			internal("operator"), internal("present"), internal("history"), internal("testing")}},
 		{"cmd/kubectl-tunnelbench", []string{module + "/controllers", internal("operator"), internal("runner"),
 			internal("transport"), internal("testing")}},
+		// A reconciler each, none reaching into another's package.
+		{"controllers/benchmark", []string{module + "/controllers/schedule", module + "/controllers/history"}},
+		{"controllers/schedule", []string{module + "/controllers/benchmark", module + "/controllers/history"}},
+		{"controllers/history", []string{module + "/controllers/benchmark", module + "/controllers/schedule"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

@@ -1,0 +1,122 @@
+package benchmark
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/tunnelbench/tunnelbench/api/conditions"
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+)
+
+// TestFailedRunsLeftOut: a round in which either side failed more than 1 % of its transactions is
+// not paired; at 1 % or below it is.
+func TestFailedRunsLeftOut(t *testing.T) {
+	run := func(round int32, tps float64, ok, failed int64) benchv1.RunResult {
+		return benchv1.RunResult{Round: round, TPS: tps, Transactions: ok, FailedTransactions: failed}
+	}
+	a := &benchv1.TransportResult{Runs: []benchv1.RunResult{run(1, 100, 1000, 0), run(2, 110, 1000, 10), run(3, 105, 1000, 0)}}
+	b := &benchv1.TransportResult{Runs: []benchv1.RunResult{run(1, 90, 280, 720), run(2, 95, 990, 10), run(3, 99, 1000, 11)}}
+	as, bs := benchv1.PairedFigures(a, b)
+	// Round 1: 72 % failed; round 3: 11 of 1011, just above 1 %; round 2: 10 of 1010 on both sides, below it.
+	if len(as) != 1 || as[0] != 110 || bs[0] != 95 {
+		t.Errorf("paired %v %v, want round 2 only", as, bs)
+	}
+}
+
+// TestTransactionsFailedCondition: a run of which 72 % of the transactions failed (pgbench exit 0)
+// sets TransactionsFailed, naming the run, the count and pgbench's causes.
+func TestTransactionsFailedCondition(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	tb := newBenchmark(ns, "failing")
+	tb.Spec.Load.Repetitions = 1
+	if err := testClient.Create(t.Context(), tb); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(report.Report{
+		Result: &pgbench.Result{TPS: 280, LatencyAvgMs: 14, Transactions: 2800, FailedTransactions: 7200, Clients: 4, Threads: 2,
+			SerializationFailures: ptr.To[int64](7150), DeadlockFailures: ptr.To[int64](50)},
+		Command: "pgbench -f script.sql -T 10", StartTime: time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second),
+		EndTime: time.Now().UTC().Truncate(time.Second),
+	})
+	finishJob(t, waitForJob(t, ns, jobName(tb.Name, "direct")), 0, string(b))
+	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
+	c := assertCondition(t, done, conditions.TransactionsFailed, metav1.ConditionTrue, "TooManyFailed")
+	if !strings.Contains(c.Message, "run 1 of transport direct: 7200 of 10000 transactions failed (72.0%") ||
+		!strings.Contains(c.Message, "pgbench: 7150 serialization failures, 50 deadlocks") {
+		t.Errorf("TransactionsFailed %q", c.Message)
+	}
+	assertEvents(t, ns, tb.Name, "TransactionsFailed")
+}
+
+// TestOpenLoopRuns: an open-loop run is compared by the inverse of its mean latency (the paths run
+// the same tps), and one that skipped more than 1 % of its schedule is left out.
+func TestOpenLoopRuns(t *testing.T) {
+	run := func(round int32, latency float64, skipped int64) benchv1.RunResult {
+		return benchv1.RunResult{Round: round, TPS: 500, LatencyAvgMs: latency, Transactions: 5000,
+			OpenLoop: &benchv1.OpenLoopRun{RateTPS: 500, Skipped: skipped}}
+	}
+	if f := run(1, 2, 0).Figure(); f != 500 {
+		t.Errorf("figure of a 2 ms open-loop run %v, want 500 (1000/2)", f)
+	}
+	a := &benchv1.TransportResult{Runs: []benchv1.RunResult{run(1, 1.0, 0), run(2, 1.1, 0), run(3, 1.05, 0)}}
+	b := &benchv1.TransportResult{Runs: []benchv1.RunResult{run(1, 2.0, 0), run(2, 2.1, 50), run(3, 2.2, 51)}}
+	// Round 3 skipped 51 of 5051 scheduled, just above 1 %; round 2's 50 of 5050 is not.
+	if as, bs := benchv1.PairedFigures(a, b); len(as) != 2 || math.Abs(bs[1]-1000/2.1) > 1e-9 {
+		t.Errorf("paired %v %v, want rounds 1 and 2", as, bs)
+	}
+	tb := simulatedBenchmark(2, 3, benchv1.OrderInterleaved)
+	tb.Spec.Load.Rate = ptr.To[int32](500)
+	tb.Status.Results = []benchv1.TransportResult{{Transport: "t0", Runs: a.Runs}, {Transport: "t1",
+		Runs: []benchv1.RunResult{run(1, 2.0, 0), run(2, 2.1, 0), run(3, 2.2, 0)}}}
+	summarize(tb)
+	// Same tps, twice the latency: slower, by the ratio of the latencies.
+	if c := tb.Status.Results[1].Comparison; c == nil || c.Verdict != benchv1.VerdictSlower || c.Ratio > 0.52 || c.Ratio < 0.48 {
+		t.Errorf("open-loop comparison %+v, want slower at about 0.5", c)
+	}
+}
+
+// TestRateNotSustained: an open-loop run passes the rate and the latency limit to the runner,
+// records its schedule, and one that skipped 30 % of it sets RateNotSustained.
+func TestRateNotSustained(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	tb := newBenchmark(ns, "open")
+	tb.Spec.Load.Rate, tb.Spec.Load.LatencyLimit = ptr.To[int32](500), &metav1.Duration{Duration: 5 * time.Millisecond}
+	if err := testClient.Create(t.Context(), tb); err != nil {
+		t.Fatal(err)
+	}
+	job := waitForJob(t, ns, jobName(tb.Name, "direct"))
+	assertArgs(t, job, "--rate=500 --latency-limit=5ms")
+	late := int64(400)
+	b, _ := json.Marshal(report.Report{
+		Result: &pgbench.Result{TPS: 350, LatencyAvgMs: 9.5, Transactions: 3500, Clients: 4, Threads: 2,
+			OpenLoop: &pgbench.OpenLoop{LagAvgMs: 4.2, LagMaxMs: 80, Skipped: 1500, Late: &late}},
+		Command: "pgbench -R 500 -L 5 -T 10", StartTime: time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second),
+		EndTime: time.Now().UTC().Truncate(time.Second),
+	})
+	finishJob(t, job, 0, string(b))
+	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseCompleted)
+	c := assertCondition(t, done, conditions.RateNotSustained, metav1.ConditionTrue, "TooManySkipped")
+	if !strings.Contains(c.Message, "run 1 of transport direct: 1500 of 5000 scheduled transactions skipped (30.0%") {
+		t.Errorf("RateNotSustained %q", c.Message)
+	}
+	o := done.Status.Result("direct").Runs[0].OpenLoop
+	if o == nil || o.RateTPS != 500 || o.ScheduleLagMs != 4.2 || o.ScheduleLagMaxMs != 80 || o.Skipped != 1500 ||
+		o.Late == nil || *o.Late != 400 {
+		t.Errorf("open loop %+v", o)
+	}
+	assertEvents(t, ns, tb.Name, "RateNotSustained")
+}

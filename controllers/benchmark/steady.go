@@ -1,0 +1,57 @@
+package benchmark
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/tunnelbench/tunnelbench/api/conditions"
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/steady"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+)
+
+// The NotSteady condition is True once a measured run's tps trended while it ran (internal/analysis/steady): its
+// median is a moment of a trend. The message names the run and the change, and recommends a
+// warm-up long enough for the path from when the run settled.
+
+// steadiness judges a run from its progress reports; nil with too few of them.
+func steadiness(progress []pgbench.ProgressPoint) *benchv1.Steadiness {
+	t, tps := make([]float64, len(progress)), make([]float64, len(progress))
+	for i, p := range progress {
+		t[i], tps[i] = p.T, p.TPS
+	}
+	j, ok := steady.Judge(t, tps)
+	if !ok {
+		return nil
+	}
+	out := &benchv1.Steadiness{Change: math.Round(j.Change*1000) / 1000, Steady: j.Steady}
+	if !j.Steady && j.SettledAfter >= 0 {
+		out.SettledAfterSeconds = ptr.To(j.SettledAfter)
+	}
+	return out
+}
+
+// notSteadyMessage says what trended and what to do: a warm-up that covers the part of the run
+// before it settled, or, when it never did, longer runs.
+func notSteadyMessage(tb *benchv1.TunnelBenchmark, transport string, run benchv1.RunResult) string {
+	s := run.Steadiness
+	msg := fmt.Sprintf("run %d of transport %s: tps changed by %+.0f%% across the run (least-squares trend of its "+
+		"progress reports, beyond %.0f%% and beyond their noise), so its figure is a moment of a trend", run.Round,
+		transport, 100*s.Change, 100*steady.MaxChange)
+	if s.SettledAfterSeconds == nil {
+		return msg + ": it did not settle within the run; lengthen spec.load.warmup and spec.load.duration"
+	}
+	warmup := tb.WarmupDuration() + time.Duration(math.Ceil(*s.SettledAfterSeconds))*time.Second
+	return msg + fmt.Sprintf(": it settled after %.0f s; set spec.load.warmup to at least %s", *s.SettledAfterSeconds, warmup)
+}
+
+// warnNotSteady sets NotSteady, with a Warning event the first time, for a run that trended.
+func (r *TunnelBenchmarkReconciler) warnNotSteady(tb *benchv1.TunnelBenchmark, transport string, run benchv1.RunResult) {
+	if run.Steadiness == nil || run.Steadiness.Steady {
+		return
+	}
+	r.warnOnce(tb, conditions.NotSteady, conditions.ReasonTrending, notSteadyMessage(tb, transport, run))
+}
