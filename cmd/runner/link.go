@@ -14,6 +14,12 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport/link"
 )
 
+func init() {
+	register(command{name: "link", run: func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return runLink(args, stdout, stderr)
+	}})
+}
+
 // awaitUpstream bounds the wait for the far end before the link serves.
 const awaitUpstream = time.Minute
 

@@ -50,37 +50,19 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: tunnelbench-runner "+
-			"run|parse|probe|pgbouncer|link|sidecar|node-reader|with-file|wg-gateway|wg-client|ovpn-gateway|ovpn-client [flags]")
-		return 2
-	}
-	switch args[0] {
-	case "run":
-		return runPgbench(args[1:], stdout, stderr)
-	case "parse":
+	return dispatch(args, stdin, stdout, stderr)
+}
+
+func init() {
+	register(command{name: "run", run: func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return runPgbench(args, stdout, stderr)
+	}})
+	register(command{name: "parse", run: func(_ []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return parse(stdin, stdout, stderr)
-	case "probe":
-		return probe(args[1:], stderr)
-	case "pgbouncer":
-		return execPgBouncer(args[1:], stderr)
-	case "link":
-		return runLink(args[1:], stdout, stderr)
-	case "sidecar":
-		return runSidecar(args[1:], stdout, stderr)
-	case "node-reader":
-		return runNodeReader(args[1:], stderr)
-	case "with-file":
-		return execWithFile(args[1:], stderr)
-	case "wg-gateway", "wg-client":
-		return runWireGuard(args[0] == "wg-gateway", args[1:], stderr)
-	case "ovpn-gateway", "ovpn-client":
-		return runOpenVPN(args[0] == "ovpn-gateway", args[1:], stderr)
-	default:
-		fmt.Fprintf(stderr, "unknown command %q: use run, parse, probe, pgbouncer, link, sidecar, node-reader, with-file, "+
-			"wg-gateway, wg-client, ovpn-gateway or ovpn-client\n", args[0])
-		return 2
-	}
+	}})
+	register(command{name: "probe", run: func(args []string, _ io.Reader, _, stderr io.Writer) int {
+		return probe(args, stderr)
+	}})
 }
 
 func runPgbench(args []string, stdout, stderr io.Writer) int {

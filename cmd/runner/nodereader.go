@@ -15,6 +15,12 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
 )
 
+func init() {
+	register(command{name: "node-reader", run: func(args []string, _ io.Reader, _, stderr io.Writer) int {
+		return runNodeReader(args, stderr)
+	}})
+}
+
 // runNodeReader serves the CPU accounting of the pods of its node, by pod UID, from the node's
 // cgroup hierarchy mounted read-only at --cgroup: the chart's node reader (a DaemonSet), which
 // lets a benchmark's runner sample the server's pod at the ends of its measured window as it

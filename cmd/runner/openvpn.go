@@ -15,6 +15,15 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport/openvpn"
 )
 
+func init() {
+	for _, gateway := range []bool{true, false} {
+		name := map[bool]string{true: "ovpn-gateway", false: "ovpn-client"}[gateway]
+		register(command{name: name, run: func(args []string, _ io.Reader, _, stderr io.Writer) int {
+			return runOpenVPN(gateway, args, stderr)
+		}})
+	}
+}
+
 // runOpenVPN runs one end of the vpn transport's OpenVPN tunnel until the pod stops it or openvpn
 // exits: the gateway (`ovpn-gateway`), which forwards what reaches its tunnel address to the
 // server only, or the client (`ovpn-client`), whose TUN device carries the runner pod's

@@ -12,6 +12,12 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
 )
 
+func init() {
+	register(command{name: "pgbouncer", run: func(args []string, _ io.Reader, _, stderr io.Writer) int {
+		return execPgBouncer(args, stderr)
+	}})
+}
+
 // execPgBouncer writes PgBouncer's configuration from flags and the environment, then replaces
 // this process with PgBouncer, which so receives the pod's signals directly. The password reaches
 // only the auth file (0600, in the pod's memory-backed /tmp); PgBouncer's environment and command

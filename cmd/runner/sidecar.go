@@ -19,6 +19,12 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
 )
 
+func init() {
+	register(command{name: "sidecar", run: func(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+		return runSidecar(args, stdout, stderr)
+	}})
+}
+
 // runSidecar runs a sidecar's command as its child and serves, on a loopback port (or, for a peer
 // pod such as the SSH gateway, on the pod's address), the CPU accounting of the container they
 // share (internal/runner/cgroupcpu), for the runner to sample at the ends of its measured window. Signals

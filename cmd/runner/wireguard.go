@@ -21,6 +21,15 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel/userspace"
 )
 
+func init() {
+	for _, gateway := range []bool{true, false} {
+		name := map[bool]string{true: "wg-gateway", false: "wg-client"}[gateway]
+		register(command{name: name, run: func(args []string, _ io.Reader, _, stderr io.Writer) int {
+			return runWireGuard(gateway, args, stderr)
+		}})
+	}
+}
+
 // runWireGuard runs one end of the vpn transport's WireGuard tunnel in user space until the pod
 // stops it: the gateway (`wg-gateway`), which forwards what comes through the tunnel to the
 // server only, or the client (`wg-client`), which carries the runner pod's loopback connections

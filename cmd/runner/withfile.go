@@ -10,6 +10,12 @@ import (
 	"syscall"
 )
 
+func init() {
+	register(command{name: "with-file", run: func(args []string, _ io.Reader, _, stderr io.Writer) int {
+		return execWithFile(args, stderr)
+	}})
+}
+
 // execWithFile writes a configuration file from an environment variable, then replaces this
 // process with the command after "--", which so receives the pod's signals directly: how a peer's
 // program that reads its settings from a file (HAProxy) is configured from its pod spec, with no
