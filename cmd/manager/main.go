@@ -234,7 +234,7 @@ func setupSchedules(mgr ctrl.Manager, historyURIFile string, retention history.R
 				return err
 			}
 		}
-		if err := (&historycontroller.HistoryReconciler{Client: mgr.GetClient(), Store: store, Seal: seal}).SetupWithManager(mgr,
+		if err := (&historycontroller.Reconciler{Client: mgr.GetClient(), Store: store, Seal: seal}).SetupWithManager(mgr,
 			controller.Options{MaxConcurrentReconciles: 1}); err != nil {
 			return err
 		}

@@ -159,7 +159,8 @@ func TestManagedVolumeTooSmall(t *testing.T) {
 	}
 	done := waitForPhase(t, ns, tb.Name, benchv1.PhaseFailed)
 	c := meta.FindStatusCondition(done.Status.Conditions, conditions.Failed)
-	if c == nil || c.Reason != conditions.ReasonInvalidSpec || !strings.Contains(c.Message, "storageSize 1Gi cannot hold spec.load.scale 100") {
+	if c == nil || c.Reason != conditions.ReasonInvalidSpec ||
+		!strings.Contains(c.Message, "storageSize 1Gi cannot hold spec.load.scale 100") {
 		t.Errorf("Failed condition %+v, want InvalidSpec naming storageSize and scale", c)
 	}
 	if _, err := getCluster(context.Background(), ns, tb.ManagedClusterName()); err == nil {

@@ -82,7 +82,8 @@ func TestFailuresBlameThePath(t *testing.T) {
 					t.Fatal(err)
 				}
 				return nil
-			}, conditions.ReasonConnectionLost, []string{"perhaps the backend died", "CloudNativePG Cluster pg's pod pg-1 restarted during the run"}},
+			}, conditions.ReasonConnectionLost,
+			[]string{"perhaps the backend died", "CloudNativePG Cluster pg's pod pg-1 restarted during the run"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

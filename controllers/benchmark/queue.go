@@ -135,14 +135,16 @@ func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.Tunne
 	}
 	reason, msg := "", ""
 	if first := ahead(tb, list.Items); first != nil {
-		reason, msg = conditions.ReasonWaitingForServer, fmt.Sprintf("benchmark %s/%s (%s) measures the same server (%s); this one starts when it ends",
+		reason = conditions.ReasonWaitingForServer
+		msg = fmt.Sprintf("benchmark %s/%s (%s) measures the same server (%s); this one starts when it ends",
 			first.Namespace, first.Name, first.Status.Phase, serverKey(tb))
 	} else if n := aheadInNamespace(tb, list.Items); r.MaxRunningPerNamespace > 0 && n >= r.MaxRunningPerNamespace {
 		reason, msg = conditions.ReasonNamespaceLimit, fmt.Sprintf("%d benchmarks of namespace %s run or are ahead in line, and a namespace "+
 			"runs at most %d at once (the chart's maxRunningBenchmarksPerNamespace); this one starts when one of them ends",
 			n, tb.Namespace, r.MaxRunningPerNamespace)
 	} else if n := aheadInCluster(tb, list.Items, r.MaxRunningPerNamespace); r.MaxRunning > 0 && n >= r.MaxRunning {
-		reason, msg = conditions.ReasonClusterLimit, fmt.Sprintf("%d benchmarks run or are ahead in line, and the operator runs at most %d at once "+
+		reason = conditions.ReasonClusterLimit
+		msg = fmt.Sprintf("%d benchmarks run or are ahead in line, and the operator runs at most %d at once "+
 			"(the chart's maxRunningBenchmarks); this one starts when a place frees up", n, r.MaxRunning)
 	}
 	if reason == "" {

@@ -87,7 +87,8 @@ func startSchedulerAsking(t *testing.T, c *clock, store *history.Store, ask bool
 		t.Fatal(err)
 	}
 	if store != nil {
-		if err := (&historycontroller.HistoryReconciler{Client: mgr.GetClient(), Store: store, Seal: testSeal}).SetupWithManager(mgr, opts); err != nil {
+		recorder := &historycontroller.Reconciler{Client: mgr.GetClient(), Store: store, Seal: testSeal}
+		if err := recorder.SetupWithManager(mgr, opts); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -223,7 +223,8 @@ func decideStep(o observedStep, tb *benchv1.TunnelBenchmark, s step, c stepClock
 	case trouble.Waiting != "":
 		return stepDecision{action: actWait, reason: conditions.ReasonWaiting, message: fmt.Sprintf("Job %s: %s", job.Name, trouble.Waiting)}
 	}
-	return stepDecision{action: actWait, reason: conditions.ReasonJobRunning, message: fmt.Sprintf("%s runs in Job %s", s.description, job.Name)}
+	return stepDecision{action: actWait, reason: conditions.ReasonJobRunning,
+		message: fmt.Sprintf("%s runs in Job %s", s.description, job.Name)}
 }
 
 // actOnStep does what the decision says and reports the step's outcome.

@@ -1,4 +1,4 @@
-// Package history holds the HistoryReconciler: it appends every completed benchmark's results
+// Package history holds the Reconciler: it appends every completed benchmark's results
 // to the history store (internal/history) once, and records in the benchmark's status that it did.
 package history
 
@@ -24,10 +24,10 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/operator/statusguard"
 )
 
-// HistoryReconciler appends every completed benchmark's results to the history store, once, and
+// Reconciler appends every completed benchmark's results to the history store, once, and
 // says in the benchmark's status whether they are there. A store that is down is retried with a
 // growing delay (at most maxHistoryBackoff); the benchmark stays Completed meanwhile.
-type HistoryReconciler struct {
+type Reconciler struct {
 	client.Client
 	Store *historystore.Store
 	// Seal tells a schedule's runs from benchmarks that only claim to be (runseal): only a sealed
@@ -39,7 +39,7 @@ type HistoryReconciler struct {
 const maxHistoryBackoff = 5 * time.Minute
 
 // Reconcile records one completed benchmark.
-func (r *HistoryReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	tb := &benchv1.TunnelBenchmark{}
 	if err := r.Get(ctx, req.NamespacedName, tb); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -97,7 +97,7 @@ func needsRecording(tb *benchv1.TunnelBenchmark) bool {
 }
 
 // SetupWithManager watches benchmarks that completed and are not recorded.
-func (r *HistoryReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	r.Client = statusguard.Client(r.Client)
 	unrecorded := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		tb, ok := o.(*benchv1.TunnelBenchmark)

@@ -85,7 +85,8 @@ func TestPlanSchedule(t *testing.T) {
 	invalid := stb.DeepCopy()
 	invalid.Spec.Schedule = "every day"
 	p := planSchedule(scheduleView{stb: invalid, now: planT0})
-	if c := meta.FindStatusCondition(p.status.Conditions, conditions.Ready); p.create != nil || c == nil || c.Reason != conditions.ReasonInvalidSchedule {
+	c := meta.FindStatusCondition(p.status.Conditions, conditions.Ready)
+	if p.create != nil || c == nil || c.Reason != conditions.ReasonInvalidSchedule {
 		t.Errorf("an invalid schedule: %+v", c)
 	}
 }

@@ -125,7 +125,8 @@ func reasonProblems(fset *token.FileSet, file *ast.File) []string {
 		switch n := n.(type) {
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
-				if i < len(n.Values) && isStringLiteral(n.Values[i]) && name.IsExported() && (strings.HasPrefix(name.Name, "Condition") || strings.HasPrefix(name.Name, "Reason")) {
+				word := strings.HasPrefix(name.Name, "Condition") || strings.HasPrefix(name.Name, "Reason")
+				if i < len(n.Values) && isStringLiteral(n.Values[i]) && name.IsExported() && word {
 					report(name, "%s is declared outside api/conditions", name.Name)
 				}
 			}

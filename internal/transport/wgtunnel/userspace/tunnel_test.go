@@ -138,7 +138,8 @@ func TestKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pair := range [][2]string{{wgtunnel.GatewayPrivateKey, wgtunnel.GatewayPublicKey}, {wgtunnel.ClientPrivateKey, wgtunnel.ClientPublicKey}} {
+	pairs := [][2]string{{wgtunnel.GatewayPrivateKey, wgtunnel.GatewayPublicKey}, {wgtunnel.ClientPrivateKey, wgtunnel.ClientPublicKey}}
+	for _, pair := range pairs {
 		priv, err := wgtunnel.ParseKey(string(data[pair[0]]))
 		if err != nil {
 			t.Fatal(err)
