@@ -1,4 +1,4 @@
-package benchmark
+package v1alpha1_test
 
 import (
 	"context"
@@ -867,9 +867,9 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := newBenchmark(ns, "invalid")
 			tt.mutate(tb)
-			err := testClient.Create(context.Background(), tb)
+			err := apiClient.Create(context.Background(), tb)
 			if err == nil {
-				_ = testClient.Delete(context.Background(), tb)
+				_ = apiClient.Delete(context.Background(), tb)
 				t.Fatalf("the API server accepted an invalid benchmark")
 			}
 			for _, w := range tt.want {
@@ -1017,7 +1017,7 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := newBenchmark(ns, "valid-"+string(rune('a'+i)))
 			tt.mutate(tb)
-			if err := testClient.Create(context.Background(), tb); err != nil {
+			if err := apiClient.Create(context.Background(), tb); err != nil {
 				t.Fatalf("the API server rejected a valid benchmark: %v", err)
 			}
 			got := getBenchmark(t, ns, tb.Name)
@@ -1037,7 +1037,7 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 func TestSpecIsImmutable(t *testing.T) {
 	needsEnvtest(t)
 	ns := newNamespace(t)
-	if err := testClient.Create(context.Background(), newBenchmark(ns, "frozen")); err != nil {
+	if err := apiClient.Create(context.Background(), newBenchmark(ns, "frozen")); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -1075,7 +1075,7 @@ func TestSpecIsImmutable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := getBenchmark(t, ns, "frozen")
 			tt.mutate(tb)
-			err := testClient.Update(context.Background(), tb)
+			err := apiClient.Update(context.Background(), tb)
 			switch {
 			case tt.wantError && (err == nil || !strings.Contains(err.Error(), "spec is immutable")):
 				t.Fatalf("update error = %v, want the immutability message", err)
