@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/testing/benchfixture"
 )
 
 // The CRD's schema and CEL rules are tested here, beside the types and markers they come from,
@@ -86,23 +86,9 @@ func newNamespace(t *testing.T) string {
 // needsEnvtest is needsAPIServer, by the name the cases moved from the controllers' suite use.
 func needsEnvtest(t *testing.T) { t.Helper(); needsAPIServer(t) }
 
-// newBenchmark is a valid benchmark against the CloudNativePG cluster "pg".
+// newBenchmark is a valid benchmark against the CloudNativePG cluster "pg" (benchfixture.New).
 func newBenchmark(ns, name string, transports ...benchv1.TransportSpec) *benchv1.TunnelBenchmark {
-	if len(transports) == 0 {
-		transports = []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
-	}
-	return &benchv1.TunnelBenchmark{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: benchv1.TunnelBenchmarkSpec{
-			Server:     benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "pg"}},
-			Transports: transports,
-			Load: benchv1.LoadSpec{
-				Builtin: "select-only", Clients: 4, Threads: 2, Protocol: "prepared",
-				Duration:    &metav1.Duration{Duration: 10 * time.Second},
-				Repetitions: 1,
-			},
-		},
-	}
+	return benchfixture.New(ns, name, transports...)
 }
 
 func getBenchmark(t *testing.T, ns, name string) *benchv1.TunnelBenchmark {

@@ -22,27 +22,13 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/testing/benchfixture"
 	"github.com/tunnelbench/tunnelbench/test/events"
 )
 
-// newBenchmark is a valid benchmark against the CloudNativePG cluster "pg".
+// newBenchmark is a valid benchmark against the CloudNativePG cluster "pg" (benchfixture.New).
 func newBenchmark(ns, name string, transports ...benchv1.TransportSpec) *benchv1.TunnelBenchmark {
-	if len(transports) == 0 {
-		transports = []benchv1.TransportSpec{{Name: "direct", Type: benchv1.TransportDirect}}
-	}
-	return &benchv1.TunnelBenchmark{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: benchv1.TunnelBenchmarkSpec{
-			Server:     benchv1.ServerSpec{CNPG: &benchv1.CNPGServer{ClusterName: "pg"}},
-			Transports: transports,
-			Load: benchv1.LoadSpec{
-				Builtin: "select-only", Clients: 4, Threads: 2, Protocol: "prepared",
-				Duration: &metav1.Duration{Duration: 10 * time.Second},
-				// One run per transport unless a test is about repetitions.
-				Repetitions: 1,
-			},
-		},
-	}
+	return benchfixture.New(ns, name, transports...)
 }
 
 // inSpecOrder sets tb's seed to the first one that runs its transports in spec order every round,
