@@ -21,6 +21,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/testing/benchfixture"
 	"github.com/tunnelbench/tunnelbench/test/events"
@@ -33,20 +34,20 @@ func newBenchmark(ns, name string, transports ...benchv1.TransportSpec) *benchv1
 
 // inSpecOrder sets tb's seed to the first one that runs its transports in spec order every round,
 // for tests about something else that finish the Jobs one by one; the order's randomness is
-// TestSchedule's and the e2e's to check.
+// internal/operator/runorder's tests' and the e2e's to check.
 func inSpecOrder(tb *benchv1.TunnelBenchmark) *benchv1.TunnelBenchmark {
 	n, rounds := len(tb.Spec.Transports), tb.Repetitions()
-	var want []plannedRun
+	var want []runorder.Run
 	for r := int32(1); r <= rounds; r++ {
 		for t := range n {
-			want = append(want, plannedRun{transport: t, round: r})
+			want = append(want, runorder.Run{Transport: t, Round: r})
 		}
 	}
 	if tb.Order() == benchv1.OrderSequential {
-		slices.SortStableFunc(want, func(a, b plannedRun) int { return a.transport - b.transport })
+		slices.SortStableFunc(want, func(a, b runorder.Run) int { return a.Transport - b.Transport })
 	}
 	for seed := range int64(1 << 20) {
-		if slices.Equal(runOrder(1, n, rounds, tb.Order(), seed), want) {
+		if slices.Equal(runorder.Order(1, n, rounds, tb.Order(), seed), want) {
 			tb.Spec.Load.Seed = ptr.To(seed)
 			return tb
 		}

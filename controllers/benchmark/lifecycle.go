@@ -14,6 +14,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/statusguard"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -23,7 +24,7 @@ func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time
 	tb.Status.Phase = benchv1.PhasePending
 	tb.Status.StartTime = &metav1.Time{Time: now}
 	tb.Status.Progress = benchv1.ProgressString(0, tb.TotalRuns())
-	tb.Status.RunOrder = plannedOrder(tb)
+	tb.Status.RunOrder = runorder.Planned(tb)
 	tb.PointResults(0) // a sweep's points, empty
 	if d, known := tb.PlannedRunTime(); known {
 		tb.Status.PlannedRunTime = d.String()

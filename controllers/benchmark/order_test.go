@@ -10,6 +10,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
@@ -28,11 +29,11 @@ func TestSummarizeSequential(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := simulatedBenchmark(2, 3, benchv1.OrderSequential)
-			record(tb, plannedRun{transport: 0, round: 1}, 100)
-			record(tb, plannedRun{transport: 0, round: 2}, 110)
-			record(tb, plannedRun{transport: 0, round: 3}, 105)
+			record(tb, runorder.Run{Transport: 0, Round: 1}, 100)
+			record(tb, runorder.Run{Transport: 0, Round: 2}, 110)
+			record(tb, runorder.Run{Transport: 0, Round: 3}, 105)
 			for i, tps := range tt.b {
-				record(tb, plannedRun{transport: 1, round: int32(i + 1)}, tps)
+				record(tb, runorder.Run{Transport: 1, Round: int32(i + 1)}, tps)
 			}
 			summarize(tb)
 			c := tb.Status.Results[1].Comparison
@@ -53,9 +54,9 @@ func simulatedBenchmark(transports int, rounds int32, order benchv1.RunOrder) *b
 }
 
 // record adds a run of tps as the controller would.
-func record(tb *benchv1.TunnelBenchmark, p plannedRun, tps float64) {
+func record(tb *benchv1.TunnelBenchmark, p runorder.Run, tps float64) {
 	rep := &report.Report{Result: &pgbench.Result{TPS: tps, LatencyAvgMs: 1000 / tps, Transactions: int64(tps * 10)}}
-	recordRun(tb, 0, tb.Spec.Transports[p.transport], benchv1.RunResult{Round: p.round}, rep, specs.Pod{})
+	recordRun(tb, 0, tb.Spec.Transports[p.Transport], benchv1.RunResult{Round: p.Round}, rep, specs.Pod{})
 }
 
 // falseVerdicts runs trials benchmarks of identical transports whose throughput drifts by drift
@@ -69,12 +70,12 @@ func falseVerdicts(transports int, rounds int32, order benchv1.RunOrder, fixed b
 	var anyN, lastN int
 	for trial := range trials {
 		tb := simulatedBenchmark(transports, rounds, order)
-		runs := runOrder(1, transports, rounds, order, int64(trial))
+		runs := runorder.Order(1, transports, rounds, order, int64(trial))
 		if fixed {
 			runs = runs[:0]
 			for r := int32(1); r <= rounds; r++ {
 				for t := range transports {
-					runs = append(runs, plannedRun{transport: t, round: r})
+					runs = append(runs, runorder.Run{Transport: t, Round: r})
 				}
 			}
 		}

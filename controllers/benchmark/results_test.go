@@ -16,6 +16,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
@@ -305,7 +306,7 @@ func largestStatus(t testing.TB, points, transports int, reps int32) *benchv1.Tu
 			}
 		}
 	}
-	tb.Status.RunOrder = plannedOrder(tb)
+	tb.Status.RunOrder = runorder.Planned(tb)
 	return tb
 }
 
@@ -360,7 +361,7 @@ func BenchmarkRecordedPass(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				summarize(tb)
-				if _, more := nextRun(tb); more {
+				if _, more := runorder.Next(tb); more {
 					b.Fatal("a run left")
 				}
 			}

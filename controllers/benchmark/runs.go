@@ -15,6 +15,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -27,11 +28,11 @@ import (
 // exists beside an earlier result that a conflicting status write lost (a cancel arriving then
 // would end the benchmark without it).
 func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv1.TunnelBenchmark, server transport.Server,
-	p plannedRun, deadline time.Time) (res ctrl.Result, err error) {
-	ref := p.ref(tb)
+	p runorder.Run, deadline time.Time) (res ctrl.Result, err error) {
+	ref := p.Ref(tb)
 	// The benchmark as it runs at the point: its load and transports carry the point's value.
-	at := tb.AtPoint(p.point)
-	t := at.Spec.Transports[p.transport]
+	at := tb.AtPoint(p.Point)
+	t := at.Spec.Transports[p.Transport]
 	if errs := r.Policy.Refusals(tb); len(errs) > 0 {
 		r.fail(tb, conditions.ReasonInvalidSpec, errs.ToAggregate().Error())
 		return ctrl.Result{}, nil
@@ -87,7 +88,7 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 // in place (never a silent un-emulated run: the runner waits for it before it connects) and its
 // live figures read; once it ended, what its link needed goes, and the run is recorded or fails
 // the benchmark (its peers go with the rest once the failure is stored, in Reconcile).
-func (r *TunnelBenchmarkReconciler) afterStep(ctx context.Context, tb *benchv1.TunnelBenchmark, p plannedRun, s step,
+func (r *TunnelBenchmarkReconciler) afterStep(ctx context.Context, tb *benchv1.TunnelBenchmark, p runorder.Run, s step,
 	out stepOutcome, tr transport.Transport, link benchv1.Link) (ctrl.Result, error) {
 	emulator := r.emulatorFor(s.ref.Transport, link, tr.Hop())
 	jobName := specs.JobName(tb, s.ref)
@@ -155,17 +156,17 @@ func runLabel(tb *benchv1.TunnelBenchmark, ref benchv1.RunRef) string {
 // recordStep records a succeeded run: its figures, what it cost and where it ran, in its point's
 // results; the warnings it calls for; the summaries; and, after the transport's last run, the
 // removal of what served only it.
-func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.TunnelBenchmark, p plannedRun, s step,
+func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.TunnelBenchmark, p runorder.Run, s step,
 	out stepOutcome, tr transport.Transport, link benchv1.Link) {
-	t := tb.Spec.Transports[p.transport]
+	t := tb.Spec.Transports[p.Transport]
 	label := runLabel(tb, s.ref)
 	job := out.seen.job
 	prov := r.provenance(ctx, tb, out.seen.pods, out.report)
 	at := placement{node: prov.Node, server: r.observeServer(ctx, tb), peer: r.peerPod(ctx, tb.Namespace, s.peers, tr)}
-	measured := benchv1.RunResult{Round: p.round, Job: job.Name, Node: prov.Node, ServerNode: at.serverNode(),
+	measured := benchv1.RunResult{Round: p.Round, Job: job.Name, Node: prov.Node, ServerNode: at.serverNode(),
 		PeerNode: at.peerNode(), Pods: out.pods}
 	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, job, at, out.report)
-	result := recordRun(tb, p.point, t, measured, out.report, s.pod)
+	result := recordRun(tb, p.Point, t, measured, out.report, s.pod)
 	if out.report.Copy == nil {
 		if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {
 			log.FromContext(ctx).Error(err, "Cannot merge the latency histograms", "transport", t.Name)
@@ -191,11 +192,11 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 	reps := tb.Repetitions()
 	if c := out.report.Copy; c != nil {
 		r.event(tb, corev1.EventTypeNormal, conditions.ReasonRunCompleted, "Measure", "Transport %s round %d/%d: %.3f MB/s, %.0f rows/s",
-			label, p.round, reps, c.MBPerSecond, c.RowsPerSecond)
+			label, p.Round, reps, c.MBPerSecond, c.RowsPerSecond)
 		return
 	}
 	r.event(tb, corev1.EventTypeNormal, conditions.ReasonRunCompleted, "Measure", "Transport %s round %d/%d: %.1f tps, latency %.3f ms",
-		label, p.round, reps, out.report.Result.TPS, out.report.Result.LatencyAvgMs)
+		label, p.Round, reps, out.report.Result.TPS, out.report.Result.LatencyAvgMs)
 }
 
 // transportDone reports whether every run of a transport, at every point, is recorded.

@@ -24,6 +24,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/admission"
 	"github.com/tunnelbench/tunnelbench/internal/operator/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/operator/statusguard"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
@@ -303,7 +304,7 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	}
 
 	tb.Status.Phase = benchv1.PhaseRunning
-	if next, ok := nextRun(tb); ok {
+	if next, ok := runorder.Next(tb); ok {
 		return r.runTransport(ctx, tb, server, next, deadline)
 	}
 	r.complete(tb)

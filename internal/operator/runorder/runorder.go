@@ -1,4 +1,7 @@
-package benchmark
+// Package runorder is the order in which a benchmark's runs are made: interleaved rounds, each in
+// its own random order drawn from a recorded seed, or sequential; which run comes next, from what
+// status already recorded; and the order as status shows it. Pure: tested without an API server.
+package runorder
 
 import (
 	"hash/fnv"
@@ -9,26 +12,26 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 )
 
-// plannedRun is one measured run of a benchmark: a round (from 1) of the transport at index
-// transport in the spec, at the sweep's point at index point (0 without a sweep).
-type plannedRun struct {
-	transport int
-	point     int
-	round     int32
+// Run is one measured run of a benchmark: a round (from 1) of the transport at index Transport in
+// the spec, at the sweep's point at index Point (0 without a sweep).
+type Run struct {
+	Transport int
+	Point     int
+	Round     int32
 }
 
-// ref addresses the run by the transport's name: how Jobs, result ConfigMaps and status find it.
-func (p plannedRun) ref(tb *benchv1.TunnelBenchmark) benchv1.RunRef {
-	return benchv1.RunRef{Transport: tb.Spec.Transports[p.transport].Name, Point: p.point, Round: p.round}
+// Ref addresses the run by the transport's name: how Jobs, result ConfigMaps and status find it.
+func (p Run) Ref(tb *benchv1.TunnelBenchmark) benchv1.RunRef {
+	return benchv1.RunRef{Transport: tb.Spec.Transports[p.Transport].Name, Point: p.Point, Round: p.Round}
 }
 
 // maxSeed keeps a seed exact in JSON, whose numbers are float64 to many clients (2⁵³ − 1).
 const maxSeed = 1<<53 - 1
 
-// runSeed is the seed of a benchmark's run order: spec.load.seed, or one derived from the
+// Seed is the seed of a benchmark's run order: spec.load.seed, or one derived from the
 // benchmark's UID, so that every benchmark gets its own order and each reconcile the same one
 // without having to read it back from status.
-func runSeed(tb *benchv1.TunnelBenchmark) int64 {
+func Seed(tb *benchv1.TunnelBenchmark) int64 {
 	if tb.Spec.Load.Seed != nil {
 		return *tb.Spec.Load.Seed
 	}
@@ -37,7 +40,7 @@ func runSeed(tb *benchv1.TunnelBenchmark) int64 {
 	return int64(h.Sum64() & maxSeed)
 }
 
-// runOrder is the order of a benchmark's runs. Interleaved runs every (point, transport) once per
+// Order is the order of a benchmark's runs. Interleaved runs every (point, transport) once per
 // round, each round in its own random order, so that drift on the machine falls on every
 // transport and point alike, none always runs first or last, and round i of one transport can be
 // paired with round i of the baseline (and of the previous point); sequential runs all rounds of
@@ -45,11 +48,11 @@ func runSeed(tb *benchv1.TunnelBenchmark) int64 {
 // transport's rounds at a point run in order, so "round r is done" is "at least r rounds are
 // recorded". The same seed gives the same order; without a sweep (one point) the order is the
 // one a benchmark before sweeps had.
-func runOrder(points, transports int, rounds int32, order benchv1.RunOrder, seed int64) []plannedRun {
+func Order(points, transports int, rounds int32, order benchv1.RunOrder, seed int64) []Run {
 	units := points * transports
-	out := make([]plannedRun, 0, units*int(rounds))
-	run := func(unit int, round int32) plannedRun {
-		return plannedRun{transport: unit % transports, point: unit / transports, round: round}
+	out := make([]Run, 0, units*int(rounds))
+	run := func(unit int, round int32) Run {
+		return Run{Transport: unit % transports, Point: unit / transports, Round: round}
 	}
 	if order == benchv1.OrderSequential {
 		for _, u := range permutation(units, seed, 0) {
@@ -67,9 +70,9 @@ func runOrder(points, transports int, rounds int32, order benchv1.RunOrder, seed
 	return out
 }
 
-// runOrderOf is tb's run order.
-func runOrderOf(tb *benchv1.TunnelBenchmark) []plannedRun {
-	return runOrder(tb.Points(), len(tb.Spec.Transports), tb.Repetitions(), tb.Order(), runSeed(tb))
+// Of is tb's run order.
+func Of(tb *benchv1.TunnelBenchmark) []Run {
+	return Order(tb.Points(), len(tb.Spec.Transports), tb.Repetitions(), tb.Order(), Seed(tb))
 }
 
 // permutation is a random order of 0..n-1 drawn from the seed and a stream (the round): a
@@ -89,24 +92,24 @@ func permutation(n int, seed int64, stream uint64) []int {
 	return out
 }
 
-// plannedOrder is the order the runs of tb will take, as status records it: per round the
+// Planned is the order the runs of tb will take, as status records it: per round the
 // transports' names, with their point's value in a sweep ("ssh@4"); one entry for a sequential
 // benchmark.
-func plannedOrder(tb *benchv1.TunnelBenchmark) *benchv1.RunOrderStatus {
-	out := &benchv1.RunOrderStatus{Order: tb.Order(), Seed: runSeed(tb)}
+func Planned(tb *benchv1.TunnelBenchmark) *benchv1.RunOrderStatus {
+	out := &benchv1.RunOrderStatus{Order: tb.Order(), Seed: Seed(tb)}
 	_, values := tb.Spec.Sweep.Parameter()
 	var names []string
 	round := int32(1)
-	for _, p := range runOrderOf(tb) {
-		if tb.Order() == benchv1.OrderSequential && p.round != 1 {
+	for _, p := range Of(tb) {
+		if tb.Order() == benchv1.OrderSequential && p.Round != 1 {
 			continue
 		}
-		if p.round != round {
-			out.Rounds, names, round = append(out.Rounds, strings.Join(names, " ")), nil, p.round
+		if p.Round != round {
+			out.Rounds, names, round = append(out.Rounds, strings.Join(names, " ")), nil, p.Round
 		}
-		name := tb.Spec.Transports[p.transport].Name
+		name := tb.Spec.Transports[p.Transport].Name
 		if len(values) > 0 {
-			name += "@" + strconv.Itoa(int(values[p.point]))
+			name += "@" + strconv.Itoa(int(values[p.Point]))
 		}
 		names = append(names, name)
 	}
@@ -114,14 +117,14 @@ func plannedOrder(tb *benchv1.TunnelBenchmark) *benchv1.RunOrderStatus {
 	return out
 }
 
-// nextRun is the first run of the run order that has not been recorded, or false when every run
+// Next is the first run of the run order that has not been recorded, or false when every run
 // has.
-func nextRun(tb *benchv1.TunnelBenchmark) (plannedRun, bool) {
-	for _, p := range runOrderOf(tb) {
-		res := benchv1.FindResult(*tb.PointResults(p.point), tb.Spec.Transports[p.transport].Name)
-		if res == nil || res.Repetitions < p.round {
+func Next(tb *benchv1.TunnelBenchmark) (Run, bool) {
+	for _, p := range Of(tb) {
+		res := benchv1.FindResult(*tb.PointResults(p.Point), tb.Spec.Transports[p.Transport].Name)
+		if res == nil || res.Repetitions < p.Round {
 			return p, true
 		}
 	}
-	return plannedRun{}, false
+	return Run{}, false
 }

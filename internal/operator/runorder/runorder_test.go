@@ -1,4 +1,4 @@
-package benchmark
+package runorder
 
 import (
 	"fmt"
@@ -12,10 +12,10 @@ import (
 )
 
 // render writes a schedule as "A1 B1 ...".
-func render(runs []plannedRun) string {
+func render(runs []Run) string {
 	var out []string
 	for _, p := range runs {
-		out = append(out, fmt.Sprintf("%c%d", 'A'+p.transport, p.round))
+		out = append(out, fmt.Sprintf("%c%d", 'A'+p.Transport, p.Round))
 	}
 	return strings.Join(out, " ")
 }
@@ -39,26 +39,26 @@ func TestScheduleShape(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d×%d %s", tt.transports, tt.rounds, tt.order), func(t *testing.T) {
 			for seed := range int64(50) {
-				runs := runOrder(1, tt.transports, tt.rounds, tt.order, seed)
+				runs := Order(1, tt.transports, tt.rounds, tt.order, seed)
 				if len(runs) != tt.transports*int(tt.rounds) {
 					t.Fatalf("seed %d: %d runs, want %d", seed, len(runs), tt.transports*int(tt.rounds))
 				}
-				seen := map[plannedRun]bool{}
+				seen := map[Run]bool{}
 				for i, p := range runs {
 					if seen[p] {
-						t.Fatalf("seed %d: %s planned twice in %s", seed, render([]plannedRun{p}), render(runs))
+						t.Fatalf("seed %d: %s planned twice in %s", seed, render([]Run{p}), render(runs))
 					}
 					seen[p] = true
 					switch {
 					case tt.order == benchv1.OrderSequential:
-						if i > 0 && p.transport != runs[i-1].transport && p.round != 1 {
+						if i > 0 && p.Transport != runs[i-1].Transport && p.Round != 1 {
 							t.Fatalf("seed %d: sequential order interleaves: %s", seed, render(runs))
 						}
-					case p.round != int32(i/tt.transports)+1:
-						t.Fatalf("seed %d: run %d is of round %d in %s", seed, i, p.round, render(runs))
+					case p.Round != int32(i/tt.transports)+1:
+						t.Fatalf("seed %d: run %d is of round %d in %s", seed, i, p.Round, render(runs))
 					}
 				}
-				if again := runOrder(1, tt.transports, tt.rounds, tt.order, seed); !slices.Equal(again, runs) {
+				if again := Order(1, tt.transports, tt.rounds, tt.order, seed); !slices.Equal(again, runs) {
 					t.Fatalf("seed %d gives %s, then %s", seed, render(runs), render(again))
 				}
 			}
@@ -73,9 +73,9 @@ func TestScheduleIsRandom(t *testing.T) {
 	first := make([]int, 3)
 	const seeds = 3000
 	for seed := range int64(seeds) {
-		for _, p := range runOrder(1, 3, 5, benchv1.OrderInterleaved, seed) {
-			if p.round == 1 {
-				first[p.transport]++
+		for _, p := range Order(1, 3, 5, benchv1.OrderInterleaved, seed) {
+			if p.Round == 1 {
+				first[p.Transport]++
 				break
 			}
 		}
@@ -86,10 +86,10 @@ func TestScheduleIsRandom(t *testing.T) {
 			t.Errorf("transport %d runs first in %d of %d benchmarks, want about %d", i, n, seeds, seeds/3)
 		}
 	}
-	if got, want := render(runOrder(1, 3, 2, benchv1.OrderInterleaved, 42)), "C1 B1 A1 A2 C2 B2"; got != want {
+	if got, want := render(Order(1, 3, 2, benchv1.OrderInterleaved, 42)), "C1 B1 A1 A2 C2 B2"; got != want {
 		t.Errorf("seed 42: %s, want %s (the recorded order of a seed must not change)", got, want)
 	}
-	if a, b := render(runOrder(1, 4, 3, benchv1.OrderInterleaved, 1)), render(runOrder(1, 4, 3, benchv1.OrderInterleaved, 2)); a == b {
+	if a, b := render(Order(1, 4, 3, benchv1.OrderInterleaved, 1)), render(Order(1, 4, 3, benchv1.OrderInterleaved, 2)); a == b {
 		t.Errorf("seeds 1 and 2 give the same order %s", a)
 	}
 }
@@ -100,18 +100,18 @@ func TestPlannedOrder(t *testing.T) {
 		Load:       benchv1.LoadSpec{Repetitions: 2, Seed: ptr.To[int64](42)},
 		Transports: []benchv1.TransportSpec{{Name: "a"}, {Name: "b"}, {Name: "c"}},
 	}}
-	got := plannedOrder(tb)
+	got := Planned(tb)
 	if got.Seed != 42 || got.Order != benchv1.OrderInterleaved || strings.Join(got.Rounds, "|") != "c b a|a c b" {
 		t.Errorf("interleaved: %+v", got)
 	}
 	tb.Spec.Load.Order = benchv1.OrderSequential
-	if got := plannedOrder(tb); len(got.Rounds) != 1 || len(strings.Fields(got.Rounds[0])) != 3 {
+	if got := Planned(tb); len(got.Rounds) != 1 || len(strings.Fields(got.Rounds[0])) != 3 {
 		t.Errorf("sequential: %+v", got)
 	}
 	tb.Spec.Load.Seed, tb.UID = nil, "0b7c3e4e-1d9a-4b8e-9a51-3f1f5d2e8c11"
-	uid := runSeed(tb)
+	uid := Seed(tb)
 	tb.UID = "5f0d7a1c-2b7e-4d3a-8c1e-9e2b4a6f7d20"
-	if other := runSeed(tb); uid == other || uid < 0 || uid > maxSeed || other < 0 || other > maxSeed {
+	if other := Seed(tb); uid == other || uid < 0 || uid > maxSeed || other < 0 || other > maxSeed {
 		t.Errorf("seeds from UIDs: %d and %d", uid, other)
 	}
 }
@@ -131,16 +131,16 @@ func TestNextRun(t *testing.T) {
 	}
 	for _, order := range []benchv1.RunOrder{benchv1.OrderInterleaved, benchv1.OrderSequential} {
 		tb.Spec.Load.Order, tb.Status.Results = order, nil
-		var got []plannedRun
+		var got []Run
 		for {
-			p, ok := nextRun(tb)
+			p, ok := Next(tb)
 			if !ok {
 				break
 			}
 			got = append(got, p)
-			record(tb.Spec.Transports[p.transport].Name, p.round)
+			record(tb.Spec.Transports[p.Transport].Name, p.Round)
 		}
-		if want := runOrder(1, 3, 2, order, 7); !slices.Equal(got, want) {
+		if want := Order(1, 3, 2, order, 7); !slices.Equal(got, want) {
 			t.Errorf("%s: runs %s, want %s", order, render(got), render(want))
 		}
 	}
@@ -154,21 +154,21 @@ func TestSweepSchedule(t *testing.T) {
 	const points, transports, rounds = 4, 3, 5
 	firstPoint := map[int]int{}
 	for seed := range int64(200) {
-		runs := runOrder(points, transports, rounds, benchv1.OrderInterleaved, seed)
+		runs := Order(points, transports, rounds, benchv1.OrderInterleaved, seed)
 		if len(runs) != points*transports*rounds {
 			t.Fatalf("%d runs", len(runs))
 		}
-		seen := map[plannedRun]bool{}
+		seen := map[Run]bool{}
 		for i, p := range runs {
-			if seen[p] || p.round != int32(i/(points*transports))+1 || p.point >= points || p.transport >= transports {
+			if seen[p] || p.Round != int32(i/(points*transports))+1 || p.Point >= points || p.Transport >= transports {
 				t.Fatalf("seed %d: run %d %+v", seed, i, p)
 			}
 			seen[p] = true
 		}
-		firstPoint[runs[0].point]++
-		seq := runOrder(points, transports, rounds, benchv1.OrderSequential, seed)
+		firstPoint[runs[0].Point]++
+		seq := Order(points, transports, rounds, benchv1.OrderSequential, seed)
 		for i, p := range seq {
-			if i%rounds != 0 && (p.point != seq[i-1].point || p.transport != seq[i-1].transport || p.round != seq[i-1].round+1) {
+			if i%rounds != 0 && (p.Point != seq[i-1].Point || p.Transport != seq[i-1].Transport || p.Round != seq[i-1].Round+1) {
 				t.Fatalf("seed %d: sequential sweep interleaves at %d: %+v after %+v", seed, i, p, seq[i-1])
 			}
 		}
