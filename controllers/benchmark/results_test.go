@@ -215,7 +215,11 @@ func TestExplainFailedJob(t *testing.T) {
 func TestLargestStatusFits(t *testing.T) {
 	for _, shape := range []struct{ points, transports, reps int }{{1, 16, 20}, {2, 12, 13}, {12, 2, 13}, {3, 8, 13}, {16, 1, 20}} {
 		t.Run(fmt.Sprintf("%d points × %d transports × %d repetitions", shape.points, shape.transports, shape.reps), func(t *testing.T) {
+			t.Parallel()
 			tb := largestStatus(t, shape.points, shape.transports, int32(shape.reps))
+			// One run's samples, built once: a 20,000-line log read and encoded per result was
+			// most of this test's time.
+			samples := samplesOf(t)
 			b, err := json.Marshal(tb.Status)
 			if err != nil {
 				t.Fatal(err)
@@ -238,7 +242,7 @@ func TestLargestStatusFits(t *testing.T) {
 					points += len(s.TPS)
 				}
 				if len(r.Runs) != shape.reps || len(r.Series) != shape.reps || points > 120 || points == 0 || r.Latency == nil ||
-					r.Latency.Samples != int64(shape.reps)*samplesOf(t) || r.Comparison == nil || r.Runs[shape.reps-1].P99Ms == nil {
+					r.Latency.Samples != int64(shape.reps)*samples || r.Comparison == nil || r.Runs[shape.reps-1].P99Ms == nil {
 					t.Errorf("%s: %d runs, %d series (%d points), latency %+v", r.Transport, len(r.Runs), len(r.Series), points, r.Latency)
 				}
 			}
