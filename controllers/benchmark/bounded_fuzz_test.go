@@ -17,6 +17,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/operator/results"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/operator/statusguard"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
@@ -83,12 +84,12 @@ func FuzzReportIntoStatus(f *testing.F) {
 					}
 					measured := benchv1.RunResult{Round: round, Job: "j"}
 					measured.Cost, measured.Unmeasured, measured.Limiter = fuzzCost(rep)
-					result := recordRun(tb, 0, tb.Spec.Transports[i], measured, rep, specs.Pod{})
+					result := results.Record(tb, 0, tb.Spec.Transports[i], measured, rep, specs.Pod{})
 					tr.Record(rep, result)
 					result.Path = bounded.Text(tr.Describe(result), benchv1.MaxPathDescription)
 				}
 			}
-			summarize(tb)
+			results.Summarize(tb)
 		}
 		if errs := statusguard.Fit(tb); len(errs) > 0 {
 			// Only nonsense no cut can mend (a figure past float64's range) may be refused, and

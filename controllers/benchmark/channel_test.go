@@ -22,42 +22,15 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/testing/benchfixture"
 )
-
-// histogram is the encoded latency histogram of a pgbench transaction log of n transactions, the
-// i-th (from 1) taking micros(i) µs, read as the runner reads real logs.
-func histogram(t testing.TB, n int, micros func(i int) int64) (string, int64) {
-	t.Helper()
-	var log strings.Builder
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&log, "0 %d %d 0 1795487539 %d\n", i, micros(i), i%1_000_000)
-	}
-	rec := latency.NewRecorder()
-	if err := rec.ReadLog(strings.NewReader(log.String())); err != nil {
-		t.Fatal(err)
-	}
-	hist, err := rec.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return hist, rec.Count()
-}
-
-// progressPoints is n progress reports, one a second, the i-th (from 0) at tps(i).
-func progressPoints(n int, tps func(i int) float64) []pgbench.ProgressPoint {
-	out := make([]pgbench.ProgressPoint, n)
-	for i := range out {
-		out[i] = pgbench.ProgressPoint{T: float64(i + 1), TPS: tps(i), LatencyMs: 1}
-	}
-	return out
-}
 
 // bigReport is a run's whole report, far beyond a termination message's 4 KiB: latencies from
 // 1 µs·scale to 1000 µs·scale (one each), and 1000 progress points.
 func bigReport(t *testing.T, tps float64, scale int) (string, string) {
 	t.Helper()
-	hist, samples := histogram(t, 1000, func(i int) int64 { return int64(i * scale) })
-	progress := progressPoints(1000, func(i int) float64 { return tps + float64(i%7) })
+	hist, samples := benchfixture.Histogram(t, 1000, func(i int) int64 { return int64(i * scale) })
+	progress := benchfixture.Progress(1000, func(i int) float64 { return tps + float64(i%7) })
 	rep := report.Report{
 		Result:  &pgbench.Result{TPS: tps, LatencyAvgMs: 0.5, Transactions: 1000, Clients: 4, Threads: 2, Progress: progress},
 		Latency: &report.Latency{Histogram: hist, SamplingRate: 1, Samples: samples},

@@ -2,13 +2,9 @@ package benchmark
 
 import (
 	"fmt"
-	"math"
-
-	"k8s.io/utils/ptr"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 )
 
 // The LatencyInconsistent condition is True once a closed-loop run's mean latency, as pgbench measured
@@ -22,15 +18,6 @@ import (
 // minLatencyShare is the least share of a closed-loop cycle pgbench's latency may take: on this
 // project's runs it takes 93–97 % (docs/studies/demo.md: 0.093 ms of a 0.098 ms cycle).
 const minLatencyShare = 0.7
-
-// cycleMs is the time each client took per transaction, clients ÷ tps, for a closed-loop run
-// without reconnection (whose cycles include the connection); nil otherwise.
-func cycleMs(tb *benchv1.TunnelBenchmark, res *pgbench.Result) *float64 {
-	if tb.Spec.Load.Rate != nil || res.Reconnect || res.TPS <= 0 || res.Clients <= 0 {
-		return nil
-	}
-	return ptr.To(math.Round(1e6*float64(res.Clients)/res.TPS) / 1e3)
-}
 
 // warnLatencyInconsistent warns of a run whose latency pgbench measured below what its throughput
 // allows.

@@ -10,6 +10,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/operator/results"
 )
 
 // TestLatencyAgainstThroughput: a closed-loop run's cycle is clients ÷ tps; a latency far below it
@@ -34,7 +35,7 @@ func TestLatencyAgainstThroughput(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := &benchv1.TunnelBenchmark{}
 			tb.Spec.Load.Rate = tt.rate
-			run := benchv1.RunResult{Round: 1, LatencyAvgMs: tt.res.LatencyAvgMs, CycleMs: cycleMs(tb, &tt.res)}
+			run := benchv1.RunResult{Round: 1, LatencyAvgMs: tt.res.LatencyAvgMs, CycleMs: results.CycleMs(tb, &tt.res)}
 			if (run.CycleMs == nil) != (tt.cycle == nil) || (tt.cycle != nil && *run.CycleMs != *tt.cycle) {
 				t.Fatalf("cycle %v, want %v", ptrOr(run.CycleMs), ptrOr(tt.cycle))
 			}

@@ -15,6 +15,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/operator/results"
 	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
@@ -124,7 +125,7 @@ func (r *TunnelBenchmarkReconciler) runStepFor(ctx context.Context, tb *benchv1.
 		// The result keeps the latest run's storm: the earlier rounds would only add its time.
 		run.Storm = 0
 	}
-	run.ExpectedTPS = pathRate(*tb.PointResults(ref.Point), t.Name)
+	run.ExpectedTPS = results.PathRate(*tb.PointResults(ref.Point), t.Name)
 	pod, err := tr.Pod(&run)
 	if err != nil {
 		return step{}, err
@@ -166,9 +167,9 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 	measured := benchv1.RunResult{Round: p.Round, Job: job.Name, Node: prov.Node, ServerNode: at.serverNode(),
 		PeerNode: at.peerNode(), Pods: out.pods}
 	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, job, at, out.report)
-	result := recordRun(tb, p.Point, t, measured, out.report, s.pod)
+	result := results.Record(tb, p.Point, t, measured, out.report, s.pod)
 	if out.report.Copy == nil {
-		if err := mergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {
+		if err := results.MergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {
 			log.FromContext(ctx).Error(err, "Cannot merge the latency histograms", "transport", t.Name)
 		}
 	}
@@ -185,7 +186,7 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 	result.Path = bounded.Text(tr.Describe(result), benchv1.MaxPathDescription)
 	recordLink(result, link, tr.Hop().What, out.report.Link)
 	r.judgeLinks(tb)
-	summarize(tb)
+	results.Summarize(tb)
 	if transportDone(tb, t.Name) {
 		r.removeOwned(ctx, tb, t.Name)
 	}

@@ -5,34 +5,14 @@ import (
 	"math"
 	"time"
 
-	"k8s.io/utils/ptr"
-
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/steady"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 )
 
 // The NotSteady condition is True once a measured run's tps trended while it ran (internal/analysis/steady): its
 // median is a moment of a trend. The message names the run and the change, and recommends a
 // warm-up long enough for the path from when the run settled.
-
-// steadiness judges a run from its progress reports; nil with too few of them.
-func steadiness(progress []pgbench.ProgressPoint) *benchv1.Steadiness {
-	t, tps := make([]float64, len(progress)), make([]float64, len(progress))
-	for i, p := range progress {
-		t[i], tps[i] = p.T, p.TPS
-	}
-	j, ok := steady.Judge(t, tps)
-	if !ok {
-		return nil
-	}
-	out := &benchv1.Steadiness{Change: math.Round(j.Change*1000) / 1000, Steady: j.Steady}
-	if !j.Steady && j.SettledAfter >= 0 {
-		out.SettledAfterSeconds = ptr.To(j.SettledAfter)
-	}
-	return out
-}
 
 // notSteadyMessage says what trended and what to do: a warm-up that covers the part of the run
 // before it settled, or, when it never did, longer runs.

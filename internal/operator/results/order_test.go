@@ -1,4 +1,4 @@
-package benchmark
+package results
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ func TestSummarizeSequential(t *testing.T) {
 			for i, tps := range tt.b {
 				record(tb, runorder.Run{Transport: 1, Round: int32(i + 1)}, tps)
 			}
-			summarize(tb)
+			Summarize(tb)
 			c := tb.Status.Results[1].Comparison
 			if c == nil || c.Verdict != tt.verdict || c.Method != benchv1.MethodUnpaired || !strings.Contains(c.Reason, "unpaired") {
 				t.Errorf("comparison %+v, want %s, unpaired", c, tt.verdict)
@@ -56,7 +56,7 @@ func simulatedBenchmark(transports int, rounds int32, order benchv1.RunOrder) *b
 // record adds a run of tps as the controller would.
 func record(tb *benchv1.TunnelBenchmark, p runorder.Run, tps float64) {
 	rep := &report.Report{Result: &pgbench.Result{TPS: tps, LatencyAvgMs: 1000 / tps, Transactions: int64(tps * 10)}}
-	recordRun(tb, 0, tb.Spec.Transports[p.Transport], benchv1.RunResult{Round: p.Round}, rep, specs.Pod{})
+	Record(tb, 0, tb.Spec.Transports[p.Transport], benchv1.RunResult{Round: p.Round}, rep, specs.Pod{})
 }
 
 // falseVerdicts runs trials benchmarks of identical transports whose throughput drifts by drift
@@ -82,7 +82,7 @@ func falseVerdicts(transports int, rounds int32, order benchv1.RunOrder, fixed b
 		for i, p := range runs {
 			record(tb, p, 1000*math.Pow(1+drift, float64(i))*math.Exp(cv*rng.NormFloat64()))
 		}
-		summarize(tb)
+		Summarize(tb)
 		found := false
 		for _, r := range tb.Status.Results {
 			if v := r.Comparison.Verdict; v != benchv1.VerdictIndistinguishable && v != benchv1.VerdictBaseline {

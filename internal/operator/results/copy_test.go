@@ -1,4 +1,4 @@
-package benchmark
+package results
 
 import (
 	"testing"
@@ -21,10 +21,10 @@ func TestCopyResults(t *testing.T) {
 	for round := range 3 {
 		for _, tr := range tb.Spec.Transports {
 			m := mbps[tr.Name][round]
-			recordRun(tb, 0, tr, benchv1.RunResult{Round: int32(round + 1)}, &report.Report{Copy: &report.Copy{
+			Record(tb, 0, tr, benchv1.RunResult{Round: int32(round + 1)}, &report.Report{Copy: &report.Copy{
 				Table: "tunnelbench_copy_text_16777216", Data: "text", Bytes: 16_900_000, Rows: 16384, Seconds: 16.9 / m,
 				MBPerSecond: m, RowsPerSecond: 16384 * m / 16.9}}, specs.Pod{})
-			summarize(tb)
+			Summarize(tb)
 		}
 	}
 	plain, compressed := tb.Status.Result("ssh"), tb.Status.Result("ssh-compressed")

@@ -1,4 +1,8 @@
-package benchmark
+// Package results turns what runs reported into a benchmark's status: each run's figures recorded
+// on its transport's result, the summaries over rounds, the comparisons with the baseline and the
+// best transport at every point. Pure: the reconciler calls it in the pass that read a run's
+// report, and its tests need no API server.
+package results
 
 import (
 	"cmp"
@@ -23,10 +27,10 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
-// recordRun adds one run's report to its transport's result: the run's own figures, the details of
+// Record adds one run's report to its transport's result: the run's own figures, the details of
 // the path as the latest run saw them, and the summaries over the runs so far. Each transport then
 // records its own part (Transport.Record) on the returned result.
-func recordRun(tb *benchv1.TunnelBenchmark, point int, t benchv1.TransportSpec, run benchv1.RunResult, rep *report.Report,
+func Record(tb *benchv1.TunnelBenchmark, point int, t benchv1.TransportSpec, run benchv1.RunResult, rep *report.Report,
 	pod specs.Pod) *benchv1.TransportResult {
 	results := tb.PointResults(point)
 	out := benchv1.FindResult(*results, t.Name)
@@ -60,7 +64,7 @@ func recordRun(tb *benchv1.TunnelBenchmark, point int, t benchv1.TransportSpec, 
 	run.TPS, run.LatencyAvgMs, run.ConnectionTimeMs = res.TPS, res.LatencyAvgMs, res.ConnectionTimeMs
 	run.Transactions, run.FailedTransactions = res.Transactions, res.FailedTransactions
 	run.SerializationFailures, run.DeadlockFailures = ptr.Deref(res.SerializationFailures, 0), ptr.Deref(res.DeadlockFailures, 0)
-	run.P99Ms, run.CycleMs = runP99(rep.Latency), cycleMs(tb, res)
+	run.P99Ms, run.CycleMs = runP99(rep.Latency), CycleMs(tb, res)
 	run.OpenLoop = openLoopRun(tb, res.OpenLoop)
 	run.Steadiness = steadiness(res.Progress)
 	run.Wire = cost.Wire(rep.Wire, res.Transactions, 0)
@@ -112,10 +116,10 @@ func runSeries(round int32, progress []pgbench.ProgressPoint, maxPoints int) ben
 	return out
 }
 
-// mergeLatency sets a transport's latency distribution from its runs' histograms, merged weighted
+// MergeLatency sets a transport's latency distribution from its runs' histograms, merged weighted
 // by their transactions (latency.MergeWeighted). A run whose histogram is missing (a runner before
 // transaction logs) leaves the distribution unset rather than describe only some runs.
-func mergeLatency(out *benchv1.TransportResult, runs []*report.Latency) error {
+func MergeLatency(out *benchv1.TransportResult, runs []*report.Latency) error {
 	out.Latency = nil
 	if len(runs) == 0 {
 		return nil
@@ -160,12 +164,12 @@ func supported(unsupported *[]string, name string, q, ms, samples float64) *floa
 	return nil
 }
 
-// pathRate is the highest tps the transport's earlier runs measured, or 0 before its first: what
+// PathRate is the highest tps the transport's earlier runs measured, or 0 before its first: what
 // the runner sizes the transaction log's sampling by when there is no warm-up to measure it, so
 // that a slow path logs all its transactions rather than a sample sized for the fastest path.
 // Another transport's rate would not do: the path not yet measured may be faster than any, and a
 // log sized too small for it would fill the pod's memory.
-func pathRate(results []benchv1.TransportResult, transport string) float64 {
+func PathRate(results []benchv1.TransportResult, transport string) float64 {
 	res := benchv1.FindResult(results, transport)
 	if res == nil {
 		return 0
@@ -258,10 +262,10 @@ func spread(xs []float64) *benchv1.Spread {
 	return out
 }
 
-// summarize derives the progress and, at every point, each result's comparison with the baseline
+// Summarize derives the progress and, at every point, each result's comparison with the baseline
 // (the first transport in the spec) and the best transport from the recorded runs; for a sweep,
 // each transport's curve across the points.
-func summarize(tb *benchv1.TunnelBenchmark) {
+func Summarize(tb *benchv1.TunnelBenchmark) {
 	done := 0
 	for _, r := range tb.Status.AllResults() {
 		done += len(r.Runs)

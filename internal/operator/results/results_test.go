@@ -1,4 +1,4 @@
-package benchmark
+package results
 
 import (
 	"encoding/json"
@@ -8,16 +8,14 @@ import (
 	"testing"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/testing/benchfixture"
 )
 
 func TestSummarize(t *testing.T) {
@@ -64,11 +62,11 @@ func TestSummarize(t *testing.T) {
 				tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: n, Type: benchv1.TransportDirect})
 				for i, tps := range tt.tps[n] {
 					rep := &report.Report{Result: &pgbench.Result{TPS: tps, LatencyAvgMs: 1000 / max(tps, 1)}}
-					recordRun(tb, 0, tb.Spec.Transports[len(tb.Spec.Transports)-1],
+					Record(tb, 0, tb.Spec.Transports[len(tb.Spec.Transports)-1],
 						benchv1.RunResult{Round: int32(i + 1)}, rep, specs.Pod{})
 				}
 			}
-			summarize(tb)
+			Summarize(tb)
 			if tb.Status.Progress != tt.progress {
 				t.Errorf("progress %q, want %q", tb.Status.Progress, tt.progress)
 			}
@@ -103,7 +101,7 @@ func TestRecordRun(t *testing.T) {
 	tb := &benchv1.TunnelBenchmark{}
 	spec := benchv1.TransportSpec{Name: "x", Type: benchv1.TransportTLS}
 	for i, tps := range []float64{1000, 800, 1200} {
-		recordRun(tb, 0, spec, benchv1.RunResult{Round: int32(i + 1), Job: fmt.Sprintf("job-%d", i+1)}, &report.Report{
+		Record(tb, 0, spec, benchv1.RunResult{Round: int32(i + 1), Job: fmt.Sprintf("job-%d", i+1)}, &report.Report{
 			Result:    &pgbench.Result{TPS: tps, LatencyAvgMs: 4000 / tps, LatencyStddevMs: &stddev, Transactions: int64(tps * 10)},
 			TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
 			Command:   "pgbench -T 10",
@@ -155,54 +153,7 @@ func TestRecordRunConnectionFigures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := &benchv1.TunnelBenchmark{}
-			tt.check(t, recordRun(tb, 0, benchv1.TransportSpec{Name: "x"}, benchv1.RunResult{Round: 1}, &tt.rep, specs.Pod{}))
-		})
-	}
-}
-
-func TestProblemReason(t *testing.T) {
-	if got := problemReason(&peerProblem{notOwned: true}, conditions.ReasonPoolerUnavailable); got != conditions.ReasonOwnershipConflict {
-		t.Errorf("someone else's object: %s", got)
-	}
-	if got := problemReason(&peerProblem{}, conditions.ReasonPoolerUnavailable); got != conditions.ReasonPoolerUnavailable {
-		t.Errorf("a peer that cannot start: %s", got)
-	}
-}
-
-func TestExplainFailedJob(t *testing.T) {
-	failedJob := func(reason, message string) *batchv1.Job {
-		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "b-direct"}, Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: reason, Message: message}}}}
-	}
-	tests := []struct {
-		name       string
-		job        *batchv1.Job
-		rep        *report.Report
-		terminated *corev1.ContainerStateTerminated
-		reason     string
-		contains   []string
-	}{
-		{"the runner's own classified failure wins", failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit"),
-			&report.Report{Failure: &report.Failure{Reason: conditions.ReasonAuthenticationFailed, Message: "password authentication failed"}},
-			nil, conditions.ReasonAuthenticationFailed, []string{"password authentication failed"}},
-		{"the deadline is the benchmark's timeout", failedJob(batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline"),
-			nil, nil, conditions.ReasonTimeout, []string{"DeadlineExceeded", "raise spec.timeout"}},
-		{"killed without a report", failedJob("BackoffLimitExceeded", "Job has reached the specified backoff limit"), nil,
-			&corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}, conditions.ReasonJobFailed,
-			[]string{"Job b-direct failed (BackoffLimitExceeded)", "runner container: OOMKilled (exit code 137)"}},
-		{"nothing known", &batchv1.Job{}, nil, nil, conditions.ReasonJobFailed, []string{"failed without a report"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			reason, message := explainFailedJob(tt.job, tt.rep, tt.terminated)
-			if reason != tt.reason {
-				t.Errorf("reason %s, want %s", reason, tt.reason)
-			}
-			for _, want := range tt.contains {
-				if !strings.Contains(message, want) {
-					t.Errorf("message %q lacks %q", message, want)
-				}
-			}
+			tt.check(t, Record(tb, 0, benchv1.TransportSpec{Name: "x"}, benchv1.RunResult{Round: 1}, &tt.rep, specs.Pod{}))
 		})
 	}
 }
@@ -255,7 +206,7 @@ func TestLargestStatusFits(t *testing.T) {
 
 // largestHistogram is a wide histogram (1 µs to about 10 s, spread log-uniformly), which encodes large.
 func largestHistogram(t testing.TB) (string, int64) {
-	return histogram(t, 20_000, func(i int) int64 { return int64(math.Pow(10, float64(i%7000)/1000)) })
+	return benchfixture.Histogram(t, 20_000, func(i int) int64 { return int64(math.Pow(10, float64(i%7000)/1000)) })
 }
 
 func samplesOf(t testing.TB) int64 { _, n := largestHistogram(t); return n }
@@ -272,7 +223,7 @@ func largestStatus(t testing.TB, points, transports int, reps int32) *benchv1.Tu
 		}
 	}
 	hist, samples := largestHistogram(t)
-	progress := progressPoints(report.MaxProgressPoints, func(i int) float64 { return 123456.789 + float64(i) })
+	progress := benchfixture.Progress(report.MaxProgressPoints, func(i int) float64 { return 123456.789 + float64(i) })
 	stddev := 0.123456
 	for ti := range transports {
 		tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{
@@ -292,9 +243,9 @@ func largestStatus(t testing.TB, points, transports int, reps int32) *benchv1.Tu
 				}
 				lats = append(lats, rep.Latency)
 				ref := benchv1.RunRef{Transport: spec.Name, Point: point, Round: round}
-				res := recordRun(tb, point, spec, benchv1.RunResult{Round: round, Job: tb.RunJobName(ref),
+				res := Record(tb, point, spec, benchv1.RunResult{Round: round, Job: tb.RunJobName(ref),
 					Node: strings.Repeat("n", 63)}, rep, specs.Pod{})
-				if err := mergeLatency(res, lats); err != nil {
+				if err := MergeLatency(res, lats); err != nil {
 					t.Fatal(err)
 				}
 				res.SSH = &benchv1.NegotiatedSSH{Cipher: "chacha20-poly1305@openssh.com", MAC: "<implicit>", Compression: "zlib@openssh.com"}
@@ -306,7 +257,7 @@ func largestStatus(t testing.TB, points, transports int, reps int32) *benchv1.Tu
 				res.Provenance = &benchv1.Provenance{Node: strings.Repeat("n", 63), ServerNode: strings.Repeat("s", 63),
 					RunnerImage:    "registry.example.com/tunnelbench/tunnelbench@sha256:" + strings.Repeat("0", 64),
 					PgbenchVersion: "pgbench (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)", CPURequest: "500m", MemoryLimit: "512Mi"}
-				summarize(tb)
+				Summarize(tb)
 			}
 		}
 	}
@@ -352,7 +303,7 @@ func TestComparePlacements(t *testing.T) {
 }
 
 // BenchmarkRecordedPass is the operator's own work in the pass that records a benchmark's last
-// run, the heaviest: its summaries and curves over every run (summarize) and the next run's lookup
+// run, the heaviest: its summaries and curves over every run (Summarize) and the next run's lookup
 // through the whole schedule (nextRun), for sweeps of 1, 4 and 16 points of 3 transports.
 func BenchmarkRecordedPass(b *testing.B) {
 	for _, points := range []int{1, 4, 16} {
@@ -364,7 +315,7 @@ func BenchmarkRecordedPass(b *testing.B) {
 			tb := largestStatus(b, points, transports, 6)
 			b.ResetTimer()
 			for b.Loop() {
-				summarize(tb)
+				Summarize(tb)
 				if _, more := runorder.Next(tb); more {
 					b.Fatal("a run left")
 				}
