@@ -46,7 +46,7 @@ func longErrorEnds(t *testing.T, ns string, pg *fixture.Postgres) {
 	if err := fixture.CreateBenchmark(ctx, k8s, tb); err != nil {
 		t.Fatal(err)
 	}
-	end := waitForEnd(t, ns, tb.Name, 3*time.Minute)
+	end := waitForEnd(t, ns, tb.Name, queued+3*time.Minute)
 	assertFailed(t, end, conditions.ReasonPgbenchError, "bytes cut")
 	if c := meta.FindStatusCondition(end.Status.Conditions, conditions.Failed); c != nil &&
 		(!strings.Contains(c.Message, "invalid input syntax for type integer") || len(c.Message) > 4096) {
@@ -75,8 +75,8 @@ func oneFileTwoBenchmarks(t *testing.T, ns string, pg *fixture.Postgres) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("kubectl apply: %v\n%s", err, out)
 	}
-	zz := waitForEnd(t, ns, "zz-race", 4*time.Minute)
-	aa := waitForEnd(t, ns, "aa-race", 4*time.Minute)
+	zz := waitForEnd(t, ns, "zz-race", queued+4*time.Minute)
+	aa := waitForEnd(t, ns, "aa-race", queued+4*time.Minute)
 	if zz.Status.Phase != benchv1.PhaseCompleted || aa.Status.Phase != benchv1.PhaseCompleted {
 		t.Fatalf("phases %s, %s", zz.Status.Phase, aa.Status.Phase)
 	}
