@@ -46,38 +46,38 @@ const chaosNotInstalled = "chaos-mesh is not installed in this cluster (no Netwo
 // the runner, which waits for it before its first connection (runspec.Run.AwaitLink), is told
 // through its result ConfigMap. A failure chaos-mesh reports is a problem at once, quoted.
 func (r *TunnelBenchmarkReconciler) emulateChaosLink(ctx context.Context, tb *benchv1.TunnelBenchmark, transportName string,
-	link benchv1.Link, hop transport.Hop, seen observedStep) (*peerProblem, error) {
+	link benchv1.Link, hop transport.Hop, seen observedStep) error {
 	if seen.job == nil || !runnerRunning(seen.pods) || seen.data[runspec.LinkInjectedKey] == runspec.LinkInjected {
-		return nil, nil
+		return nil
 	}
 	jobName := seen.job.Name
 	peers, err := r.chaosLinkPeers(ctx, tb, transportName, link, hop, jobName)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// Every object at once (not one after the other, as a transport's peers): each is injected
-	// independently of the others.
+	// independently of the others. Until all are, the run goes on waiting (the runner waits too).
 	all := true
 	for _, p := range peers {
-		ready, problem, err := r.ensurePeer(ctx, tb, p)
-		if problem != nil || err != nil {
-			return problem, err
+		ready, err := r.ensurePeer(ctx, tb, p)
+		if err != nil {
+			return err
 		}
 		all = all && ready
 	}
 	if !all {
-		return nil, nil
+		return nil
 	}
 	patch, err := json.Marshal(map[string]any{"data": map[string]string{runspec.LinkInjectedKey: runspec.LinkInjected}})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	result := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: tb.Namespace, Name: jobName}}
 	if err := r.Patch(ctx, result, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return nil, fmt.Errorf("cannot tell the runner that its link is in place: %w", err)
+		return fmt.Errorf("cannot tell the runner that its link is in place: %w", err)
 	}
 	r.event(tb, corev1.EventTypeNormal, conditions.ReasonLinkInjected, "Emulate", "chaos-mesh injected the link of Job %s", jobName)
-	return nil, nil
+	return nil
 }
 
 // runnerRunning reports whether a Job's runner pod runs: chaos-mesh acts on a pod's network

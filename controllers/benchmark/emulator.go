@@ -12,9 +12,9 @@ import (
 // NetworkChaos objects for chaos-mesh. The run pipeline calls it alike for every link, so that no
 // emulator is a branch of its own there.
 type runEmulator interface {
-	// whileRunning acts on the run's Job as the pass observed it running: a problem fails the
-	// benchmark (never a silent un-emulated run).
-	whileRunning(ctx context.Context, tb *benchv1.TunnelBenchmark, seen observedStep) (*peerProblem, error)
+	// whileRunning acts on the run's Job as the pass observed it running: a problem (a
+	// *peerProblem) fails the benchmark (never a silent un-emulated run).
+	whileRunning(ctx context.Context, tb *benchv1.TunnelBenchmark, seen observedStep) error
 	// afterRun removes what the run needed once it is over, whatever its outcome.
 	afterRun(ctx context.Context, tb *benchv1.TunnelBenchmark, jobName string)
 }
@@ -30,8 +30,8 @@ func (r *TunnelBenchmarkReconciler) emulatorFor(transportName string, link bench
 // noEmulator is a run without a link the operator acts on.
 type noEmulator struct{}
 
-func (noEmulator) whileRunning(context.Context, *benchv1.TunnelBenchmark, observedStep) (*peerProblem, error) {
-	return nil, nil
+func (noEmulator) whileRunning(context.Context, *benchv1.TunnelBenchmark, observedStep) error {
+	return nil
 }
 
 func (noEmulator) afterRun(context.Context, *benchv1.TunnelBenchmark, string) {}
@@ -46,9 +46,9 @@ type chaosEmulator struct {
 	hop       transport.Hop
 }
 
-func (c chaosEmulator) whileRunning(ctx context.Context, tb *benchv1.TunnelBenchmark, seen observedStep) (*peerProblem, error) {
+func (c chaosEmulator) whileRunning(ctx context.Context, tb *benchv1.TunnelBenchmark, seen observedStep) error {
 	if !c.link.Emulated() {
-		return nil, nil
+		return nil
 	}
 	return c.r.emulateChaosLink(ctx, tb, c.transport, c.link, c.hop, seen)
 }

@@ -43,26 +43,26 @@ func (r *TunnelBenchmarkReconciler) cancel(ctx context.Context, tb *benchv1.Tunn
 // spec.ttlSecondsAfterFinished (or the operator's default) has passed since it ended, and
 // requeues until then. The results stay in status, and the runs' raw reports in their ConfigMaps,
 // until the benchmark is deleted. Without a TTL the Jobs stay.
-func (r *TunnelBenchmarkReconciler) expireJobs(ctx context.Context, tb *benchv1.TunnelBenchmark) (ctrl.Result, error) {
+func (r *TunnelBenchmarkReconciler) expireJobs(ctx context.Context, tb *benchv1.TunnelBenchmark) error {
 	ttl, ok := r.jobsTTL(tb)
 	if !ok || meta.IsStatusConditionTrue(tb.Status.Conditions, conditions.JobsRemoved) {
-		return ctrl.Result{}, nil
+		return nil
 	}
 	ended := r.now()
 	if tb.Status.CompletionTime != nil {
 		ended = tb.Status.CompletionTime.Time
 	}
 	if wait := ended.Add(ttl).Sub(r.now()); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return nextPass(ctrl.Result{RequeueAfter: wait})
 	}
 	removed, err := r.deleteJobs(ctx, tb, func(*batchv1.Job) bool { return true })
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	r.setCondition(tb, conditions.JobsRemoved, metav1.ConditionTrue, conditions.ReasonTTLExpired,
 		fmt.Sprintf("%d Jobs and their pods removed %s after the benchmark ended (ttlSecondsAfterFinished); the results stay in status",
 			removed, ttl))
-	return ctrl.Result{}, nil
+	return nil
 }
 
 // jobsTTL is how long an ended benchmark keeps its Jobs: spec.ttlSecondsAfterFinished, else the

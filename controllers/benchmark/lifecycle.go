@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -40,38 +39,36 @@ func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time
 }
 
 // waitForServer reports a server that does not resolve yet, and fails once serverWait is over.
-func (r *TunnelBenchmarkReconciler) waitForServer(tb *benchv1.TunnelBenchmark, now time.Time, err error) (ctrl.Result, error) {
+func (r *TunnelBenchmarkReconciler) waitForServer(tb *benchv1.TunnelBenchmark, now time.Time, err error) error {
 	var se *serverError
 	if !errors.As(err, &se) {
-		return ctrl.Result{}, err
+		return err
 	}
 	if se.Fatal {
 		r.setCondition(tb, conditions.ServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
-		r.fail(tb, se.Reason, se.Message)
-		return ctrl.Result{}, nil
+		return r.end(tb, se.Reason, se.Message)
 	}
 	if wait := orDefault(se.Wait, orDefault(r.ServerWait, DefaultServerWait)); now.Sub(tb.Status.StartTime.Time) >= wait {
 		r.setCondition(tb, conditions.ServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
-		r.fail(tb, se.Reason, fmt.Sprintf("%s (waited %s)", se.Message, wait))
-		return ctrl.Result{}, nil
+		return r.end(tb, se.Reason, fmt.Sprintf("%s (waited %s)", se.Message, wait))
 	}
 	if !r.hasCondition(tb, conditions.ServerResolved, metav1.ConditionFalse, se.Reason) {
 		r.event(tb, corev1.EventTypeWarning, se.Reason, "ResolveServer", "%s", se.Message)
 	}
 	r.setCondition(tb, conditions.ServerResolved, metav1.ConditionFalse, se.Reason, se.Message)
-	return r.poll(tb), nil
+	return nextPass(r.poll(tb))
 }
 
-// initialize runs `pgbench -i` once when asked. done is false while it runs or after it failed.
+// initialize runs `pgbench -i` once when asked; the pass goes on once it succeeded.
 func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.TunnelBenchmark,
-	server transport.Server, deadline time.Time) (res ctrl.Result, done bool, err error) {
+	server transport.Server, deadline time.Time) error {
 	if !tb.Spec.Load.Initialize {
 		r.setCondition(tb, conditions.Initialized, metav1.ConditionFalse, conditions.ReasonNotRequested,
 			"spec.load.initialize is false: the pgbench tables must already exist")
-		return ctrl.Result{}, true, nil
+		return nil
 	}
 	if meta.IsStatusConditionTrue(tb.Status.Conditions, conditions.Initialized) {
-		return ctrl.Result{}, true, nil
+		return nil
 	}
 	tb.Status.Phase = benchv1.PhaseInitializing
 	run := r.runnerContract(tb, true)
@@ -83,16 +80,17 @@ func (r *TunnelBenchmarkReconciler) initialize(ctx context.Context, tb *benchv1.
 		description: description}
 	out, err := r.runStep(ctx, tb, step, deadline)
 	switch {
-	case err != nil || out.state == stepRunning:
-		return out.requeue, false, err
+	case err != nil:
+		return err
+	case out.state == stepRunning:
+		return nextPass(out.requeue)
 	case out.state == stepFailed:
 		r.setCondition(tb, conditions.Initialized, metav1.ConditionFalse, out.reason, out.message)
-		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", step.description, out.message))
-		return ctrl.Result{}, false, nil
+		return r.end(tb, out.reason, fmt.Sprintf("%s: %s", step.description, out.message))
 	}
 	r.setCondition(tb, conditions.Initialized, metav1.ConditionTrue, conditions.ReasonInitialized, step.description+" succeeded")
 	r.event(tb, corev1.EventTypeNormal, conditions.ReasonInitialized, "Initialize", "%s succeeded", step.description)
-	return ctrl.Result{}, true, nil
+	return nil
 }
 
 // complete ends a benchmark whose every transport has a result.

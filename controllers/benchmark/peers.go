@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -20,7 +21,8 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
-// peerProblem is why a peer will not become ready by itself.
+// peerProblem is why a peer will not become ready by itself: an error that ends the benchmark
+// (endOnPeerProblem), never retried.
 type peerProblem struct {
 	// notOwned marks an object of the peer's name that this benchmark does not control.
 	notOwned bool
@@ -29,82 +31,101 @@ type peerProblem struct {
 	message string
 }
 
-// ensurePeers creates a transport's peers where missing, in order, and reports whether all of them
-// are ready; it stops at the first one that is not.
+func (p *peerProblem) Error() string { return p.message }
+
+// endOnPeerProblem ends the benchmark when err is a peer's problem, with the problem's reason (or
+// fallback) and its message after what; any other error, a stop included, is returned as it is.
+func (r *TunnelBenchmarkReconciler) endOnPeerProblem(tb *benchv1.TunnelBenchmark, err error, fallback, what string) error {
+	var problem *peerProblem
+	if errors.As(err, &problem) {
+		return r.end(tb, problemReason(problem, fallback), what+": "+problem.message)
+	}
+	return err
+}
+
+// ensurePeers creates a transport's peers where missing, in order; the pass goes on once all of
+// them are ready, and stops at the first one that is not (until the next poll), or that has a
+// problem (a *peerProblem).
 func (r *TunnelBenchmarkReconciler) ensurePeers(ctx context.Context, tb *benchv1.TunnelBenchmark,
-	peers []transport.Peer) (bool, *peerProblem, error) {
+	peers []transport.Peer) error {
 	for _, p := range peers {
-		if ready, problem, err := r.ensurePeer(ctx, tb, p); !ready || problem != nil || err != nil {
-			return false, problem, err
+		ready, err := r.ensurePeer(ctx, tb, p)
+		if err != nil {
+			return err
+		}
+		if !ready {
+			return nextPass(r.poll(tb))
 		}
 	}
-	return true, nil, nil
+	return nil
 }
 
 // ensurePeer creates one peer when it is missing and judges it otherwise. An object of the peer's
 // name that the benchmark does not control (someone else's, or another benchmark's) is never used:
-// it is a problem, reported at once, naming the object and its owner.
+// it is a problem (a *peerProblem), reported at once, naming the object and its owner.
 func (r *TunnelBenchmarkReconciler) ensurePeer(ctx context.Context, tb *benchv1.TunnelBenchmark,
-	p transport.Peer) (bool, *peerProblem, error) {
+	p transport.Peer) (ready bool, err error) {
 	kind := r.kindOf(p.Object)
 	stored := emptyLike(p.Object)
 	// The uncached reader: peers of optional kinds (CloudNativePG's, cert-manager's) must not
 	// start informers, and a just-deleted object must not be found in a stale cache.
-	err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(p.Object), stored)
+	err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(p.Object), stored)
 	switch {
 	case meta.IsNoMatchError(err):
-		return false, &peerProblem{message: notInstalled(p, kind)}, nil
+		return false, &peerProblem{message: notInstalled(p, kind)}
 	case apierrors.IsNotFound(err):
 		return r.createPeer(ctx, tb, p, kind)
 	case err != nil:
-		return false, nil, fmt.Errorf("cannot get %s %s: %w", kind, p.Object.GetName(), err)
+		return false, fmt.Errorf("cannot get %s %s: %w", kind, p.Object.GetName(), err)
 	}
 	if ofEarlierBenchmark(stored, tb) {
 		r.setCondition(tb, conditions.Progressing, metav1.ConditionTrue, conditions.ReasonWaiting, leftoverMessage(kind, stored))
-		return false, nil, nil
+		return false, nil
 	}
 	if !metav1.IsControlledBy(stored, tb) {
-		return false, &peerProblem{notOwned: true, message: notOwnedMessage(kind, stored)}, nil
+		return false, &peerProblem{notOwned: true, message: notOwnedMessage(kind, stored)}
 	}
 	if !stored.GetDeletionTimestamp().IsZero() {
 		// Removed at the end of an earlier run of this transport: wait until it is gone.
-		return false, nil, nil
+		return false, nil
 	}
 	if p.Ready == nil {
-		return true, nil, nil
+		return true, nil
 	}
 	st, err := p.Ready(ctx, peerCluster{r: r, namespace: tb.Namespace}, stored)
 	switch {
+	case err != nil:
+		return false, err
 	case st.Problem != "":
-		return false, &peerProblem{reason: st.Reason, message: st.Problem}, err
+		return false, &peerProblem{reason: st.Reason, message: st.Problem}
 	case !st.Ready && st.Waiting != "":
 		r.setCondition(tb, conditions.Progressing, metav1.ConditionTrue, conditions.ReasonWaiting, st.Waiting)
 	}
-	return st.Ready, nil, err
+	return st.Ready, nil
 }
 
 func (r *TunnelBenchmarkReconciler) createPeer(ctx context.Context, tb *benchv1.TunnelBenchmark, p transport.Peer,
-	kind string) (bool, *peerProblem, error) {
+	kind string) (bool, error) {
 	if p.Generate != nil {
 		if err := p.Generate(); err != nil {
-			return false, nil, fmt.Errorf("cannot make %s %s: %w", kind, p.Object.GetName(), err)
+			return false, fmt.Errorf("cannot make %s %s: %w", kind, p.Object.GetName(), err)
 		}
 	}
 	err := r.Create(ctx, p.Object)
 	switch {
 	case meta.IsNoMatchError(err):
-		return false, &peerProblem{message: notInstalled(p, kind)}, nil
+		return false, &peerProblem{message: notInstalled(p, kind)}
 	case apierrors.IsAlreadyExists(err):
 		// Created in between: judged on the next pass, like any existing object.
-		return false, nil, nil
+		return false, nil
 	case err != nil:
-		return false, nil, fmt.Errorf("cannot create %s %s: %w", kind, p.Object.GetName(), err)
+		return false, fmt.Errorf("cannot create %s %s: %w", kind, p.Object.GetName(), err)
 	}
 	if p.Created != nil {
 		reason, note := p.Created()
 		r.event(tb, corev1.EventTypeNormal, reason, "Provision", "%s", note)
 	}
-	return p.Ready == nil, nil, nil
+	return p.Ready == nil, nil
 }
 
 func notInstalled(p transport.Peer, kind string) string {

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -126,12 +127,12 @@ func inLine(o, tb *benchv1.TunnelBenchmark) bool {
 
 // queue holds a benchmark that has not started while another benchmark of its server is ahead of
 // it, while its namespace runs MaxRunningPerNamespace benchmarks, or while the cluster runs
-// MaxRunning. It reports whether the benchmark waits; its clock (spec.timeout) starts when it
-// leaves.
-func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.TunnelBenchmark) (bool, error) {
+// MaxRunning: the pass stops there while it waits, and goes on once it leaves; its clock
+// (spec.timeout) starts then.
+func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.TunnelBenchmark) error {
 	list := &benchv1.TunnelBenchmarkList{}
 	if err := r.List(ctx, list); err != nil {
-		return false, fmt.Errorf("cannot list the benchmarks to queue behind: %w", err)
+		return fmt.Errorf("cannot list the benchmarks to queue behind: %w", err)
 	}
 	reason, msg := "", ""
 	if first := ahead(tb, list.Items); first != nil {
@@ -151,7 +152,7 @@ func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.Tunne
 		// The Lease is the lock; the order above only decides who asks for it first.
 		held, err := r.lockServer(ctx, tb)
 		if err != nil {
-			return false, err
+			return err
 		}
 		if held != "" {
 			reason, msg = conditions.ReasonWaitingForServer, held
@@ -161,7 +162,7 @@ func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.Tunne
 		if tb.Status.Phase == benchv1.PhaseQueued {
 			r.setCondition(tb, conditions.Queued, metav1.ConditionFalse, conditions.ReasonDequeued, "its server is free and a place too")
 		}
-		return false, nil
+		return nil
 	}
 	if c := meta.FindStatusCondition(tb.Status.Conditions, conditions.Queued); tb.Status.Phase != benchv1.PhaseQueued ||
 		c == nil || c.Reason != reason {
@@ -169,5 +170,5 @@ func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.Tunne
 	}
 	tb.Status.Phase = benchv1.PhaseQueued
 	r.setCondition(tb, conditions.Queued, metav1.ConditionTrue, reason, msg)
-	return true, nil
+	return nextPass(ctrl.Result{RequeueAfter: orDefault(r.PollInterval, DefaultPollInterval)})
 }

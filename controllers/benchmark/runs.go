@@ -29,28 +29,25 @@ import (
 // exists beside an earlier result that a conflicting status write lost (a cancel arriving then
 // would end the benchmark without it).
 func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv1.TunnelBenchmark, server transport.Server,
-	p runorder.Run, deadline time.Time) (res ctrl.Result, err error) {
+	p runorder.Run, deadline time.Time) (err error) {
 	ref := p.Ref(tb)
 	// The benchmark as it runs at the point: its load and transports carry the point's value.
 	at := tb.AtPoint(p.Point)
 	t := at.Spec.Transports[p.Transport]
 	if errs := r.Policy.Refusals(tb); len(errs) > 0 {
-		r.fail(tb, conditions.ReasonInvalidSpec, errs.ToAggregate().Error())
-		return ctrl.Result{}, nil
+		return r.end(tb, conditions.ReasonInvalidSpec, errs.ToAggregate().Error())
 	}
 	tc := r.transportContext(at, server, t)
 	if tc.Link, err = tb.NetworkFor(t); err != nil {
-		r.fail(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
-		return ctrl.Result{}, nil
+		return r.end(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 	}
 	tr, err := transport.For(tc)
 	if err != nil {
-		r.fail(tb, conditions.ReasonInvalidSpec, err.Error())
-		return ctrl.Result{}, nil
+		return r.end(tb, conditions.ReasonInvalidSpec, err.Error())
 	}
 	peers, err := tr.Peers()
 	if err != nil {
-		return ctrl.Result{}, err
+		return err
 	}
 	path := peers
 	started := r.jobExists(ctx, tb, ref)
@@ -60,27 +57,19 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 		// run removed them), the Job is only read (runStep).
 		peers = nil
 	}
-	ready, problem, err := r.ensurePeers(ctx, tb, peers)
-	switch {
-	case err != nil:
-		return ctrl.Result{}, err
-	case problem != nil:
-		r.fail(tb, problemReason(problem, tr.FailureReason()), fmt.Sprintf("transport %s: %s", t.Name, problem.message))
-		return ctrl.Result{}, nil
-	case !ready:
-		return r.poll(tb), nil
+	if err := r.ensurePeers(ctx, tb, peers); err != nil {
+		return r.endOnPeerProblem(tb, err, tr.FailureReason(), "transport "+t.Name)
 	}
 	s, err := r.runStepFor(ctx, tb, tc, tr, ref, path, started)
 	if err != nil {
-		r.fail(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
-		return ctrl.Result{}, nil
+		return r.end(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))
 	}
-	if res, done, err := r.ensureRunnerAccess(ctx, tb, deadline); !done || err != nil {
-		return res, err
+	if err := r.ensureRunnerAccess(ctx, tb, deadline); err != nil {
+		return err
 	}
 	out, err := r.runStep(ctx, tb, s, deadline)
 	if err != nil {
-		return out.requeue, err
+		return err
 	}
 	return r.afterStep(ctx, tb, p, s, out, tr, tc.Link)
 }
@@ -90,29 +79,24 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 // live figures read; once it ended, what its link needed goes, and the run is recorded or fails
 // the benchmark (its peers go with the rest once the failure is stored, in Reconcile).
 func (r *TunnelBenchmarkReconciler) afterStep(ctx context.Context, tb *benchv1.TunnelBenchmark, p runorder.Run, s step,
-	out stepOutcome, tr transport.Transport, link benchv1.Link) (ctrl.Result, error) {
+	out stepOutcome, tr transport.Transport, link benchv1.Link) error {
 	emulator := r.emulatorFor(s.ref.Transport, link, tr.Hop())
 	jobName := specs.JobName(tb, s.ref)
 	if out.state == stepRunning {
-		problem, err := emulator.whileRunning(ctx, tb, out.seen)
-		switch {
-		case err != nil:
-			return ctrl.Result{}, err
-		case problem != nil:
-			r.fail(tb, problemReason(problem, conditions.ReasonNetworkEmulationFailed), fmt.Sprintf("%s: %s", s.description, problem.message))
-			return ctrl.Result{}, nil
+		if err := emulator.whileRunning(ctx, tb, out.seen); err != nil {
+			return r.endOnPeerProblem(tb, err, conditions.ReasonNetworkEmulationFailed, s.description)
 		}
 		r.observeLive(ctx, tb, s.ref, jobName)
-		return r.liveRequeue(tb, out.requeue), nil
+		return nextPass(r.liveRequeue(tb, out.requeue))
 	}
 	tb.Status.Live = nil
 	emulator.afterRun(ctx, tb, jobName)
 	if out.state == stepFailed {
-		r.fail(tb, out.reason, fmt.Sprintf("%s: %s", s.description, out.message))
-		return ctrl.Result{}, nil
+		return r.end(tb, out.reason, fmt.Sprintf("%s: %s", s.description, out.message))
 	}
 	r.recordStep(ctx, tb, p, s, out, tr, link)
-	return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+	// The next run's Job waits for this pass's status write (runTransport).
+	return nextPass(ctrl.Result{RequeueAfter: time.Millisecond})
 }
 
 // runStepFor is the step of a run: the runner's contract and pod at the run's point, with the
@@ -217,28 +201,21 @@ func (r *TunnelBenchmarkReconciler) jobExists(ctx context.Context, tb *benchv1.T
 }
 
 // ensureRunnerAccess creates the runner's ServiceAccount, Role and RoleBinding (specs.RunnerAccess)
-// where missing; done is false while they are being made or after the benchmark failed.
+// where missing; the pass goes on once they exist.
 func (r *TunnelBenchmarkReconciler) ensureRunnerAccess(ctx context.Context, tb *benchv1.TunnelBenchmark,
-	deadline time.Time) (res ctrl.Result, done bool, err error) {
+	deadline time.Time) error {
 	if !r.now().Before(deadline) {
 		// Nothing is created past the deadline; a finished run is still read.
-		return ctrl.Result{}, true, nil
+		return nil
 	}
 	var peers []transport.Peer
 	for _, o := range specs.RunnerAccess(tb) {
 		peers = append(peers, transport.Peer{Object: o})
 	}
-	ready, problem, err := r.ensurePeers(ctx, tb, peers)
-	switch {
-	case err != nil:
-		return ctrl.Result{}, false, err
-	case problem != nil:
-		r.fail(tb, conditions.ReasonOwnershipConflict, "the runner's API access: "+problem.message)
-		return ctrl.Result{}, false, nil
-	case !ready:
-		return r.poll(tb), false, nil
+	if err := r.ensurePeers(ctx, tb, peers); err != nil {
+		return r.endOnPeerProblem(tb, err, conditions.ReasonOwnershipConflict, "the runner's API access")
 	}
-	return ctrl.Result{}, true, nil
+	return nil
 }
 
 // runLatencies are the latency histograms of a transport's runs, the latest from its report and

@@ -3,6 +3,7 @@ package benchmark
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -91,12 +92,13 @@ func (r *TunnelBenchmarkReconciler) ensureManagedCluster(ctx context.Context, tb
 	if tb.Spec.TLS != nil {
 		wait := orDefault(r.CertificateWait, DefaultCertificateWait)
 		cert := transport.CertificatePeer(tb, specs.ManagedServerCertificate(tb), wait)
-		ready, problem, err := r.ensurePeer(ctx, tb, cert)
+		ready, err := r.ensurePeer(ctx, tb, cert)
+		var problem *peerProblem
 		switch {
+		case errors.As(err, &problem):
+			return &serverError{Reason: problemReason(problem, conditions.ReasonCertificateNotReady), Message: problem.message, Fatal: true}
 		case err != nil:
 			return err
-		case problem != nil:
-			return &serverError{Reason: problemReason(problem, conditions.ReasonCertificateNotReady), Message: problem.message, Fatal: true}
 		case !ready:
 			// The Certificate's own wait is bounded from its creation; this bound only backs it up.
 			return &serverError{Reason: conditions.ReasonCertificateNotReady, Wait: 2 * wait,
@@ -110,17 +112,16 @@ func (r *TunnelBenchmarkReconciler) ensureManagedCluster(ctx context.Context, tb
 			return "ClusterCreated", "Created CloudNativePG Cluster " + tb.ManagedClusterName()
 		},
 	}
-	_, problem, err := r.ensurePeer(ctx, tb, cluster)
+	_, err := r.ensurePeer(ctx, tb, cluster)
+	var problem *peerProblem
 	switch {
-	case err != nil:
+	case !errors.As(err, &problem):
 		return err
-	case problem != nil && problem.notOwned:
+	case problem.notOwned:
 		return &serverError{Reason: conditions.ReasonOwnershipConflict, Message: problem.message, Fatal: true}
-	case problem != nil:
-		return &serverError{Reason: conditions.ReasonClusterNotReady, Message: problem.message,
-			Wait: orDefault(r.ClusterWait, DefaultClusterWait)}
 	}
-	return nil
+	return &serverError{Reason: conditions.ReasonClusterNotReady, Message: problem.message,
+		Wait: orDefault(r.ClusterWait, DefaultClusterWait)}
 }
 
 // problemReason is the failure reason of a peer's problem: the refusal of someone else's object,

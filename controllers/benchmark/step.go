@@ -3,6 +3,7 @@ package benchmark
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -265,11 +266,13 @@ func (r *TunnelBenchmarkReconciler) createStep(ctx context.Context, tb *benchv1.
 		// Where the runner will store its report: made before the Job, so the runner never finds
 		// it missing.
 		result := transport.Peer{Object: specs.ResultConfigMap(tb, s.ref)}
-		switch ready, problem, err := r.ensurePeer(ctx, tb, result); {
+		ready, err := r.ensurePeer(ctx, tb, result)
+		var problem *peerProblem
+		switch {
+		case errors.As(err, &problem):
+			return stepOutcome{state: stepFailed, reason: conditions.ReasonOwnershipConflict, message: problem.message}, nil
 		case err != nil:
 			return stepOutcome{}, err
-		case problem != nil:
-			return stepOutcome{state: stepFailed, reason: conditions.ReasonOwnershipConflict, message: problem.message}, nil
 		case !ready:
 			return stepOutcome{state: stepRunning, requeue: r.poll(tb)}, nil
 		}

@@ -163,7 +163,7 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	}
 
 	original := tb.DeepCopy()
-	result, err := r.reconcile(ctx, tb)
+	result, err := passResult(r.reconcile(ctx, tb))
 	tb.Status.ObservedGeneration = tb.Generation
 	if !equality.Semantic.DeepEqual(original.Status, tb.Status) {
 		// The client fits the status to the CRD's schema (statusguard.Client) and answers 422
@@ -252,28 +252,27 @@ func (r *TunnelBenchmarkReconciler) setFinalizer(ctx context.Context, tb *benchv
 }
 
 // reconcile is the ordered list of steps; each returns early while it waits.
-func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.TunnelBenchmark) (ctrl.Result, error) {
+func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.TunnelBenchmark) error {
 	if tb.Status.Phase.IsTerminal() {
 		// A pass that read a stale benchmark from the cache right after it ended may have
 		// started a peer again: an ended benchmark keeps none.
 		r.removeOwned(ctx, tb, "")
 		if !r.unlockServer(ctx, tb) {
-			return ctrl.Result{RequeueAfter: time.Second}, nil
+			return nextPass(ctrl.Result{RequeueAfter: time.Second})
 		}
 		return r.expireJobs(ctx, tb)
 	}
 	if tb.Spec.Cancel {
-		return ctrl.Result{}, r.cancel(ctx, tb)
+		return r.cancel(ctx, tb)
 	}
 	if r.MaxTimeout > 0 && tb.TimeoutDuration() > r.MaxTimeout {
-		r.fail(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("spec.timeout (%s) is longer than this operator allows (%s, "+
+		return r.end(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("spec.timeout (%s) is longer than this operator allows (%s, "+
 			"the chart's maxTimeout): lower spec.timeout, or ask the operator's administrator", tb.TimeoutDuration(), r.MaxTimeout))
-		return ctrl.Result{}, nil
 	}
 	now := r.now()
 	if tb.Status.Phase == "" || tb.Status.Phase == benchv1.PhaseQueued {
-		if waits, err := r.queue(ctx, tb); err != nil || waits {
-			return ctrl.Result{RequeueAfter: orDefault(r.PollInterval, DefaultPollInterval)}, err
+		if err := r.queue(ctx, tb); err != nil {
+			return err
 		}
 		r.accept(tb, now)
 	}
@@ -283,15 +282,13 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	// nothing: no server, peer or Job is created, and whatever is missing ends the benchmark.
 	expired := !now.Before(deadline)
 	if expired && tb.Spec.Server.Managed != nil && tb.Status.ManagedCluster == "" {
-		r.fail(tb, conditions.ReasonTimeout, timeoutMessage(tb))
-		return ctrl.Result{}, nil
+		return r.end(tb, conditions.ReasonTimeout, timeoutMessage(tb))
 	}
 
 	server, err := r.resolveServer(ctx, tb)
 	if err != nil {
 		if expired {
-			r.fail(tb, conditions.ReasonTimeout, timeoutMessage(tb))
-			return ctrl.Result{}, nil
+			return r.end(tb, conditions.ReasonTimeout, timeoutMessage(tb))
 		}
 		return r.waitForServer(tb, now, err)
 	}
@@ -299,8 +296,8 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 	r.setCondition(tb, conditions.ServerResolved, metav1.ConditionTrue, conditions.ReasonResolved,
 		"connecting to "+server.Endpoint())
 
-	if res, done, err := r.initialize(ctx, tb, server, deadline); !done || err != nil {
-		return res, err
+	if err := r.initialize(ctx, tb, server, deadline); err != nil {
+		return err
 	}
 
 	tb.Status.Phase = benchv1.PhaseRunning
@@ -308,7 +305,7 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		return r.runTransport(ctx, tb, server, next, deadline)
 	}
 	r.complete(tb)
-	return ctrl.Result{}, nil
+	return nil
 }
 
 // transportContext is what a transport is built from.
