@@ -34,9 +34,6 @@ func (r *TunnelBenchmarkReconciler) runTransport(ctx context.Context, tb *benchv
 	// The benchmark as it runs at the point: its load and transports carry the point's value.
 	at := tb.AtPoint(p.Point)
 	t := at.Spec.Transports[p.Transport]
-	if errs := r.Policy.Refusals(tb); len(errs) > 0 {
-		return r.end(tb, conditions.ReasonInvalidSpec, errs.ToAggregate().Error())
-	}
 	tc := r.transportContext(at, server, t)
 	if tc.Link, err = tb.NetworkFor(t); err != nil {
 		return r.end(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("transport %s: %v", t.Name, err))

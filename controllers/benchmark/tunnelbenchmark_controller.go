@@ -269,6 +269,11 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 		return r.end(tb, conditions.ReasonInvalidSpec, fmt.Sprintf("spec.timeout (%s) is longer than this operator allows (%s, "+
 			"the chart's maxTimeout): lower spec.timeout, or ask the operator's administrator", tb.TimeoutDuration(), r.MaxTimeout))
 	}
+	if errs := r.Policy.Refusals(tb); len(errs) > 0 {
+		// What the webhook refuses, refused again before anything runs: a benchmark created
+		// while the webhook was off or failing open, or one the policy changed under.
+		return r.end(tb, conditions.ReasonInvalidSpec, errs.ToAggregate().Error())
+	}
 	now := r.now()
 	if tb.Status.Phase == "" || tb.Status.Phase == benchv1.PhaseQueued {
 		if err := r.queue(ctx, tb); err != nil {

@@ -835,6 +835,20 @@ func TestRunnerImageOffTheList(t *testing.T) {
 	assertRefusedBeforeAnyRun(t, tb, "spec.runner.image", "runner.allowedImages")
 }
 
+// TestTransportRulesBeforeAnyRun: a spec the CRD admits but its transports cannot run (their rules
+// are checked in Go, at admission by the webhook and here again: a WireGuard tunnel from two
+// runner pods would share one client key) fails at once as InvalidSpec when no webhook refused it,
+// naming the field, and nothing is created.
+func TestTransportRulesBeforeAnyRun(t *testing.T) {
+	needsEnvtest(t)
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperator(t)
+	tb := newBenchmark(ns, "shared-key", benchv1.TransportSpec{Name: "wg", Type: benchv1.TransportVPN})
+	tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 2}
+	assertRefusedBeforeAnyRun(t, tb, "spec.runner.pods", "a WireGuard transport runs from one runner pod yet")
+}
+
 // TestProvenanceOfAServiceServer: an external server that is a Service of the cluster is seen as
 // its running pod: its node is the server's node, and a runner on it shares it.
 func TestProvenanceOfAServiceServer(t *testing.T) {

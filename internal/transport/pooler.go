@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,6 +37,45 @@ import (
 func init() {
 	Register(benchv1.TransportPooler, func(c Context) Transport { return pooler{c: c} },
 		serviceKind, deploymentKind, CNPGPoolerGVK, specs.CertificateGVK, networkPolicyKind)
+	RegisterRules(benchv1.TransportPooler, Rules{PoolsServerConnections: true, Sweeps: "poolSize", Check: poolerRules})
+}
+
+// poolerRules are a pooler transport's own: it takes every client, holds a server connection per
+// client in session mode, resizes between a sweep's points only in the runner pod, and checks the
+// server's name only where it sees it.
+func poolerRules(spec *benchv1.TunnelBenchmarkSpec, i int, path *field.Path) field.ErrorList {
+	t := spec.Transports[i]
+	p := t.EffectivePooler()
+	clients := MaxClients(spec)
+	var errs field.ErrorList
+	if p.MaxClientConnections < clients {
+		errs = append(errs, field.Invalid(path.Child("pooler", "maxClientConnections"), p.MaxClientConnections, fmt.Sprintf(
+			"pooler.maxClientConnections (default %d) must be at least spec.load.clients (every point of spec.sweep.clients), "+
+				"or the pooler refuses pgbench's clients", benchv1.DefaultMaxClientConnections)))
+	}
+	poolSize := p.PoolSize
+	if spec.Sweep != nil && len(spec.Sweep.PoolSize) > 0 {
+		poolSize = slices.Min(spec.Sweep.PoolSize)
+	}
+	if p.PoolMode != benchv1.PoolModeTransaction && poolSize < clients {
+		errs = append(errs, field.Invalid(path.Child("pooler", "poolSize"), poolSize, fmt.Sprintf(
+			"pooler.poolSize (default %d) must be at least spec.load.clients in poolMode session, at every point of "+
+				"spec.sweep.clients: each pgbench client keeps its server connection for its whole session, and the others "+
+				"would wait for one until PgBouncer gives up; use poolMode transaction to share fewer server connections",
+			benchv1.DefaultPoolSize)))
+	}
+	if p.Placement == benchv1.PoolerSidecar && t.Pooler != nil && t.Pooler.ServerTLS == benchv1.ServerTLSVerifyFull &&
+		UserspaceLink(spec, t) {
+		errs = append(errs, field.Invalid(path.Child("pooler", "serverTLS"), t.Pooler.ServerTLS,
+			"a sidecar pooler with serverTLS verify-full cannot cross the userspace link (PgBouncer would check the server's "+
+				"name against the link proxy's loopback address): use serverTLS require, or emulator chaos-mesh"))
+	}
+	if spec.Sweep != nil && len(spec.Sweep.PoolSize) > 0 && p.Placement != benchv1.PoolerSidecar {
+		errs = append(errs, field.Invalid(path.Child("pooler", "placement"), p.Placement,
+			"spec.sweep.poolSize needs pooler transports, every one with placement sidecar: a shared pooler (placement service) "+
+				"is one PgBouncer for every point, which the sweep cannot resize between runs"))
+	}
+	return errs
 }
 
 // Ports and paths of the pooler transport.

@@ -26,6 +26,7 @@ import (
 func init() {
 	Register(benchv1.TransportProxy, func(c Context) Transport { return proxy{c: c} }, serviceKind, deploymentKind,
 		networkPolicyKind)
+	RegisterRules(benchv1.TransportProxy, Rules{CarriesPooler: true})
 }
 
 const (

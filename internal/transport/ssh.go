@@ -29,6 +29,7 @@ import (
 func init() {
 	Register(benchv1.TransportSSH, func(c Context) Transport { return sshTransport{c: c} }, serviceKind, deploymentKind,
 		networkPolicyKind)
+	RegisterRules(benchv1.TransportSSH, Rules{CarriesPooler: true, Sweeps: "tunnels"})
 }
 
 // GatewayComponent is the component label of the SSH gateway.

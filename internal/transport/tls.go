@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -13,6 +14,17 @@ import (
 
 func init() {
 	Register(benchv1.TransportTLS, func(c Context) Transport { return tlsTransport{c: c} }, specs.CertificateGVK)
+	RegisterRules(benchv1.TransportTLS, Rules{Check: tlsRules})
+}
+
+// tlsRules: a TLS transport that verifies an external server needs its CA.
+func tlsRules(spec *benchv1.TunnelBenchmarkSpec, i int, path *field.Path) field.ErrorList {
+	mode := spec.Transports[i].EffectiveSSLMode()
+	if e := spec.Server.External; e == nil || e.CASecret != nil || mode == benchv1.SSLModeRequire {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(path.Child("tls", "sslMode"), mode,
+		"sslMode verify-ca and verify-full need spec.server.external.caSecret (the default is verify-full)")}
 }
 
 // tlsTransport is TCP with TLS, optionally presenting a client certificate: one the user stored

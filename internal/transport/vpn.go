@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -32,6 +33,18 @@ func init() {
 		}
 		return vpn{vpnCommon{c: c}}
 	}, serviceKind, deploymentKind, networkPolicyKind)
+	RegisterRules(benchv1.TransportVPN, Rules{CarriesPooler: true, Packets: true, Check: vpnRules})
+}
+
+// vpnRules: a WireGuard tunnel runs from one runner pod: every pod would hold the same client key.
+func vpnRules(spec *benchv1.TunnelBenchmarkSpec, i int, _ *field.Path) field.ErrorList {
+	if spec.Runner == nil || spec.Runner.Pods <= 1 || spec.Transports[i].EffectiveVPN().Kind != benchv1.VPNWireGuard {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(field.NewPath("spec", "runner", "pods"), spec.Runner.Pods,
+		"a WireGuard transport runs from one runner pod yet: every pod would hold the same client key and the gateway has "+
+			"one peer, so the pods would take each other's session (each handshake moves the peer's endpoint); use one pod, "+
+			"or vpn.kind openvpn")}
 }
 
 const (

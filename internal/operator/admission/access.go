@@ -223,11 +223,16 @@ type Policy struct {
 	CreatorUnchecked bool
 }
 
-// Refusals are what the policy refuses in tb whoever asks: a runner image off the list (the
-// image receives the server's password and keys), a privileged transport not allowed, and, with
-// no webhook to check its creator, what reaches beyond its namespace.
+// Refusals are what the operator refuses in tb whoever asks, the one check the webhook makes of
+// every benchmark and schedule and the reconciler again before anything runs: a spec its
+// transports cannot run (transport.Validate: the cross-field rules the CRD's CEL would have to
+// word by transport type), a runner image off the list (the image receives the server's password
+// and keys), a privileged transport not allowed, and, with no webhook to check its creator, what
+// reaches beyond its namespace.
 func (p Policy) Refusals(tb *benchv1.TunnelBenchmark) field.ErrorList {
-	errs := append(p.privilegeRefusals(tb), p.beyondNamespace(tb)...)
+	errs := transport.Validate(&tb.Spec)
+	errs = append(errs, p.privilegeRefusals(tb)...)
+	errs = append(errs, p.beyondNamespace(tb)...)
 	if tb.Spec.Runner == nil || tb.Spec.Runner.Image == "" || p.allows(tb.Spec.Runner.Image) {
 		return errs
 	}
