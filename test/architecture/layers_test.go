@@ -186,15 +186,19 @@ func TestReasonProblemsFindsEachKind(t *testing.T) {
 		{"a bound, not a word", `const ConditionMessage = 32768`, 0},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fset := token.NewFileSet()
-			file, err := parser.ParseFile(fset, "x.go", "package x\n"+tt.src, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := reasonProblems(fset, file); len(got) != tt.want {
-				t.Errorf("%d problems %q, want %d", len(got), got, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { assertProblems(t, tt.src, reasonProblems, tt.want) })
+	}
+}
+
+// assertProblems checks that a rule finds want problems in src, a file of package x.
+func assertProblems(t *testing.T, src string, rule func(*token.FileSet, *ast.File) []string, want int) {
+	t.Helper()
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "x.go", "package x\n"+src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rule(fset, file); len(got) != want {
+		t.Errorf("%d problems %q, want %d", len(got), got, want)
 	}
 }

@@ -104,15 +104,6 @@ func TestStopProblemsFindsEachKind(t *testing.T) {
 		{"a result, no error", `func (r *R) poll() ctrl.Result { return ctrl.Result{} }`, 0},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fset := token.NewFileSet()
-			file, err := parser.ParseFile(fset, "x.go", "package x\n"+tt.src, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := stopProblems(fset, file); len(got) != tt.want {
-				t.Errorf("%d problems %q, want %d", len(got), got, tt.want)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { assertProblems(t, tt.src, stopProblems, tt.want) })
 	}
 }
