@@ -52,14 +52,14 @@ func correctnessSideBySide(t *testing.T, ns string, pg *fixture.Postgres) {
 				[]string{"spec.runner.pods", "a WireGuard transport runs from one runner pod yet"}},
 		} {
 			manifest := fmt.Sprintf(`apiVersion: bench.tunnelbench.io/v1alpha1
-	kind: TunnelBenchmark
-	metadata: {name: invalid, namespace: %s}
-	spec:
-	  server: {external: {host: %s, database: app, credentialsSecret: {name: %s}}}
-	  transports: %s
-	  load: %s
-	  runner: %s
-	`, ns, pg.Host, fixture.CredentialsSecret, tc.transports, tc.load, tc.runner)
+kind: TunnelBenchmark
+metadata: {name: invalid, namespace: %s}
+spec:
+  server: {external: {host: %s, database: app, credentialsSecret: {name: %s}}}
+  transports: %s
+  load: %s
+  runner: %s
+`, ns, pg.Host, fixture.CredentialsSecret, tc.transports, tc.load, tc.runner)
 			cmd := exec.Command("kubectl", "apply", "-f", "-")
 			cmd.Stdin = strings.NewReader(manifest)
 			out, err := cmd.CombinedOutput()
