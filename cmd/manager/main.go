@@ -31,6 +31,9 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/operator/metricsauth"
 	"github.com/tunnelbench/tunnelbench/internal/operator/runseal"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+
+	// Every transport type, those in their own packages included.
+	_ "github.com/tunnelbench/tunnelbench/internal/transport/transports"
 )
 
 func main() {

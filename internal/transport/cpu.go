@@ -26,17 +26,17 @@ func MeasureSidecars(pod *specs.Pod, run *runspec.Run) {
 	}
 }
 
-// servePeerCPU has a peer's container (sshd, a shared PgBouncer) run under the same wrapper,
+// ServePeerCPU has a peer's container (sshd, a shared PgBouncer) run under the same wrapper,
 // serving its container's accounting on runspec.PeerCPUPort of the pod's address: a container
 // port, so that the peer's NetworkPolicy admits the runner pods on it.
-func servePeerCPU(c *corev1.Container) {
+func ServePeerCPU(c *corev1.Container) {
 	c.Args = slices.Concat([]string{"sidecar", "--cpu-listen=:" + strconv.Itoa(runspec.PeerCPUPort), "--"}, c.Command, c.Args)
 	c.Command = []string{"tunnelbench-runner"}
 	c.Ports = append(c.Ports, corev1.ContainerPort{Name: "cpu", ContainerPort: runspec.PeerCPUPort})
 }
 
-// peerCPUServicePort is a peer Service's port for it.
-func peerCPUServicePort() corev1.ServicePort {
+// PeerCPUServicePort is a peer Service's port for it.
+func PeerCPUServicePort() corev1.ServicePort {
 	return corev1.ServicePort{Name: "cpu", Port: runspec.PeerCPUPort, TargetPort: intstr.FromInt32(runspec.PeerCPUPort),
 		Protocol: corev1.ProtocolTCP}
 }

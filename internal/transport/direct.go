@@ -17,7 +17,7 @@ func init() {
 // server's Service by default, or (via pod) to the address of the pod behind it, which leaves
 // kube-proxy's translation off the path.
 type direct struct {
-	basic
+	Basic
 	c Context
 }
 
@@ -28,8 +28,8 @@ func (d direct) Pod(*runspec.Run) (specs.Pod, error) {
 		return specs.Pod{}, fmt.Errorf("transport %s: the pod behind the server's Service is not resolved", d.c.Spec.Name)
 	}
 	hop := d.Hop()
-	p := libpq(d.c.Server, hop.Host, hop.Port, "disable")
-	d.c.libpqVia(&p)
+	p := LibPQ(d.c.Server, hop.Host, hop.Port, "disable")
+	d.c.LibPQVia(&p)
 	return p, nil
 }
 
@@ -43,7 +43,7 @@ func (d direct) Hop() Hop {
 // Describe: which address the path ended at.
 func (d direct) Describe(res *benchv1.TransportResult) string {
 	if pod := d.c.Server.Pod; d.DialsServerPod() {
-		return words(tlsWords(res), fmt.Sprintf("straight to pod %s (%s:%d), no Service hop", pod.Name, pod.IP, pod.Port))
+		return Words(TLSWords(res), fmt.Sprintf("straight to pod %s (%s:%d), no Service hop", pod.Name, pod.IP, pod.Port))
 	}
-	return words(tlsWords(res), fmt.Sprintf("to %s:%d", d.c.Server.Host, d.c.Server.Port))
+	return Words(TLSWords(res), fmt.Sprintf("to %s:%d", d.c.Server.Host, d.c.Server.Port))
 }

@@ -6,25 +6,24 @@
 // report. The reconciler knows no transport type: ensure peers, wait (bounded), run the Job,
 // record, remove what served only that transport.
 //
-// Adding a transport type touches (and nothing else):
-//
-//  1. api/v1alpha1/transport_types.go: the TransportType constant and its Enum marker, and the
-//     type's settings block on TransportSpec (with its CEL rule "only for type X"); the settings'
-//     own type in api/v1alpha1/<type>_types.go;
-//  2. this package: one file, <type>.go, with a type that embeds basic, overrides what it does,
-//     and registers itself from init (Register, with the kinds of the peers it makes, so that the
-//     reconciler finds and removes them by label), with the kubebuilder RBAC markers those peers
-//     need; its tests in <type>_test.go. Which of its parts broke a run (Blame: its sidecars'
-//     container names, its peers' components) and how its path is named (Describe, from what
-//     Record kept) are the transport's own;
-//  3. hack/images/runner-packages, when it runs a Debian package the image lacks (and
-//     hack/deps.sh, when its tests run that program on the machine);
-//  4. generated files: `make generate manifests` (deepcopy, CRD, RBAC, the chart's copies).
+// A transport type lives in a package of its own, internal/transport/<type> (proxy is the model),
+// and registers itself from init: Register, with the kinds of the peers it makes (so that the
+// reconciler finds and removes them by label) and the RBAC markers they need beside it, and
+// RegisterRules. It builds from this package's kit: Basic (embedded: no peers, nothing added,
+// nothing recorded; the type overrides what it does), LibPQ, Context.LibPQVia, WithServerCA,
+// WithNetworkPolicy, DeploymentReady, ServePeerCPU, PeerCPUServicePort, Words, TLSWords and the
+// peer kinds. Which of its parts broke a run (Blame: its sidecars' container names, its peers'
+// components) and how its path is named (Describe, from what Record kept) are its own. Outside its
+// package it touches the API (its TransportType, its settings field and file, its reasons in
+// api/conditions), one line of internal/transport/transports (the list that links every type into
+// the operator and into the tests that read the registry), hack/images/runner-packages when it runs
+// a Debian package, kubectl tunnelbench init's list (on purpose), and the generated files
+// (`make generate manifests`): docs/development/adding-a-transport.md.
 //
 // What a transport needs from the runner is generic: its probes (runspec.Probe: texts the runner
 // reads at both ends of the load, which the transport's Record turns into status evidence), its
 // parts' CPU (runspec.CPUPart), and for a peer's program configured by a file, `tunnelbench-runner
-// with-file`. A transport's own helper code lives in a subpackage (haproxy/ renders HAProxy's
+// with-file`. A transport's own helper code lives in its package (proxy renders HAProxy's
 // configuration and reads its counters). Code that must run in a pod and exists nowhere else (the
 // WireGuard ends, internal/transport/wgtunnel) is a runner subcommand.
 //
@@ -33,7 +32,8 @@
 // pod over another transport's path), vpn.go (WireGuard in user space) and openvpn.go (OpenVPN
 // with a TUN device at each end: vpn.kind picks one, and the admin's transports.allowPrivileged
 // gates the second, whose pods run as root with NET_ADMIN: admission.Policy refuses it otherwise,
-// as admission does, from TransportSpec.PrivilegedReason), proxy.go (HAProxy in TCP mode).
+// as admission does, from TransportSpec.PrivilegedReason), all still one file each here; and
+// internal/transport/proxy (HAProxy in TCP mode), in its own package.
 //
 // Nothing else: the reconciler, the Job builder, the results, the blame of a failed run, the
 // summary and the cleanup are type-agnostic.

@@ -69,10 +69,10 @@ const (
 	connectTimeoutSeconds = "10"
 )
 
-// libpq returns the settings every path shares, pointed at host:port: the database, the
+// LibPQ returns the settings every path shares, pointed at host:port: the database, the
 // credentials by reference, an explicit sslmode (a transport never silently falls back) and the
 // connect timeout.
-func libpq(server Server, host string, port int32, sslMode string) specs.Pod {
+func LibPQ(server Server, host string, port int32, sslMode string) specs.Pod {
 	return specs.Pod{Env: []corev1.EnvVar{
 		{Name: "PGHOST", Value: host},
 		{Name: "PGPORT", Value: strconv.Itoa(int(port))},
@@ -86,7 +86,7 @@ func libpq(server Server, host string, port int32, sslMode string) specs.Pod {
 
 // toServer is libpq's settings straight to the server.
 func toServer(server Server, sslMode string) specs.Pod {
-	return libpq(server, server.Host, server.Port, sslMode)
+	return LibPQ(server, server.Host, server.Port, sslMode)
 }
 
 // ForInit returns the runner pod of the `pgbench -i` run: a direct path that still uses TLS when
@@ -95,8 +95,8 @@ func ForInit(server Server) specs.Pod {
 	return toServer(server, "prefer")
 }
 
-// withServerCA mounts the server's CA for libpq to verify the server against.
-func withServerCA(p *specs.Pod, server Server) {
+// WithServerCA mounts the server's CA for libpq to verify the server against.
+func WithServerCA(p *specs.Pod, server Server) {
 	if server.CASecret == "" {
 		return
 	}

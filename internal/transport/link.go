@@ -47,10 +47,10 @@ func (c Context) dial(h Hop) (string, int32) {
 	return h.Host, h.Port
 }
 
-// libpqVia points libpq's settings, made for the hop's far end, at the link proxy: PGHOSTADDR is
+// LibPQVia points libpq's settings, made for the hop's far end, at the link proxy: PGHOSTADDR is
 // where libpq connects while PGHOST stays the name TLS verifies (verify-full keeps checking the
 // server's or the pooler's certificate against its own name).
-func (c Context) libpqVia(p *specs.Pod) {
+func (c Context) LibPQVia(p *specs.Pod) {
 	if !c.userspaceLink() {
 		return
 	}

@@ -19,7 +19,8 @@ import (
 // probes come from the node, which NetworkPolicy implementations let through.
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;create;delete
 
-var networkPolicyKind = networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy")
+// NetworkPolicyKind is the kind of a peer Deployment's NetworkPolicy, for Register.
+var NetworkPolicyKind = networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy")
 
 // admitRunnersOnly is the NetworkPolicy of a peer Deployment, named after it.
 func admitRunnersOnly(tb *benchv1.TunnelBenchmark, dep *appsv1.Deployment) *networkingv1.NetworkPolicy {
@@ -57,9 +58,9 @@ func admitRunners(tb *benchv1.TunnelBenchmark, meta metav1.ObjectMeta, selector 
 	}
 }
 
-// withNetworkPolicy adds the peer Deployment's NetworkPolicy when the operator makes them,
+// WithNetworkPolicy adds the peer Deployment's NetworkPolicy when the operator makes them,
 // before the Deployment: its pods never run unguarded.
-func withNetworkPolicy(c Context, tb *benchv1.TunnelBenchmark, dep *appsv1.Deployment, peers []Peer) []Peer {
+func WithNetworkPolicy(c Context, tb *benchv1.TunnelBenchmark, dep *appsv1.Deployment, peers []Peer) []Peer {
 	if !c.NetworkPolicies {
 		return peers
 	}

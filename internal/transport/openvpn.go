@@ -66,9 +66,9 @@ func (o openVPN) Hop() Hop {
 
 func (o openVPN) Pod(run *runspec.Run) (specs.Pod, error) {
 	tb := o.c.Benchmark
-	p := libpq(o.c.Server, openvpn.GatewayAddr.String(), openvpn.ForwardPort, string(o.c.Spec.EffectiveVPN().SSLMode))
+	p := LibPQ(o.c.Server, openvpn.GatewayAddr.String(), openvpn.ForwardPort, string(o.c.Spec.EffectiveVPN().SSLMode))
 	if o.VerifiesServer() {
-		withServerCA(&p, o.c.Server)
+		WithServerCA(&p, o.c.Server)
 	}
 	p.Volumes = append(p.Volumes, o.keyVolume(openvpn.ClientCert, openvpn.ClientKey))
 	image, pullPolicy := specs.RunnerImage(tb, o.c.Defaults)
@@ -129,7 +129,7 @@ func (openVPN) Describe(res *benchv1.TransportResult) string {
 			tunnel = "OpenVPN (kernel TUN, UDP, " + e.Value + ")"
 		}
 	}
-	return words(tlsWords(res), tunnel)
+	return Words(TLSWords(res), tunnel)
 }
 
 // gatewayDeployment runs the gateway end next to the server: the only destination it forwards to
@@ -144,7 +144,7 @@ func (o openVPN) gatewayDeployment() *appsv1.Deployment {
 		"--gateway-name=" + o.gatewayName(), "--target=" + target, "--run-dir=" + runspec.TmpMountPath + "/openvpn",
 		"--counters=:" + strconv.Itoa(vpnCountersPort)}
 	c.Ports = []corev1.ContainerPort{{Name: "openvpn", ContainerPort: openvpn.ListenPort, Protocol: corev1.ProtocolUDP}}
-	servePeerCPU(&c)
+	ServePeerCPU(&c)
 	c.ReadinessProbe = specs.TCPReadiness(vpnCountersPort)
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "openvpn", MountPath: openVPNKeyDir, ReadOnly: true})
 	return specs.ServerSideDeployment(tb, specs.OwnedMeta(tb, o.gatewayName(), OpenVPNGatewayComponent, ""), c,

@@ -153,7 +153,7 @@ func TestDeploymentReadyFailsAtOnceOnPodSecurity(t *testing.T) {
 		dep := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{}},
 			Status: appsv1.DeploymentStatus{Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure,
 				Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: tc.message}}}}
-		s, err := deploymentReady("the OpenVPN gateway")(context.Background(), quietCluster{}, dep)
+		s, err := DeploymentReady("the OpenVPN gateway")(context.Background(), quietCluster{}, dep)
 		if err != nil || (s.Problem != "") != tc.problem {
 			t.Errorf("%q: status %+v (%v), want a problem: %v", tc.message, s, err, tc.problem)
 		}

@@ -13,13 +13,10 @@ import (
 
 // Kinds of peers, for Register.
 var (
-	deploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment")
-	serviceKind    = corev1.SchemeGroupVersion.WithKind("Service")
+	DeploymentKind = appsv1.SchemeGroupVersion.WithKind("Deployment")
+	ServiceKind    = corev1.SchemeGroupVersion.WithKind("Service")
 )
 
-// deploymentReady is ready once one of the operator's Deployments has an available replica; a pod
-// of it that cannot start by itself (an image that cannot be pulled) is a problem, reported
-// without waiting for the timeout.
 // forbiddenPods is a Deployment's ReplicaFailure that will not pass by itself: the namespace's Pod
 // Security level refuses the pod (a privileged transport in a restricted namespace). A quota that
 // refuses it may free up: that one waits for the progress deadline.
@@ -28,7 +25,10 @@ func forbiddenPods(cond appsv1.DeploymentCondition) bool {
 		strings.Contains(cond.Message, "violates PodSecurity")
 }
 
-func deploymentReady(what string) Readiness {
+// DeploymentReady is ready once one of the operator's Deployments has an available replica; a pod
+// of it that cannot start by itself (an image that cannot be pulled) is a problem, reported
+// without waiting for the timeout.
+func DeploymentReady(what string) Readiness {
 	return func(ctx context.Context, c Cluster, stored client.Object) (Status, error) {
 		dep, ok := stored.(*appsv1.Deployment)
 		if !ok {

@@ -36,7 +36,7 @@ import (
 
 func init() {
 	Register(benchv1.TransportPooler, func(c Context) Transport { return pooler{c: c} },
-		serviceKind, deploymentKind, CNPGPoolerGVK, specs.CertificateGVK, networkPolicyKind)
+		ServiceKind, DeploymentKind, CNPGPoolerGVK, specs.CertificateGVK, NetworkPolicyKind)
 	RegisterRules(benchv1.TransportPooler, Rules{PoolsServerConnections: true, Sweeps: "poolSize", Check: poolerRules})
 }
 
@@ -148,9 +148,9 @@ func (p pooler) Describe(res *benchv1.TransportResult) string {
 			r.ClientHop.Auth, r.ClientHop.TLS, r.ServerHop.Auth, r.ServerHop.TLS)
 	}
 	if inner, ok, err := p.over(); ok && err == nil {
-		return words(pool, "over "+p.settings().Over+": "+overDescribe(inner, res))
+		return Words(pool, "over "+p.settings().Over+": "+overDescribe(inner, res))
 	}
-	return words(tlsWords(res), pool)
+	return Words(TLSWords(res), pool)
 }
 
 // UserSecrets are those of the path the pooler is over.
@@ -181,9 +181,9 @@ func (p pooler) Peers() ([]Peer, error) {
 		peers = append(peers, p.tlsPeer())
 	}
 	dep := p.deployment()
-	peers = withNetworkPolicy(p.c, p.c.Benchmark, dep, append(peers, Peer{Object: p.service()}))
+	peers = WithNetworkPolicy(p.c, p.c.Benchmark, dep, append(peers, Peer{Object: p.service()}))
 	return append(peers,
-		Peer{Object: dep, Ready: deploymentReady("the pooler"), Created: func() (string, string) {
+		Peer{Object: dep, Ready: DeploymentReady("the pooler"), Created: func() (string, string) {
 			return conditions.ReasonPoolerCreated, fmt.Sprintf("Started PgBouncer %s for transport %s", p.name(), p.c.Spec.Name)
 		}},
 	), nil
@@ -232,15 +232,15 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 		// The operator's shared PgBouncer serves its container's CPU accounting (deployment).
 		run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: PoolerPart, Host: p.host(), Port: runspec.PeerCPUPort})
 	}
-	pod := libpq(p.c.Server, p.host(), PoolerServicePort, string(s.ClientTLS))
-	p.c.libpqVia(&pod)
+	pod := LibPQ(p.c.Server, p.host(), PoolerServicePort, string(s.ClientTLS))
+	p.c.LibPQVia(&pod)
 	return pod, nil
 }
 
 // sidecarPod is pgbench connecting over loopback to PgBouncer in a native sidecar, whose
 // connections go to the server, or through the path it is over.
 func (p pooler) sidecarPod(run *runspec.Run) (specs.Pod, error) {
-	pod := libpq(p.c.Server, "127.0.0.1", PoolerListenPort, string(p.settings().ClientTLS))
+	pod := LibPQ(p.c.Server, "127.0.0.1", PoolerListenPort, string(p.settings().ClientTLS))
 	pb := p.pgbouncer("127.0.0.1", pgbouncer.AuthTrust)
 	if inner, ok, err := p.over(); ok {
 		if err != nil {
@@ -369,7 +369,7 @@ func (p pooler) service() *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{{Name: "pgbouncer", Port: PoolerServicePort,
-				TargetPort: intstr.FromInt32(PoolerListenPort), Protocol: corev1.ProtocolTCP}, peerCPUServicePort()},
+				TargetPort: intstr.FromInt32(PoolerListenPort), Protocol: corev1.ProtocolTCP}, PeerCPUServicePort()},
 		},
 	}
 }
@@ -390,7 +390,7 @@ func (p pooler) deployment() *appsv1.Deployment {
 	c := pb.container(image, pullPolicy)
 	c.Ports = []corev1.ContainerPort{{Name: "pgbouncer", ContainerPort: PoolerListenPort}}
 	c.ReadinessProbe = specs.TCPReadiness(PoolerListenPort)
-	servePeerCPU(&c)
+	ServePeerCPU(&c)
 	return specs.ServerSideDeployment(p.c.Benchmark, p.meta(p.name()), c, pb.volumes...)
 }
 
@@ -426,7 +426,7 @@ func (p pooler) cnpgPeers() []Peer {
 				if err := c.Get(ctx, p.name(), dep); err != nil {
 					return Status{Waiting: "CloudNativePG to create the Pooler's Deployment"}, client.IgnoreNotFound(err)
 				}
-				return deploymentReady("the CloudNativePG Pooler")(ctx, c, dep)
+				return DeploymentReady("the CloudNativePG Pooler")(ctx, c, dep)
 			}},
 	}...)
 }

@@ -33,8 +33,6 @@ func TestPoolerOver(t *testing.T) {
 			[]string{VPNClientContainer, PoolerContainer}, []string{"Secret", "Service", "NetworkPolicy", "Deployment"}, VPNClientContainer},
 		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, "--server=127.0.0.1:15432",
 			[]string{"tunnel-0", PoolerContainer}, []string{"Secret", "Service", "NetworkPolicy", "Deployment"}, "tunnel-0"},
-		{benchv1.TransportSpec{Name: "lb", Type: benchv1.TransportProxy}, "--server=bench-lb-proxy-",
-			[]string{PoolerContainer}, []string{"Service", "NetworkPolicy", "Deployment"}, ProxyComponent},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.inner.Type), func(t *testing.T) {

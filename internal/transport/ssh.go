@@ -27,8 +27,8 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
 
 func init() {
-	Register(benchv1.TransportSSH, func(c Context) Transport { return sshTransport{c: c} }, serviceKind, deploymentKind,
-		networkPolicyKind)
+	Register(benchv1.TransportSSH, func(c Context) Transport { return sshTransport{c: c} }, ServiceKind, DeploymentKind,
+		NetworkPolicyKind)
 	RegisterRules(benchv1.TransportSSH, Rules{CarriesPooler: true, Sweeps: "tunnels"})
 }
 
@@ -44,7 +44,7 @@ const gatewayKeyDir = "/etc/tunnelbench/ssh-gateway"
 // and port (in-cluster TCP, as in a hand-run `ssh -L` study where the tunnel ended next to the
 // database). sslmode applies inside the tunnel.
 type sshTransport struct {
-	basic
+	Basic
 	c Context
 }
 
@@ -79,8 +79,8 @@ func (s sshTransport) Peers() ([]Peer, error) {
 		}},
 		{Object: gatewayService(tb)},
 	}
-	peers = withNetworkPolicy(s.c, tb, gateway, peers)
-	return append(peers, Peer{Object: gateway, Ready: deploymentReady("the SSH gateway"),
+	peers = WithNetworkPolicy(s.c, tb, gateway, peers)
+	return append(peers, Peer{Object: gateway, Ready: DeploymentReady("the SSH gateway"),
 		Created: func() (string, string) {
 			return conditions.ReasonGatewayCreated, fmt.Sprintf("Started SSH gateway %s (host key %s)", tb.GatewayName(), fingerprint)
 		}}), nil
@@ -93,9 +93,9 @@ func (s sshTransport) VerifiesServer() bool {
 func (s sshTransport) Pod(run *runspec.Run) (specs.Pod, error) {
 	spec := s.c.Spec.EffectiveSSH()
 	tb := s.c.Benchmark
-	p := libpq(s.c.Server, "127.0.0.1", runspec.TunnelBasePort, string(spec.SSLMode))
+	p := LibPQ(s.c.Server, "127.0.0.1", runspec.TunnelBasePort, string(spec.SSLMode))
 	if s.VerifiesServer() {
-		withServerCA(&p, s.c.Server)
+		WithServerCA(&p, s.c.Server)
 	}
 	p.Volumes = append(p.Volumes,
 		specs.SecretVolume("ssh-client", tb.GatewayName(),
@@ -173,7 +173,7 @@ func (sshTransport) Describe(res *benchv1.TransportResult) string {
 			ssh += fmt.Sprintf("; %d tunnels", n)
 		}
 	}
-	return words(tlsWords(res), ssh)
+	return Words(TLSWords(res), ssh)
 }
 
 // GatewayPart is the SSH gateway's part of the path in a run's cost.
@@ -201,7 +201,7 @@ func gatewayService(tb *benchv1.TunnelBenchmark) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{{Name: "ssh", Port: sshtunnel.GatewayPort,
-				TargetPort: intstr.FromInt32(sshtunnel.GatewayPort), Protocol: corev1.ProtocolTCP}, peerCPUServicePort()},
+				TargetPort: intstr.FromInt32(sshtunnel.GatewayPort), Protocol: corev1.ProtocolTCP}, PeerCPUServicePort()},
 		},
 	}
 }
@@ -218,7 +218,7 @@ func gatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults spec
 	sshd.Command, sshd.Args = []string{"/usr/sbin/sshd"}, gw.SSHDArgs()
 	sshd.Ports = []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}}
 	// sshd and the session processes it forks for each tunnel are the gateway's part of the path.
-	servePeerCPU(&sshd)
+	ServePeerCPU(&sshd)
 	sshd.ReadinessProbe = specs.TCPReadiness(sshtunnel.GatewayPort)
 	sshd.VolumeMounts = append(sshd.VolumeMounts, corev1.VolumeMount{Name: "keys", MountPath: gatewayKeyDir, ReadOnly: true})
 	keys := specs.SecretVolume("keys", tb.GatewayName(),

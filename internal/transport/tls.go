@@ -30,7 +30,7 @@ func tlsRules(spec *benchv1.TunnelBenchmarkSpec, i int, path *field.Path) field.
 // tlsTransport is TCP with TLS, optionally presenting a client certificate: one the user stored
 // (tls.clientCertSecret) or one spec.tls.issuerRef issues for the benchmark (tls.clientCertificate).
 type tlsTransport struct {
-	basic
+	Basic
 	c Context
 }
 
@@ -71,9 +71,9 @@ func (t tlsTransport) Hop() Hop { return serverHop(t.c.Server, "pgbench → serv
 
 func (t tlsTransport) Pod(*runspec.Run) (specs.Pod, error) {
 	p := toServer(t.c.Server, string(t.c.Spec.EffectiveSSLMode()))
-	t.c.libpqVia(&p)
+	t.c.LibPQVia(&p)
 	if t.VerifiesServer() {
-		withServerCA(&p, t.c.Server)
+		WithServerCA(&p, t.c.Server)
 	}
 	clientCert := ""
 	switch s := t.settings(); {

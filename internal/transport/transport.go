@@ -193,17 +193,30 @@ func VerifiesServer(tb *benchv1.TunnelBenchmark, server Server) bool {
 	return false
 }
 
-// basic is the part of a transport that has no peers, adds nothing to the run and records
+// Basic is the part of a transport that has no peers, adds nothing to the run and records
 // nothing of its own; transports embed it and override what they do.
-type basic struct{}
+type Basic struct{}
 
-func (basic) Peers() ([]Peer, error)                          { return nil, nil }
-func (basic) FailureReason() string                           { return conditions.ReasonJobFailed }
-func (basic) Record(*report.Report, *benchv1.TransportResult) {}
-func (basic) VerifiesServer() bool                            { return false }
-func (basic) UserSecrets() []SecretRef                        { return nil }
-func (basic) Blame(string) string                             { return "" }
-func (basic) Describe(res *benchv1.TransportResult) string    { return tlsWords(res) }
+// Peers are none.
+func (Basic) Peers() ([]Peer, error) { return nil, nil }
+
+// FailureReason is that the run's Job failed.
+func (Basic) FailureReason() string { return conditions.ReasonJobFailed }
+
+// Record keeps nothing of its own.
+func (Basic) Record(*report.Report, *benchv1.TransportResult) {}
+
+// VerifiesServer is false: no certificate is checked.
+func (Basic) VerifiesServer() bool { return false }
+
+// UserSecrets are none.
+func (Basic) UserSecrets() []SecretRef { return nil }
+
+// Blame names no part of its own.
+func (Basic) Blame(string) string { return "" }
+
+// Describe says what libpq's TLS negotiated.
+func (Basic) Describe(res *benchv1.TransportResult) string { return TLSWords(res) }
 
 // BrokenReason is the failure reason of a broken part of a run's path: the link emulator's sidecar
 // or a part of the transport's own (tr may be nil: the initialization has no transport).
@@ -217,15 +230,15 @@ func BrokenReason(tr Transport, part string) string {
 	return tr.Blame(part)
 }
 
-// tlsWords is what libpq's TLS negotiated, "" without TLS.
-func tlsWords(res *benchv1.TransportResult) string {
+// TLSWords is what libpq's TLS negotiated, "" without TLS.
+func TLSWords(res *benchv1.TransportResult) string {
 	if t := res.TLS; t != nil {
 		return t.Version + " " + t.Cipher
 	}
 	return ""
 }
 
-// words joins the non-empty parts of a description.
-func words(parts ...string) string {
+// Words joins the non-empty parts of a description.
+func Words(parts ...string) string {
 	return strings.Join(slices.DeleteFunc(parts, func(s string) bool { return s == "" }), "; ")
 }

@@ -32,7 +32,7 @@ func init() {
 			return openVPN{vpnCommon{c: c}}
 		}
 		return vpn{vpnCommon{c: c}}
-	}, serviceKind, deploymentKind, networkPolicyKind)
+	}, ServiceKind, DeploymentKind, NetworkPolicyKind)
 	RegisterRules(benchv1.TransportVPN, Rules{CarriesPooler: true, Packets: true, Check: vpnRules})
 }
 
@@ -101,9 +101,9 @@ func (v vpn) Hop() Hop {
 
 func (v vpn) Pod(run *runspec.Run) (specs.Pod, error) {
 	tb := v.c.Benchmark
-	p := libpq(v.c.Server, "127.0.0.1", runspec.TunnelBasePort, string(v.c.Spec.EffectiveVPN().SSLMode))
+	p := LibPQ(v.c.Server, "127.0.0.1", runspec.TunnelBasePort, string(v.c.Spec.EffectiveVPN().SSLMode))
 	if v.VerifiesServer() {
-		withServerCA(&p, v.c.Server)
+		WithServerCA(&p, v.c.Server)
 	}
 	p.Volumes = append(p.Volumes, specs.SecretVolume("wireguard", v.gatewayName(),
 		corev1.KeyToPath{Key: wgtunnel.ClientPrivateKey, Path: wgtunnel.ClientPrivateKey},
@@ -155,7 +155,7 @@ func unixTime(sec int64) string { return time.Unix(sec, 0).UTC().Format(time.RFC
 
 // Describe: libpq's TLS inside the tunnel, then the tunnel.
 func (v vpn) Describe(res *benchv1.TransportResult) string {
-	return words(tlsWords(res), "WireGuard (wireguard-go, user space)")
+	return Words(TLSWords(res), "WireGuard (wireguard-go, user space)")
 }
 
 // gatewayDeployment runs the gateway end next to the server: the only destination it forwards to
@@ -167,7 +167,7 @@ func (v vpn) gatewayDeployment() *appsv1.Deployment {
 	c.Command, c.Args = []string{"tunnelbench-runner"}, []string{"wg-gateway", "--key-dir=" + vpnKeyDir,
 		"--target=" + v.target(), "--counters=:" + strconv.Itoa(vpnCountersPort)}
 	c.Ports = []corev1.ContainerPort{{Name: "wireguard", ContainerPort: wgtunnel.ListenPort, Protocol: corev1.ProtocolUDP}}
-	servePeerCPU(&c)
+	ServePeerCPU(&c)
 	// The counters answer once the device is up.
 	c.ReadinessProbe = specs.TCPReadiness(vpnCountersPort)
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "wireguard", MountPath: vpnKeyDir, ReadOnly: true})

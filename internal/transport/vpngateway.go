@@ -18,7 +18,7 @@ import (
 
 // vpnCommon is the part of a vpn transport both kinds share.
 type vpnCommon struct {
-	basic
+	Basic
 	c Context
 }
 
@@ -54,8 +54,8 @@ func (g tunnelGateway) peers() []Peer {
 		}},
 		{Object: g.service()},
 	}
-	peers = withNetworkPolicy(g.c, tb, g.deployment, peers)
-	return append(peers, Peer{Object: g.deployment, Ready: deploymentReady("the " + g.kind + " gateway"),
+	peers = WithNetworkPolicy(g.c, tb, g.deployment, peers)
+	return append(peers, Peer{Object: g.deployment, Ready: DeploymentReady("the " + g.kind + " gateway"),
 		Created: func() (string, string) {
 			return conditions.ReasonGatewayCreated, fmt.Sprintf("Started %s gateway %s (%s)", g.kind, g.name, g.how)
 		}})
@@ -69,7 +69,7 @@ func (g tunnelGateway) service() *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{{Name: g.portName, Port: g.port, TargetPort: intstr.FromInt32(g.port),
-				Protocol: corev1.ProtocolUDP}, peerCPUServicePort()},
+				Protocol: corev1.ProtocolUDP}, PeerCPUServicePort()},
 		},
 	}
 }

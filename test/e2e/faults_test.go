@@ -25,6 +25,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/transport/proxy"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
@@ -97,7 +98,7 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 	pooler := []benchv1.TransportSpec{{Name: "pooler", Type: benchv1.TransportPooler,
 		Pooler: &benchv1.PoolerTransport{Placement: benchv1.PoolerService, ServerTLS: benchv1.ServerTLSRequire}}}
 	vpn := []benchv1.TransportSpec{{Name: "wireguard", Type: benchv1.TransportVPN}}
-	proxy := []benchv1.TransportSpec{{Name: "haproxy", Type: benchv1.TransportProxy}}
+	haproxy := []benchv1.TransportSpec{{Name: "haproxy", Type: benchv1.TransportProxy}}
 	cases := []faultCase{
 		{name: "runner pod killed", transports: direct,
 			chaos: func(ns, b string) *unstructured.Unstructured {
@@ -126,9 +127,9 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: "vpn-gateway"},
 		{name: "WireGuard sidecar container killed", transports: vpn, kill: killSidecar(transport.VPNClientContainer),
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: transport.VPNClientContainer},
-		{name: "HAProxy pod killed", transports: proxy,
+		{name: "HAProxy pod killed", transports: haproxy,
 			chaos: func(ns, b string) *unstructured.Unstructured {
-				return podKill(ns, benchmarkPods(b, transport.ProxyComponent))
+				return podKill(ns, benchmarkPods(b, proxy.Component))
 			},
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonProxyUnavailable}, wantText: "proxy"},
 		{name: "runner partitioned from the server", transports: direct,

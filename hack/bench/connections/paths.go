@@ -13,8 +13,11 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/transport/haproxy"
+	"github.com/tunnelbench/tunnelbench/internal/transport/proxy"
 	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel"
+
+	// The proxy links the transport registry: every type is linked with it.
+	_ "github.com/tunnelbench/tunnelbench/internal/transport/transports"
 	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel/userspace"
 )
 
@@ -81,7 +84,7 @@ func startHAProxy(srv *pgtest.Server) (int, func(), error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	text, err := haproxy.Config{Target: net.JoinHostPort(srv.Host, strconv.Itoa(srv.Port)), Port: port, StatsPort: stats}.Render()
+	text, err := proxy.Config{Target: net.JoinHostPort(srv.Host, strconv.Itoa(srv.Port)), Port: port, StatsPort: stats}.Render()
 	if err != nil {
 		return 0, nil, err
 	}

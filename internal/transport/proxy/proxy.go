@@ -1,4 +1,10 @@
-package transport
+// Package proxy is the proxy transport, whole: one TCP hop between pgbench and the server, HAProxy
+// in TCP mode next to the server (as a cloud TCP load balancer, or HAProxy in front of Patroni).
+// It is the model of a transport in its own package: it registers itself from init with
+// transport.Register and transport.RegisterRules, builds from transport's kit (Basic, LibPQ,
+// WithNetworkPolicy, DeploymentReady, ServePeerCPU, …), and is linked into the operator by one
+// line of internal/transport/transports. Its API settings are api/v1alpha1/proxy_types.go.
+package proxy
 
 import (
 	"fmt"
@@ -16,7 +22,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
-	"github.com/tunnelbench/tunnelbench/internal/transport/haproxy"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // The proxy: its Service and HAProxy Deployment, one per proxy transport.
@@ -24,88 +30,87 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
 
 func init() {
-	Register(benchv1.TransportProxy, func(c Context) Transport { return proxy{c: c} }, serviceKind, deploymentKind,
-		networkPolicyKind)
-	RegisterRules(benchv1.TransportProxy, Rules{CarriesPooler: true})
+	transport.Register(benchv1.TransportProxy, func(c transport.Context) transport.Transport { return tcpProxy{c: c} },
+		transport.ServiceKind, transport.DeploymentKind, transport.NetworkPolicyKind)
+	transport.RegisterRules(benchv1.TransportProxy, transport.Rules{CarriesPooler: true})
 }
 
 const (
-	// ProxyComponent is the component label of a proxy transport's objects.
-	ProxyComponent = "proxy"
+	// Component is the component label of a proxy transport's objects.
+	Component = "proxy"
 	// proxyRole names them.
 	proxyRole = "proxy"
 	// proxyProbe is the runner's probe of the proxy's counters.
 	proxyProbe = "haproxy"
 )
 
-// proxy puts one TCP hop between pgbench and the server: HAProxy in TCP mode next to the server,
-// as a cloud TCP load balancer or HAProxy in front of Patroni. libpq's TLS, when asked, passes
+// tcpProxy puts one TCP hop between pgbench and the server. libpq's TLS, when asked, passes
 // through it to the server.
-type proxy struct {
-	basic
-	c Context
+type tcpProxy struct {
+	transport.Basic
+	c transport.Context
 }
 
-func (p proxy) name() string { return p.c.Benchmark.ObjectName(proxyRole, p.c.Spec.Name) }
+func (p tcpProxy) name() string { return p.c.Benchmark.ObjectName(proxyRole, p.c.Spec.Name) }
 
-func (p proxy) host() string { return fmt.Sprintf("%s.%s.svc", p.name(), p.c.Benchmark.Namespace) }
+func (p tcpProxy) host() string { return fmt.Sprintf("%s.%s.svc", p.name(), p.c.Benchmark.Namespace) }
 
 // Peers are the proxy's Service, NetworkPolicy and Deployment; they serve this transport only.
-func (p proxy) Peers() ([]Peer, error) {
+func (p tcpProxy) Peers() ([]transport.Peer, error) {
 	dep, err := p.deployment()
 	if err != nil {
 		return nil, err
 	}
-	peers := withNetworkPolicy(p.c, p.c.Benchmark, dep, []Peer{{Object: p.service()}})
-	return append(peers, Peer{Object: dep, Ready: deploymentReady("the proxy"),
+	peers := transport.WithNetworkPolicy(p.c, p.c.Benchmark, dep, []transport.Peer{{Object: p.service()}})
+	return append(peers, transport.Peer{Object: dep, Ready: transport.DeploymentReady("the proxy"),
 		Created: func() (string, string) {
 			return conditions.ReasonProxyCreated, fmt.Sprintf("Started HAProxy %s in TCP mode to %s", p.name(), p.target())
 		}}), nil
 }
 
-func (p proxy) target() string {
+func (p tcpProxy) target() string {
 	return net.JoinHostPort(p.c.Server.Host, strconv.Itoa(int(p.c.Server.Port)))
 }
 
-func (proxy) FailureReason() string { return conditions.ReasonProxyUnavailable }
+func (tcpProxy) FailureReason() string { return conditions.ReasonProxyUnavailable }
 
-func (p proxy) VerifiesServer() bool { return p.c.Spec.EffectiveProxy().SSLMode == "verify-ca" }
+func (p tcpProxy) VerifiesServer() bool { return p.c.Spec.EffectiveProxy().SSLMode == "verify-ca" }
 
 // Blame: the proxy's pods that broke leave the proxy unavailable.
-func (proxy) Blame(part string) string {
-	if part == ProxyComponent {
+func (tcpProxy) Blame(part string) string {
+	if part == Component {
 		return conditions.ReasonProxyUnavailable
 	}
 	return ""
 }
 
 // Hop: the link sits between pgbench and the proxy, as between a client and its load balancer.
-func (p proxy) Hop() Hop {
-	return Hop{Host: p.host(), Port: haproxy.ListenPort, What: "pgbench → proxy"}
+func (p tcpProxy) Hop() transport.Hop {
+	return transport.Hop{Host: p.host(), Port: ListenPort, What: "pgbench → proxy"}
 }
 
-func (p proxy) Pod(run *runspec.Run) (specs.Pod, error) {
-	pod := libpq(p.c.Server, p.host(), haproxy.ListenPort, string(p.c.Spec.EffectiveProxy().SSLMode))
-	p.c.libpqVia(&pod)
+func (p tcpProxy) Pod(run *runspec.Run) (specs.Pod, error) {
+	pod := transport.LibPQ(p.c.Server, p.host(), ListenPort, string(p.c.Spec.EffectiveProxy().SSLMode))
+	p.c.LibPQVia(&pod)
 	if p.VerifiesServer() {
-		withServerCA(&pod, p.c.Server)
+		transport.WithServerCA(&pod, p.c.Server)
 	}
 	run.Probes = append(run.Probes, runspec.Probe{Name: proxyProbe,
-		URL: "http://" + net.JoinHostPort(p.host(), strconv.Itoa(haproxy.StatsPort)) + haproxy.StatsPath})
-	run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: ProxyComponent, Host: p.host(), Port: runspec.PeerCPUPort})
+		URL: "http://" + net.JoinHostPort(p.host(), strconv.Itoa(StatsPort)) + StatsPath})
+	run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: Component, Host: p.host(), Port: runspec.PeerCPUPort})
 	return pod, nil
 }
 
 // Record keeps what the proxy counted while the load ran: the connections it carried, the bytes
 // both ways, and the connections to the server that failed.
-func (proxy) Record(rep *report.Report, out *benchv1.TransportResult) {
+func (tcpProxy) Record(rep *report.Report, out *benchv1.TransportResult) {
 	out.Evidence = nil
 	pr := rep.ProbeNamed(proxyProbe)
 	if pr == nil {
 		return
 	}
-	before, errBefore := haproxy.ParseCSV(strings.NewReader(pr.Before))
-	after, errAfter := haproxy.ParseCSV(strings.NewReader(pr.After))
+	before, errBefore := ParseCSV(strings.NewReader(pr.Before))
+	after, errAfter := ParseCSV(strings.NewReader(pr.After))
 	if pr.Error != "" || errBefore != nil || errAfter != nil {
 		out.Evidence = []benchv1.Evidence{{Name: "haproxy counters", Value: fmt.Sprintf("not read: %s %v %v",
 			pr.Error, errBefore, errAfter)}}
@@ -120,32 +125,32 @@ func (proxy) Record(rep *report.Report, out *benchv1.TransportResult) {
 }
 
 // Describe: libpq's TLS through the proxy, then the proxy.
-func (proxy) Describe(res *benchv1.TransportResult) string {
-	return words(tlsWords(res), "HAProxy (TCP mode)")
+func (tcpProxy) Describe(res *benchv1.TransportResult) string {
+	return transport.Words(transport.TLSWords(res), "HAProxy (TCP mode)")
 }
 
-func (p proxy) meta() metav1.ObjectMeta {
-	return specs.OwnedMeta(p.c.Benchmark, p.name(), ProxyComponent, p.c.Spec.Name)
+func (p tcpProxy) meta() metav1.ObjectMeta {
+	return specs.OwnedMeta(p.c.Benchmark, p.name(), Component, p.c.Spec.Name)
 }
 
 // service exposes the proxy's PostgreSQL port, its statistics and its CPU accounting.
-func (p proxy) service() *corev1.Service {
+func (p tcpProxy) service() *corev1.Service {
 	meta := p.meta()
 	return &corev1.Service{
 		ObjectMeta: meta,
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{
-				{Name: "postgres", Port: haproxy.ListenPort, TargetPort: intstr.FromInt32(haproxy.ListenPort), Protocol: corev1.ProtocolTCP},
-				{Name: "stats", Port: haproxy.StatsPort, TargetPort: intstr.FromInt32(haproxy.StatsPort), Protocol: corev1.ProtocolTCP},
-				peerCPUServicePort()},
+				{Name: "postgres", Port: ListenPort, TargetPort: intstr.FromInt32(ListenPort), Protocol: corev1.ProtocolTCP},
+				{Name: "stats", Port: StatsPort, TargetPort: intstr.FromInt32(StatsPort), Protocol: corev1.ProtocolTCP},
+				transport.PeerCPUServicePort()},
 		},
 	}
 }
 
 // proxyConfig is where HAProxy reads its configuration, written at start from proxyConfigEnv.
 const (
-	proxyConfig    = "/tmp/haproxy/haproxy.cfg"
+	proxyConfig    = "/tmp/haproxy/cfg"
 	proxyConfigEnv = "HAPROXY_CONFIG"
 	// haproxyBinary is Debian's HAProxy (outside the image's PATH).
 	haproxyBinary = "/usr/sbin/haproxy"
@@ -153,9 +158,9 @@ const (
 
 // deployment runs HAProxy in the foreground next to the server, its configuration (no secret: a
 // host and a port) written from the pod spec by `tunnelbench-runner with-file`.
-func (p proxy) deployment() (*appsv1.Deployment, error) {
+func (p tcpProxy) deployment() (*appsv1.Deployment, error) {
 	tb := p.c.Benchmark
-	config, err := haproxy.Config{Target: p.target()}.Render()
+	config, err := Config{Target: p.target()}.Render()
 	if err != nil {
 		return nil, fmt.Errorf("transport %s: %w", p.c.Spec.Name, err)
 	}
@@ -164,10 +169,10 @@ func (p proxy) deployment() (*appsv1.Deployment, error) {
 	c.Command = []string{"tunnelbench-runner"}
 	c.Args = []string{"with-file", "--path=" + proxyConfig, "--from-env=" + proxyConfigEnv, "--", haproxyBinary, "-db", "-f", proxyConfig}
 	c.Env = append(c.Env, corev1.EnvVar{Name: proxyConfigEnv, Value: config})
-	c.Ports = []corev1.ContainerPort{{Name: "postgres", ContainerPort: haproxy.ListenPort},
-		{Name: "stats", ContainerPort: haproxy.StatsPort}}
+	c.Ports = []corev1.ContainerPort{{Name: "postgres", ContainerPort: ListenPort},
+		{Name: "stats", ContainerPort: StatsPort}}
 	// HAProxy's processes are the proxy's part of the path.
-	servePeerCPU(&c)
-	c.ReadinessProbe = specs.TCPReadiness(haproxy.ListenPort)
+	transport.ServePeerCPU(&c)
+	c.ReadinessProbe = specs.TCPReadiness(ListenPort)
 	return specs.ServerSideDeployment(tb, p.meta(), c), nil
 }

@@ -1,6 +1,7 @@
-// Package haproxy writes the proxy transport's HAProxy configuration (a TCP hop to the server and
-// nothing else) and reads the counters HAProxy serves as CSV, for the transport's evidence.
-package haproxy
+package proxy
+
+// HAProxy's side of the transport: its configuration (a TCP hop to the server and nothing else) and
+// the counters it serves as CSV, for the transport's evidence.
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package haproxy
+package proxy
 
 import (
 	"io"
@@ -14,8 +14,8 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 )
 
-// haproxyBinary is the real HAProxy (hack/deps.sh installs it).
-func haproxyBinary(t *testing.T) string {
+// installedHAProxy is the real HAProxy (hack/deps.sh installs it).
+func installedHAProxy(t *testing.T) string {
 	t.Helper()
 	if p, err := exec.LookPath("haproxy"); err == nil {
 		return p
@@ -71,10 +71,10 @@ func TestProxyCarriesConnectionsAndCountsThem(t *testing.T) {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(haproxyBinary(t), "-c", "-f", path).CombinedOutput(); err != nil {
+	if out, err := exec.Command(installedHAProxy(t), "-c", "-f", path).CombinedOutput(); err != nil {
 		t.Fatalf("haproxy refuses the configuration: %v\n%s", err, out)
 	}
-	cmd := exec.Command(haproxyBinary(t), "-db", "-f", path)
+	cmd := exec.Command(installedHAProxy(t), "-db", "-f", path)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

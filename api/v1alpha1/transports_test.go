@@ -1,0 +1,4 @@
+package v1alpha1_test
+
+// These tests read the transport registry: every transport type is linked, as in the operator.
+import _ "github.com/tunnelbench/tunnelbench/internal/transport/transports"
