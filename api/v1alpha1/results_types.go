@@ -21,11 +21,12 @@ type HistoryRecord struct {
 	Message string `json:"message,omitempty"`
 }
 
-// SweepStatus is what a sweep measured: every point's results and every transport's curve.
+// SweepStatus is what a sweep measured at each point and every transport's curve. The points'
+// results are status.results, each with its point.
 type SweepStatus struct {
 	// Parameter is what the sweep varies.
 	Parameter SweepParameter `json:"parameter"`
-	// Points hold each value's results, in the spec's order.
+	// Points are the sweep's values, in the spec's order, each with its best transport.
 	// +kubebuilder:validation:MaxItems=16
 	Points []SweepPoint `json:"points"`
 	// Curves are each transport's figures across the points, with knee and peak, in spec order,
@@ -35,16 +36,11 @@ type SweepStatus struct {
 	Curves []SweepCurve `json:"curves,omitempty"`
 }
 
-// SweepPoint is one value of a sweep and what every transport measured at it.
+// SweepPoint is one value of a sweep and its best transport; what every transport measured at it
+// is in status.results, the entries whose point is this value.
 type SweepPoint struct {
 	// Value is the swept parameter's value.
 	Value int32 `json:"value"`
-	// Results holds one entry per transport measured at this point, in spec order, each compared
-	// with the baseline at the same point.
-	// +listType=map
-	// +listMapKey=transport
-	// +optional
-	Results []TransportResult `json:"results,omitempty"`
 	// Best is the point's fastest transport, as status.best of a benchmark without a sweep.
 	// +optional
 	Best *BestTransport `json:"best,omitempty"`
@@ -498,6 +494,12 @@ type Limiter struct {
 type TransportResult struct {
 	// Transport is the transport's name.
 	Transport string `json:"transport"`
+	// Point is the swept parameter's value this result was measured at (status.sweep.parameter);
+	// 0 without a sweep. Each transport has one result per point, compared with the baseline's at
+	// the same point.
+	// +kubebuilder:default=0
+	// +optional
+	Point int32 `json:"point,omitempty"`
 	// Type is the transport's type.
 	Type TransportType `json:"type"`
 	// Job is the name of the Job that ran pgbench.

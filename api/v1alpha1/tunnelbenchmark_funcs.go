@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -190,33 +191,96 @@ func (tb *TunnelBenchmark) AtPoint(point int) *TunnelBenchmark {
 	return out
 }
 
-// PointResults is where the results of a point are kept: status.results without a sweep, the
-// point's entry of status.sweep otherwise (made, with every point, when missing).
-func (tb *TunnelBenchmark) PointResults(point int) *[]TransportResult {
+// InitSweep makes status.sweep, with every point, for a swept benchmark that has none yet.
+func (tb *TunnelBenchmark) InitSweep() {
 	param, values := tb.Spec.Sweep.Parameter()
-	if param == "" {
-		return &tb.Status.Results
+	if param == "" || (tb.Status.Sweep != nil && len(tb.Status.Sweep.Points) == len(values)) {
+		return
 	}
-	if tb.Status.Sweep == nil || len(tb.Status.Sweep.Points) != len(values) {
-		sweep := &SweepStatus{Parameter: param}
-		for _, v := range values {
-			sweep.Points = append(sweep.Points, SweepPoint{Value: v})
-		}
-		tb.Status.Sweep = sweep
+	sweep := &SweepStatus{Parameter: param}
+	for _, v := range values {
+		sweep.Points = append(sweep.Points, SweepPoint{Value: v})
 	}
-	return &tb.Status.Sweep.Points[point].Results
+	tb.Status.Sweep = sweep
 }
 
-// ResultsAt is the results of a point as stored, for readers: status.results without a sweep, the
-// point's entry of status.sweep otherwise (nil while there is none).
+// PointValue is the value a point (an index of the sweep's values) gives results[].point: the
+// swept parameter's value, 0 without a sweep.
+func (tb *TunnelBenchmark) PointValue(point int) int32 {
+	if _, values := tb.Spec.Sweep.Parameter(); point < len(values) {
+		return values[point]
+	}
+	return 0
+}
+
+// resultOrder is where a result sits in status.results: its point's place in the sweep, then its
+// transport's in the spec (unknown ones last).
+func (tb *TunnelBenchmark) resultOrder(r *TransportResult) (int, int) {
+	point, transport := 0, len(tb.Spec.Transports)
+	if _, values := tb.Spec.Sweep.Parameter(); len(values) > 0 {
+		point = len(values)
+		if i := slices.Index(values, r.Point); i >= 0 {
+			point = i
+		}
+	}
+	for i := range tb.Spec.Transports {
+		if tb.Spec.Transports[i].Name == r.Transport {
+			transport = i
+			break
+		}
+	}
+	return point, transport
+}
+
+// ResultFor is the result of transport t at a point, added in its place when missing: a point's
+// results are contiguous in status.results, which ResultsAt relies on. The pointer holds until
+// the next ResultFor.
+func (tb *TunnelBenchmark) ResultFor(point int, t TransportSpec) *TransportResult {
+	value := tb.PointValue(point)
+	for i := range tb.Status.Results {
+		if r := &tb.Status.Results[i]; r.Point == value && r.Transport == t.Name {
+			return r
+		}
+	}
+	added := TransportResult{Transport: t.Name, Type: t.Type, Point: value}
+	p, n := tb.resultOrder(&added)
+	at := len(tb.Status.Results)
+	for i := range tb.Status.Results {
+		if q, m := tb.resultOrder(&tb.Status.Results[i]); q > p || (q == p && m > n) {
+			at = i
+			break
+		}
+	}
+	tb.Status.Results = slices.Insert(tb.Status.Results, at, added)
+	return &tb.Status.Results[at]
+}
+
+// ResultsAt is the results of a point as stored: status.results without a sweep, the point's
+// window of them otherwise (nil while there are none). The window shares status.results' entries,
+// so that a point's comparisons are written in place; results stored out of order (never by
+// ResultFor) are returned as a copy.
 func (tb *TunnelBenchmark) ResultsAt(point int) []TransportResult {
 	if tb.Spec.Sweep == nil {
 		return tb.Status.Results
 	}
-	if sw := tb.Status.Sweep; sw != nil && point < len(sw.Points) {
-		return sw.Points[point].Results
+	value := tb.PointValue(point)
+	first, last := -1, -1
+	for i := range tb.Status.Results {
+		if tb.Status.Results[i].Point == value {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
 	}
-	return nil
+	if first < 0 {
+		return nil
+	}
+	window := tb.Status.Results[first : last+1 : last+1]
+	if !slices.ContainsFunc(window, func(r TransportResult) bool { return r.Point != value }) {
+		return window
+	}
+	return slices.DeleteFunc(slices.Clone(window), func(r TransportResult) bool { return r.Point != value })
 }
 
 // FindResult is the result of a transport in a list of results, or nil.
@@ -323,23 +387,26 @@ func (r *TransportResult) Done(repetitions int32) bool {
 	return r != nil && r.Repetitions >= repetitions
 }
 
-// Result returns the recorded result of a transport, or nil.
+// Result returns the recorded result of a transport of a benchmark without a sweep, or nil.
 func (s *TunnelBenchmarkStatus) Result(transport string) *TransportResult {
-	return FindResult(s.Results, transport)
+	return FindResult(s.Unswept(), transport)
 }
 
-// AllResults is every recorded result: status.results, and every sweep point's.
+// Unswept is the results of a benchmark without a sweep (every result is at point 0), none of a
+// swept one's (every point of a sweep is a value of at least 1): what a reader of one figure per
+// transport reads.
+func (s *TunnelBenchmarkStatus) Unswept() []TransportResult {
+	if slices.ContainsFunc(s.Results, func(r TransportResult) bool { return r.Point != 0 }) {
+		return nil
+	}
+	return s.Results
+}
+
+// AllResults is every recorded result, of every point.
 func (s *TunnelBenchmarkStatus) AllResults() []*TransportResult {
-	var out []*TransportResult
+	out := make([]*TransportResult, 0, len(s.Results))
 	for i := range s.Results {
 		out = append(out, &s.Results[i])
-	}
-	if s.Sweep != nil {
-		for p := range s.Sweep.Points {
-			for i := range s.Sweep.Points[p].Results {
-				out = append(out, &s.Sweep.Points[p].Results[i])
-			}
-		}
 	}
 	return out
 }

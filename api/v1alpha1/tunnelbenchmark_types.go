@@ -179,8 +179,10 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 
-	// Results holds one entry per finished transport, in spec order.
+	// Results holds one entry per transport measured, and with a sweep per transport and point:
+	// points in the sweep's order, transports in the spec's within each.
 	// +listType=map
+	// +listMapKey=point
 	// +listMapKey=transport
 	// +optional
 	Results []TransportResult `json:"results,omitempty"`
@@ -190,8 +192,8 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	Best *BestTransport `json:"best,omitempty"`
 
-	// Sweep holds a swept benchmark's results (spec.sweep): each point's, as results holds a
-	// benchmark's without a sweep (results and best are then empty), and each transport's curve.
+	// Sweep holds what a swept benchmark (spec.sweep) found beyond its results: each point's best
+	// transport (best is then empty) and each transport's curve.
 	// +optional
 	Sweep *SweepStatus `json:"sweep,omitempty"`
 

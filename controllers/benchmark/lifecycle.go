@@ -24,7 +24,7 @@ func (r *TunnelBenchmarkReconciler) accept(tb *benchv1.TunnelBenchmark, now time
 	tb.Status.StartTime = &metav1.Time{Time: now}
 	tb.Status.Progress = benchv1.ProgressString(0, tb.TotalRuns())
 	tb.Status.RunOrder = runorder.Planned(tb)
-	tb.PointResults(0) // a sweep's points, empty
+	tb.InitSweep() // a sweep's points, without results yet
 	if d, known := tb.PlannedRunTime(); known {
 		tb.Status.PlannedRunTime = d.String()
 	}

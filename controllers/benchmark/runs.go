@@ -106,7 +106,7 @@ func (r *TunnelBenchmarkReconciler) runStepFor(ctx context.Context, tb *benchv1.
 		// The result keeps the latest run's storm: the earlier rounds would only add its time.
 		run.Storm = 0
 	}
-	run.ExpectedTPS = results.PathRate(*tb.PointResults(ref.Point), t.Name)
+	run.ExpectedTPS = results.PathRate(tb.ResultsAt(ref.Point), t.Name)
 	pod, err := tr.Pod(&run)
 	if err != nil {
 		return step{}, err
@@ -184,7 +184,7 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 // transportDone reports whether every run of a transport, at every point, is recorded.
 func transportDone(tb *benchv1.TunnelBenchmark, name string) bool {
 	for point := range tb.Points() {
-		if !benchv1.FindResult(*tb.PointResults(point), name).Done(tb.Repetitions()) {
+		if !benchv1.FindResult(tb.ResultsAt(point), name).Done(tb.Repetitions()) {
 			return false
 		}
 	}

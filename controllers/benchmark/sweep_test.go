@@ -60,8 +60,8 @@ func TestSweepRunsEveryPoint(t *testing.T) {
 	}
 	done := waitForPhase(t, ns, "sweep", benchv1.PhaseCompleted)
 
-	if done.Status.Progress != "12/12" || len(done.Status.Results) != 0 || done.Status.Sweep == nil {
-		t.Fatalf("progress %s, %d top-level results, sweep %v", done.Status.Progress, len(done.Status.Results), done.Status.Sweep)
+	if done.Status.Progress != "12/12" || len(done.Status.Results) != 6 || done.Status.Sweep == nil {
+		t.Fatalf("progress %s, %d results (3 points × 2 transports), sweep %v", done.Status.Progress, len(done.Status.Results), done.Status.Sweep)
 	}
 	var planned []string
 	for _, r := range done.Status.RunOrder.Rounds {
@@ -71,11 +71,21 @@ func TestSweepRunsEveryPoint(t *testing.T) {
 		t.Errorf("ran %v, planned %v", ran, planned)
 	}
 	sw := done.Status.Sweep
+	// The results are written once, in status.results: each with its point, points in the
+	// sweep's order and transports in the spec's within each, as the API server stored them.
+	var stored []string
+	for _, r := range done.Status.Results {
+		stored = append(stored, fmt.Sprintf("%d/%s", r.Point, r.Transport))
+	}
+	if want := []string{"1/direct", "1/flat", "4/direct", "4/flat", "8/direct", "8/flat"}; !slices.Equal(stored, want) {
+		t.Errorf("status.results %v, want %v", stored, want)
+	}
 	for i, p := range sw.Points {
-		if p.Value != []int32{1, 4, 8}[i] || len(p.Results) != 2 || p.Best == nil {
-			t.Fatalf("point %d: %+v", i, p)
+		at := done.ResultsAt(i)
+		if p.Value != []int32{1, 4, 8}[i] || len(at) != 2 || p.Best == nil {
+			t.Fatalf("point %d: %+v, results %+v", i, p, at)
 		}
-		if c := benchv1.FindResult(p.Results, "flat").Comparison; c == nil || c.Baseline != "direct" || c.Pairs != 2 {
+		if c := benchv1.FindResult(at, "flat").Comparison; c == nil || c.Baseline != "direct" || c.Pairs != 2 {
 			t.Errorf("point %d: flat's comparison %+v", p.Value, c)
 		}
 	}

@@ -150,7 +150,7 @@ type Record struct {
 func RecordOf(tb *benchv1.TunnelBenchmark, schedule, templateHash string) Record {
 	r := Record{UID: string(tb.UID), Namespace: tb.Namespace, Name: tb.Name, Schedule: schedule,
 		TemplateHash: templateHash, Server: tb.Status.Server, ServerVersion: tb.Status.ServerVersion,
-		Spec: tb.Spec, Results: tb.Status.Results, Figures: regress.FromBenchmark(tb)}
+		Spec: tb.Spec, Results: tb.Status.Unswept(), Figures: regress.FromBenchmark(tb)}
 	r.CompletedAt = tb.CreationTimestamp.Time
 	if tb.Status.CompletionTime != nil {
 		r.CompletedAt = tb.Status.CompletionTime.Time

@@ -53,8 +53,8 @@ func sleepSweepIsPhysics(t *testing.T, ns string, pg *fixture.Postgres) {
 		t.Fatalf("sweep %+v, progress %s", sw, end.Status.Progress)
 	}
 	logCurves(t, end)
-	for _, p := range sw.Points {
-		r := benchv1.FindResult(p.Results, "direct")
+	for i, p := range sw.Points {
+		r := benchv1.FindResult(end.ResultsAt(i), "direct")
 		for _, run := range r.Runs {
 			want := 100 * float64(p.Value)
 			if math.Abs(run.TPS-want) > 0.1*want {
@@ -117,8 +117,8 @@ func sshTunnelsSweep(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb.Spec.Load.Initialize = true
 	end := complete(t, tb, 8*time.Minute)
 	logCurves(t, end)
-	for _, p := range end.Status.Sweep.Points {
-		if r := benchv1.FindResult(p.Results, "ssh"); r == nil || len(r.Tunnels) != int(p.Value) && p.Value > 1 {
+	for i, p := range end.Status.Sweep.Points {
+		if r := benchv1.FindResult(end.ResultsAt(i), "ssh"); r == nil || len(r.Tunnels) != int(p.Value) && p.Value > 1 {
 			t.Errorf("%d tunnels: result %+v", p.Value, ptrVal(r))
 		}
 	}
@@ -149,8 +149,8 @@ func poolSizeSweep(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{1, 4}}
 	end := complete(t, tb, 6*time.Minute)
 	logCurves(t, end)
-	for _, p := range end.Status.Sweep.Points {
-		r := benchv1.FindResult(p.Results, "pgbouncer")
+	for i, p := range end.Status.Sweep.Points {
+		r := benchv1.FindResult(end.ResultsAt(i), "pgbouncer")
 		if r == nil || r.Pooler == nil || r.Pooler.ServerConnections == nil || *r.Pooler.ServerConnections < 1 ||
 			*r.Pooler.ServerConnections > p.Value {
 			t.Errorf("pool size %d: pooler %+v", p.Value, ptrVal(r))

@@ -174,8 +174,11 @@ func swept(name string, sshAt2 float64, tps ...[]float64) *benchv1.TunnelBenchma
 	tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2}}
 	results := tb.Status.Results
 	tb.Status.Results = nil
-	tb.Status.Sweep = &benchv1.SweepStatus{Parameter: benchv1.SweepClients,
-		Points: []benchv1.SweepPoint{{Value: 1, Results: results}, {Value: 2}}}
+	tb.InitSweep()
+	for _, r := range results {
+		r.Point = 1
+		tb.Status.Results = append(tb.Status.Results, r)
+	}
 	for _, r := range results {
 		second := *r.DeepCopy()
 		for i := range second.Runs {
@@ -184,7 +187,8 @@ func swept(name string, sshAt2 float64, tps ...[]float64) *benchv1.TunnelBenchma
 				second.Runs[i].TPS *= sshAt2
 			}
 		}
-		tb.Status.Sweep.Points[1].Results = append(tb.Status.Sweep.Points[1].Results, second)
+		second.Point = 2
+		tb.Status.Results = append(tb.Status.Results, second)
 	}
 	return tb
 }

@@ -49,9 +49,25 @@ func Comparison(method benchv1.ComparisonMethod, baseline string, ratio stats.Ra
 	return out
 }
 
+// Point is one value of a sweep and the results measured at it.
+type Point struct {
+	Value   int32
+	Results []benchv1.TransportResult
+}
+
+// PointsOf is a swept benchmark's points, each with its results.
+func PointsOf(tb *benchv1.TunnelBenchmark) []Point {
+	_, values := tb.Spec.Sweep.Parameter()
+	out := make([]Point, len(values))
+	for i, v := range values {
+		out[i] = Point{Value: v, Results: tb.ResultsAt(i)}
+	}
+	return out
+}
+
 // Curves are the transports' curves across the points, in spec order: one for each transport
 // measured at every point (a transport still missing a point has none yet).
-func Curves(method benchv1.ComparisonMethod, transports []benchv1.TransportSpec, points []benchv1.SweepPoint) []benchv1.SweepCurve {
+func Curves(method benchv1.ComparisonMethod, transports []benchv1.TransportSpec, points []Point) []benchv1.SweepCurve {
 	var out []benchv1.SweepCurve
 	for _, t := range transports {
 		results := make([]*benchv1.TransportResult, len(points))
@@ -68,7 +84,7 @@ func Curves(method benchv1.ComparisonMethod, transports []benchv1.TransportSpec,
 }
 
 // curve is one transport's curve from its result at each point.
-func curve(method benchv1.ComparisonMethod, name string, points []benchv1.SweepPoint,
+func curve(method benchv1.ComparisonMethod, name string, points []Point,
 	results []*benchv1.TransportResult) benchv1.SweepCurve {
 	out := benchv1.SweepCurve{Transport: name}
 	gains := make([]stats.Ratio, len(points))

@@ -10,15 +10,15 @@ import (
 )
 
 // points builds a sweep's points for one transport "t" from each point's tps, round by round.
-func points(values []int32, tps [][]float64) []benchv1.SweepPoint {
-	out := make([]benchv1.SweepPoint, len(values))
+func points(values []int32, tps [][]float64) []Point {
+	out := make([]Point, len(values))
 	for i, v := range values {
 		res := benchv1.TransportResult{Transport: "t"}
 		for r, x := range tps[i] {
 			res.Runs = append(res.Runs, benchv1.RunResult{Round: int32(r + 1), TPS: x, Transactions: 1000})
 		}
 		res.TPS = median(tps[i])
-		out[i] = benchv1.SweepPoint{Value: v, Results: []benchv1.TransportResult{res}}
+		out[i] = Point{Value: v, Results: []benchv1.TransportResult{res}}
 	}
 	return out
 }

@@ -149,7 +149,7 @@ var Default = NewRecorder(metrics.Registry)
 
 // Observe publishes a benchmark's phase and every result it holds.
 func (r *Recorder) Observe(tb *benchv1.TunnelBenchmark) {
-	for _, res := range tb.Status.Results {
+	for _, res := range tb.Status.Unswept() {
 		labels := prometheus.Labels{"namespace": tb.Namespace, "benchmark": tb.Name, "transport": res.Transport}
 		if res.Copy != nil {
 			// A copy load has no transactions: its figure has its own series.

@@ -32,12 +32,7 @@ import (
 // records its own part (Transport.Record) on the returned result.
 func Record(tb *benchv1.TunnelBenchmark, point int, t benchv1.TransportSpec, run benchv1.RunResult, rep *report.Report,
 	pod specs.Pod) *benchv1.TransportResult {
-	results := tb.PointResults(point)
-	out := benchv1.FindResult(*results, t.Name)
-	if out == nil {
-		*results = append(*results, benchv1.TransportResult{Transport: t.Name, Type: t.Type})
-		out = &(*results)[len(*results)-1]
-	}
+	out := tb.ResultFor(point, t)
 	if !rep.StartTime.IsZero() {
 		run.StartTime = &metav1.Time{Time: rep.StartTime}
 	}
@@ -276,11 +271,11 @@ func Summarize(tb *benchv1.TunnelBenchmark) {
 		tb.Status.Best = summarizePoint(method, tb.Spec.Transports[0].Name, tb.Status.Results)
 		return
 	}
+	tb.InitSweep()
 	for point := range tb.Points() {
-		sp := &tb.Status.Sweep.Points[point]
-		sp.Best = summarizePoint(method, tb.Spec.Transports[0].Name, sp.Results)
+		tb.Status.Sweep.Points[point].Best = summarizePoint(method, tb.Spec.Transports[0].Name, tb.ResultsAt(point))
 	}
-	tb.Status.Sweep.Curves = sweep.Curves(method, tb.Spec.Transports, tb.Status.Sweep.Points)
+	tb.Status.Sweep.Curves = sweep.Curves(method, tb.Spec.Transports, sweep.PointsOf(tb))
 }
 
 // summarizePoint sets each result's comparison with the baseline, all measured at one point, and

@@ -121,7 +121,7 @@ func Planned(tb *benchv1.TunnelBenchmark) *benchv1.RunOrderStatus {
 // has.
 func Next(tb *benchv1.TunnelBenchmark) (Run, bool) {
 	for _, p := range Of(tb) {
-		res := benchv1.FindResult(*tb.PointResults(p.Point), tb.Spec.Transports[p.Transport].Name)
+		res := benchv1.FindResult(tb.ResultsAt(p.Point), tb.Spec.Transports[p.Transport].Name)
 		if res == nil || res.Repetitions < p.Round {
 			return p, true
 		}

@@ -41,15 +41,17 @@ func sweepFixture() summary.Summary {
 			}
 			res.TPS, res.LatencyAvgMs = tps[1], 1000*float64(v)/tps[1]
 			res.Latency = &benchv1.LatencyDistribution{P50Ms: 0.9 * res.LatencyAvgMs, P99Ms: ptr.To(2.5 * res.LatencyAvgMs)}
-			*tb.PointResults(p) = append(*tb.PointResults(p), res)
+			stored := tb.ResultFor(p, tr)
+			res.Point = stored.Point
+			*stored = res
 		}
-		pt := &tb.Status.Sweep.Points[p]
-		base := &pt.Results[0]
-		pt.Results[0].Comparison = &benchv1.Comparison{Baseline: "direct", Ratio: 1, Verdict: benchv1.VerdictBaseline}
-		ratio, err := sweep.RatioOf(benchv1.MethodPaired, base, &pt.Results[1])
-		pt.Results[1].Comparison = sweep.Comparison(benchv1.MethodPaired, "direct", ratio, err, 0)
+		at := tb.ResultsAt(p)
+		at[0].Comparison = &benchv1.Comparison{Baseline: "direct", Ratio: 1, Verdict: benchv1.VerdictBaseline}
+		ratio, err := sweep.RatioOf(benchv1.MethodPaired, &at[0], &at[1])
+		at[1].Comparison = sweep.Comparison(benchv1.MethodPaired, "direct", ratio, err, 0)
 	}
-	tb.Status.Sweep.Curves = sweep.Curves(benchv1.MethodPaired, tb.Spec.Transports, tb.Status.Sweep.Points)
+	tb.InitSweep()
+	tb.Status.Sweep.Curves = sweep.Curves(benchv1.MethodPaired, tb.Spec.Transports, sweep.PointsOf(tb))
 	return summary.Of(tb)
 }
 

@@ -36,8 +36,8 @@ func sweepOf(tb *benchv1.TunnelBenchmark) *Sweep {
 	}
 	for _, c := range sw.Curves {
 		curve := Curve{SweepCurve: c}
-		for _, p := range sw.Points {
-			curve.Versus = append(curve.Versus, versus(benchv1.FindResult(p.Results, c.Transport)))
+		for i := range sw.Points {
+			curve.Versus = append(curve.Versus, versus(benchv1.FindResult(tb.ResultsAt(i), c.Transport)))
 		}
 		out.Curves = append(out.Curves, curve)
 	}
