@@ -266,6 +266,8 @@ type RunnerSpec struct {
 	// Resources of the runner container. When omitted the runner requests 500m CPU and 128Mi of
 	// memory: a BestEffort pod gets almost no CPU share under load and would measure the
 	// scheduler, not the path. No CPU limit is set by default, since CFS throttling distorts latency.
+	// A request above its limit is refused here, at apply, rather than by the Job's pod later.
+	// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory'].all(r, !(r in self.requests) || !(r in self.limits) || quantity(string(self.requests[r])).compareTo(quantity(string(self.limits[r]))) <= 0)",message="spec.runner.resources: a request (cpu or memory) must not exceed its limit"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 

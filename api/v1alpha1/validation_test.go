@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -658,6 +659,26 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"several runner pods cannot cross a chaos-mesh link yet"},
 		},
 		{
+			// The API refuses the Job's pod, not the benchmark: the operator would retry it until
+			// its timeout.
+			name: "a runner's CPU request above its limit",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Runner = &benchv1.RunnerSpec{Resources: &corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}}}
+			},
+			want: []string{"spec.runner.resources", "must not exceed its limit"},
+		},
+		{
+			name: "a runner's memory request above its limit, in other units",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Runner = &benchv1.RunnerSpec{Resources: &corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1000M")}}}
+			},
+			want: []string{"spec.runner.resources", "must not exceed its limit"},
+		},
+		{
 			name:   "seventeen runner pods",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 17} },
 			want:   []string{"spec.runner.pods", "less than or equal to 16"},
@@ -834,6 +855,12 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar", PoolMode: "transaction"})...)
 			tb.Spec.Load.Protocol = "extended"
 			tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{1, 2, 4}}
+		}},
+		{"a runner's request at its CPU limit, a limit without a request and a memory request alone", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Runner = &benchv1.RunnerSpec{Resources: &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.05"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+				Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m"),
+					corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")}}}
 		}},
 		{"four runner pods of 2 clients each, over a clients sweep from 4", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 4}

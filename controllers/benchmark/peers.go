@@ -118,6 +118,9 @@ func (r *TunnelBenchmarkReconciler) createPeer(ctx context.Context, tb *benchv1.
 	case apierrors.IsAlreadyExists(err):
 		// Created in between: judged on the next pass, like any existing object.
 		return false, nil
+	case apierrors.IsInvalid(err):
+		why, _ := refusedAsInvalid(kind, p.Object.GetName(), err)
+		return false, &peerProblem{reason: conditions.ReasonInvalidSpec, message: why}
 	case err != nil:
 		return false, fmt.Errorf("cannot create %s %s: %w", kind, p.Object.GetName(), err)
 	}

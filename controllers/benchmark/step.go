@@ -281,6 +281,9 @@ func (r *TunnelBenchmarkReconciler) createStep(ctx context.Context, tb *benchv1.
 		Benchmark: tb, Ref: s.ref, Pod: s.pod, Run: s.run, ActiveDeadline: time.Until(deadline), Defaults: r.Defaults,
 	})
 	if err := r.Create(ctx, desired); err != nil && !apierrors.IsAlreadyExists(err) {
+		if why, refused := refusedAsInvalid("Job", name, err); refused {
+			return stepOutcome{state: stepFailed, reason: conditions.ReasonInvalidSpec, message: why}, nil
+		}
 		return stepOutcome{}, fmt.Errorf("cannot create Job %s: %w", name, err)
 	}
 	log.FromContext(ctx).Info("Created Job", "transport", s.ref.Transport, "job", name)
@@ -511,4 +514,16 @@ func (r *TunnelBenchmarkReconciler) nodesAllocatable(ctx context.Context) []core
 		out = append(out, n.Status.Allocatable)
 	}
 	return out
+}
+
+// refusedAsInvalid is why a create the API server refused as invalid ends the benchmark: the
+// operator built the object from a spec its schema admitted, and no retry makes it valid (a
+// runner's request above its limit was once retried until the benchmark's timeout). Other errors
+// are not: they may pass.
+func refusedAsInvalid(kind, name string, err error) (string, bool) {
+	if !apierrors.IsInvalid(err) {
+		return "", false
+	}
+	return fmt.Sprintf("the API server refused %s %s, made from this benchmark's spec: %v; correct the spec and apply it again",
+		kind, name, err), true
 }
