@@ -102,8 +102,12 @@ E2E_PLUGIN=$(mktemp -d)/kubectl-tunnelbench
 go build -o "$E2E_PLUGIN" ./cmd/kubectl-tunnelbench
 export E2E_PLUGIN
 
+# The e2e's output is long (pod logs follow a failure): the tests' failures are said again at its end.
+E2E_FAILURES=$(dirname "$E2E_PLUGIN")/testfailures
+go build -o "$E2E_FAILURES" ./hack/testfailures
+
 stamp "ready for the e2e tests"
 status=0
-go test -tags e2e -count=1 -timeout 40m -v ./test/e2e/ "$@" || status=$?
+go test -tags e2e -count=1 -timeout 40m -json ./test/e2e/ "$@" | "$E2E_FAILURES" || status=$?
 stamp "the e2e tests"
 exit "$status"

@@ -50,6 +50,10 @@ func correctnessSideBySide(t *testing.T, ns string, pg *fixture.Postgres) {
 			// pod would hold the same WireGuard key, and the gateway has one peer.
 			{"WireGuard from two runner pods", "[{name: wg, type: vpn}]", "{builtin: select-only, clients: 4, threads: 2}", "{pods: 2}",
 				[]string{"spec.runner.pods", "a WireGuard transport runs from one runner pod yet"}},
+			// The Job's pod would be refused at every create: refused here, before anything runs.
+			{"a runner's CPU request above its limit", "[{name: direct, type: direct}]", "{builtin: select-only}",
+				"{resources: {requests: {cpu: 100m}, limits: {cpu: 50m}}}",
+				[]string{"spec.runner.resources", "must not exceed its limit"}},
 		} {
 			manifest := fmt.Sprintf(`apiVersion: bench.tunnelbench.io/v1alpha1
 kind: TunnelBenchmark

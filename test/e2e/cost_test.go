@@ -9,29 +9,39 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 )
 
 // clientLimiter: in the real cluster the runner reads its container's cgroup; a runner held to a
-// 100m CPU limit is its run's limiter (ClientBound, with its throttling), a runner without a limit
+// 50m CPU limit under eight clients is its run's limiter (ClientBound, with its throttling), a runner without a limit
 // on this 2-core node is not, and both report the client's CPU per transaction.
 func clientLimiter(t *testing.T, ns string, pg *fixture.Postgres) {
+	// A client starves by construction only when it asks for more CPU than its limit whatever the
+	// round trip: two clients wait for the server most of the time, and on a machine whose round
+	// trips were 0.5 ms (4,000 tps, 26 µs of client CPU each) they needed just the 100m they were
+	// held to, so a slower moment could leave them wanting less, and the honest verdict was "none
+	// found". Eight clients held to 50m ask for it at round trips up to 3 ms (8 / 3 ms × 20 µs).
 	tests := []struct {
 		name    string
 		limit   string
+		clients int32
 		limited bool
 	}{
-		{"client-starved", "100m", true},
-		{"client-roomy", "", false},
+		{"client-starved", "50m", 8, true},
+		{"client-roomy", "", 2, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := benchmark(ns, tt.name, pg, fixture.CredentialsSecret)
 			tb.Spec.Transports = tb.Spec.Transports[:1]
+			tb.Spec.Load.Clients = tt.clients
 			res := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
 			if tt.limit != "" {
+				// A request above its limit is refused at apply (spec.runner.resources).
+				res.Requests[corev1.ResourceCPU] = resource.MustParse(tt.limit)
 				res.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(tt.limit)}
 			}
 			tb.Spec.Runner.Resources = &res
@@ -59,7 +69,8 @@ func clientLimiter(t *testing.T, ns string, pg *fixture.Postgres) {
 			bound := meta.FindStatusCondition(end.Status.Conditions, "ClientBound")
 			if tt.limited {
 				if run.Limiter == nil || run.Limiter.Part != benchv1.PartClient || bound == nil || c.ThrottledFraction == nil {
-					t.Errorf("a runner held to %s: limiter %+v, ClientBound %+v, throttled %v", tt.limit, run.Limiter, bound, c.ThrottledFraction)
+					t.Errorf("a runner held to %s: limiter %+v, ClientBound %+v, throttled %v, utilization %v", tt.limit, run.Limiter, bound,
+						ptr.Deref(c.ThrottledFraction, -1), *c.Utilization)
 				}
 				return
 			}
