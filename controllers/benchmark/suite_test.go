@@ -2,115 +2,53 @@ package benchmark
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/operator/metrics"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/testing/operatorenv"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
 
 // The envtest suite runs a real kube-apiserver and etcd (built by hack/tools.sh) with the
-// generated CRD installed. There is no kubelet and no Job controller: tests play their part by
-// creating the Job's pod with a termination message and marking the Job finished.
+// generated CRD installed (internal/testing/operatorenv). There is no kubelet and no Job
+// controller: tests play their part by creating the Job's pod with a termination message and
+// marking the Job finished.
 var (
 	testCfg    *rest.Config
 	testClient client.Client
 	// testEnv is the running envtest, for tests that need a user of their own (a kubeconfig).
 	testEnv    *envtest.Environment
-	testScheme = runtime.NewScheme()
-	// envtestSkipped is set under -short: TestMain starts no apiserver and needsEnvtest skips.
-	envtestSkipped bool
+	testScheme = operatorenv.Scheme()
 )
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	// A fuzz target's workers run TestMain too: fuzzing tests only pure code, with no apiserver.
-	if testing.Short() || flag.Lookup("test.fuzz").Value.String() != "" {
-		envtestSkipped = true
-		os.Exit(m.Run())
-	}
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run the tests with `make test` (hack/test.sh builds the envtest assets)")
-		os.Exit(1)
-	}
-	// CloudNativePG's and cert-manager's CRDs, so that the Clusters, Poolers and Certificates the
-	// operator creates are validated by their projects' own schemas.
-	thirdPartyCRDs := os.Getenv("THIRD_PARTY_CRDS")
-	if thirdPartyCRDs == "" {
-		fmt.Fprintln(os.Stderr, "THIRD_PARTY_CRDS is not set: run the tests with `make test` (hack/tools.sh crds fetches them)")
-		os.Exit(1)
-	}
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
-	utilruntime.Must(clientgoscheme.AddToScheme(testScheme))
-	utilruntime.Must(benchv1.AddToScheme(testScheme))
-
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases"), thirdPartyCRDs},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := testEnv.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cannot start envtest: %v\n", err)
-		os.Exit(1)
-	}
-	testCfg = cfg
-	testClient, err = client.New(cfg, client.Options{Scheme: testScheme})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "cannot create a client: %v\n", err)
-		os.Exit(1)
-	}
-	if err := grantOperatorRole(); err != nil {
-		fmt.Fprintf(os.Stderr, "cannot install the operator's RBAC: %v\n", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := testEnv.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "cannot stop envtest: %v\n", err)
-	}
-	os.Exit(code)
+	os.Exit(operatorenv.Main(m, filepath.Join("..", ".."), testScheme, func(env *operatorenv.Env) {
+		testCfg, testClient, testEnv = env.Config, env.Client, env.Environment
+	}))
 }
 
 // needsEnvtest skips the test under -short, where TestMain starts no envtest: every test that talks
 // to the API server calls it first.
 func needsEnvtest(t testing.TB) {
 	t.Helper()
-	if envtestSkipped {
-		t.Skip("needs envtest (kube-apiserver and etcd, KUBEBUILDER_ASSETS): skipped under -short, `make test` runs it")
-	}
-}
-
-// zapLevel keeps the operator's info logs quiet unless TEST_VERBOSE_OPERATOR is set.
-func zapLevel() zapcore.Level {
-	if os.Getenv("TEST_VERBOSE_OPERATOR") != "" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
+	operatorenv.Needs(t)
 }
 
 // operator is a running manager with the TunnelBenchmark controller, as the real operator runs it.
@@ -135,12 +73,7 @@ func startOperator(t *testing.T, options ...func(*TunnelBenchmarkReconciler)) *o
 }
 
 // configAs is the test's API access as user, a ServiceAccount of the operator's namespace.
-func configAs(user string) *rest.Config {
-	cfg := rest.CopyConfig(testCfg)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: user,
-		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:tunnelbench-system", "system:authenticated"}}
-	return cfg
-}
+func configAs(user string) *rest.Config { return operatorenv.ConfigAs(testCfg, user) }
 
 // startOperatorAs starts a manager as user, watching the namespaces (every one when none), with
 // the operator's cache options.
@@ -195,70 +128,15 @@ func (o *operator) Stop() {
 	o.stop = nil
 }
 
-const operatorUser = "system:serviceaccount:tunnelbench-system:tunnelbench-controller-manager"
+const operatorUser = operatorenv.OperatorUser
 
 // lockNamespace is the operator's namespace in these tests, where the servers' Leases are.
-const lockNamespace = "tunnelbench-system"
-
-// grantOperatorRole installs the generated ClusterRole and binds it to the operator's user.
-func grantOperatorRole() error {
-	b, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
-	if err != nil {
-		return err
-	}
-	role := &rbacv1.ClusterRole{}
-	if err := yaml.Unmarshal(b, role); err != nil {
-		return err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "tunnelbench-manager"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser}},
-	}
-	ctx := context.Background()
-	if err := testClient.Create(ctx, role); err != nil {
-		return err
-	}
-	if err := testClient.Create(ctx, binding); err != nil {
-		return err
-	}
-	return grantServerLocksRole(ctx)
-}
-
-// grantServerLocksRole creates the operator's namespace with the Role of the servers' Leases
-// (config/rbac/server_locks_role.yaml), bound to the operator's user.
-func grantServerLocksRole(ctx context.Context) error {
-	b, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "server_locks_role.yaml"))
-	if err != nil {
-		return err
-	}
-	role := &rbacv1.Role{}
-	if err := yaml.Unmarshal(b, role); err != nil {
-		return err
-	}
-	role.Namespace = lockNamespace
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: lockNamespace, Name: "tunnelbench-server-locks"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: operatorUser}},
-	}
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lockNamespace}}, role, binding} {
-		if err := testClient.Create(ctx, o); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+const lockNamespace = operatorenv.LockNamespace
 
 // newNamespace creates a namespace for one test.
 func newNamespace(t *testing.T) string {
 	t.Helper()
-	needsEnvtest(t)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "tb-test-"}}
-	if err := testClient.Create(context.Background(), ns); err != nil {
-		t.Fatalf("cannot create a namespace: %v", err)
-	}
-	return ns.Name
+	return operatorenv.NewNamespace(t, testClient)
 }
 
 // eventually polls check until it returns nil or the timeout expires.

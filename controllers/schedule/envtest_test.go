@@ -1,4 +1,4 @@
-package benchmark
+package schedule_test
 
 import (
 	"context"
@@ -419,9 +419,15 @@ func (s *scheduler) regressed(t *testing.T, ns, schedule, transport, figure stri
 		if f.GetName() != "tunnelbench_schedule_regressed" {
 			continue
 		}
+		want := map[string]string{"namespace": ns, "schedule": schedule, "transport": transport, "figure": figure}
 		for _, m := range f.GetMetric() {
-			l := labelsOf(m)
-			if l["namespace"] == ns && l["schedule"] == schedule && l["transport"] == transport && l["figure"] == figure {
+			matched := 0
+			for _, l := range m.GetLabel() {
+				if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+					matched++
+				}
+			}
+			if matched == len(want) {
 				return m.GetGauge().GetValue(), true
 			}
 		}
@@ -542,7 +548,11 @@ func TestHistoryWrittenOnce(t *testing.T) {
 	}
 	poke(t, stb)
 	time.Sleep(time.Second)
-	if schedule.Judged(getBenchmark(t, ns, forged.Name)) || slices.ContainsFunc(getSchedule(t, stb).Status.Benchmarks,
+	stored := &benchv1.TunnelBenchmark{}
+	if err := testClient.Get(context.Background(), client.ObjectKeyFromObject(forged), stored); err != nil {
+		t.Fatal(err)
+	}
+	if schedule.Judged(stored) || slices.ContainsFunc(getSchedule(t, stb).Status.Benchmarks,
 		func(b benchv1.ScheduledBenchmark) bool { return b.Name == forged.Name }) {
 		t.Error("the forged run was judged, or listed as the schedule's")
 	}
