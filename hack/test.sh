@@ -54,7 +54,7 @@ stamp "tools, generated files, vet and lint"
 
 # Tier 5, the fuzz smoke (every fuzz target for 3 s; make fuzz runs them longer), beside tier 4 at
 # the lowest CPU priority. On a fresh machine it is mostly the instrumented build of every package
-# its targets link (about 300 s of compiling: FuzzReportIntoStatus checks the status against the
+# its targets link (minutes of compiling: FuzzReportIntoStatus checks the status against the
 # CRD's own schema and CEL rules, so its binary links the API server's validation); it needs no
 # API server, PostgreSQL or cluster, and at nice 19 it takes only the CPU that tier 4's waits
 # (envtest's API servers, PostgreSQL's round trips) leave idle, so tier 4 runs as before. Nothing
