@@ -84,15 +84,15 @@ func LibPQ(server Server, host string, port int32, sslMode string) specs.Pod {
 	}}
 }
 
-// toServer is libpq's settings straight to the server.
-func toServer(server Server, sslMode string) specs.Pod {
+// ToServer is libpq's settings straight to the server.
+func ToServer(server Server, sslMode string) specs.Pod {
 	return LibPQ(server, server.Host, server.Port, sslMode)
 }
 
 // ForInit returns the runner pod of the `pgbench -i` run: a direct path that still uses TLS when
 // the server insists on it (sslmode=prefer), since initialization measures nothing.
 func ForInit(server Server) specs.Pod {
-	return toServer(server, "prefer")
+	return ToServer(server, "prefer")
 }
 
 // WithServerCA mounts the server's CA for libpq to verify the server against.

@@ -24,8 +24,8 @@ type Hop struct {
 // Address is the hop's far end as host:port.
 func (h Hop) Address() string { return net.JoinHostPort(h.Host, strconv.Itoa(int(h.Port))) }
 
-// serverHop is the hop to the server itself.
-func serverHop(s Server, what string) Hop { return Hop{Host: s.Host, Port: s.Port, What: what} }
+// ServerHop is the hop to the server itself.
+func ServerHop(s Server, what string) Hop { return Hop{Host: s.Host, Port: s.Port, What: what} }
 
 // linkHost is where the link proxy listens in the runner pod.
 const linkHost = "127.0.0.1"

@@ -273,7 +273,7 @@ func (p pooler) Hop() Hop {
 		return inner.Hop()
 	}
 	if p.settings().Placement == benchv1.PoolerSidecar {
-		return serverHop(p.c.Server, "PgBouncer sidecar → server")
+		return ServerHop(p.c.Server, "PgBouncer sidecar → server")
 	}
 	return Hop{Host: p.host(), Port: PoolerServicePort, What: "pgbench → pooler Service"}
 }

@@ -9,4 +9,8 @@ package transports
 import (
 	// The proxy transport: HAProxy in TCP mode.
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/proxy"
+	// The direct transport: plain TCP, the baseline.
+	_ "github.com/tunnelbench/tunnelbench/internal/transport/direct"
+	// The tls transport: libpq's TLS, optionally with a client certificate.
+	_ "github.com/tunnelbench/tunnelbench/internal/transport/tls"
 )

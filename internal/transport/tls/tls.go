@@ -1,4 +1,8 @@
-package transport
+// Package tls is the tls transport: TCP with libpq's TLS to the server, optionally presenting a
+// client certificate (one the user stored, or one cert-manager issues for the benchmark). It
+// registers itself and its rules from init and is linked into the operator by
+// internal/transport/transports.
+package tls
 
 import (
 	"fmt"
@@ -10,11 +14,12 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 func init() {
-	Register(benchv1.TransportTLS, func(c Context) Transport { return tlsTransport{c: c} }, specs.CertificateGVK)
-	RegisterRules(benchv1.TransportTLS, Rules{Check: tlsRules})
+	transport.Register(benchv1.TransportTLS, func(c transport.Context) transport.Transport { return tlsTransport{c: c} }, specs.CertificateGVK)
+	transport.RegisterRules(benchv1.TransportTLS, transport.Rules{Check: tlsRules})
 }
 
 // tlsRules: a TLS transport that verifies an external server needs its CA.
@@ -30,8 +35,8 @@ func tlsRules(spec *benchv1.TunnelBenchmarkSpec, i int, path *field.Path) field.
 // tlsTransport is TCP with TLS, optionally presenting a client certificate: one the user stored
 // (tls.clientCertSecret) or one spec.tls.issuerRef issues for the benchmark (tls.clientCertificate).
 type tlsTransport struct {
-	Basic
-	c Context
+	transport.Basic
+	c transport.Context
 }
 
 func (t tlsTransport) settings() benchv1.TLSTransport {
@@ -41,14 +46,14 @@ func (t tlsTransport) settings() benchv1.TLSTransport {
 	return *t.c.Spec.TLS
 }
 
-func (t tlsTransport) Peers() ([]Peer, error) {
+func (t tlsTransport) Peers() ([]transport.Peer, error) {
 	cc := t.settings().ClientCertificate
 	if cc == nil {
 		return nil, nil
 	}
 	tb := t.c.Benchmark
 	cert := specs.ClientCertificate(tb, t.c.Spec.Name, cc.CommonName)
-	return []Peer{CertificatePeer(tb, cert, t.c.CertificateWait)}, nil
+	return []transport.Peer{transport.CertificatePeer(tb, cert, t.c.CertificateWait)}, nil
 }
 
 func (tlsTransport) FailureReason() string { return conditions.ReasonCertificateNotReady }
@@ -59,21 +64,23 @@ func (t tlsTransport) VerifiesServer() bool {
 	return t.c.Spec.EffectiveSSLMode() != benchv1.SSLModeRequire
 }
 
-func (t tlsTransport) UserSecrets() []SecretRef {
+func (t tlsTransport) UserSecrets() []transport.SecretRef {
 	if ref := t.settings().ClientCertSecret; ref != nil {
-		return []SecretRef{{Name: ref.Name, What: fmt.Sprintf("transport %s's client certificate", t.c.Spec.Name),
+		return []transport.SecretRef{{Name: ref.Name, What: fmt.Sprintf("transport %s's client certificate", t.c.Spec.Name),
 			Keys: []string{corev1.TLSCertKey, corev1.TLSPrivateKeyKey}}}
 	}
 	return nil
 }
 
-func (t tlsTransport) Hop() Hop { return serverHop(t.c.Server, "pgbench → server") }
+func (t tlsTransport) Hop() transport.Hop {
+	return transport.ServerHop(t.c.Server, "pgbench → server")
+}
 
 func (t tlsTransport) Pod(*runspec.Run) (specs.Pod, error) {
-	p := toServer(t.c.Server, string(t.c.Spec.EffectiveSSLMode()))
+	p := transport.ToServer(t.c.Server, string(t.c.Spec.EffectiveSSLMode()))
 	t.c.LibPQVia(&p)
 	if t.VerifiesServer() {
-		WithServerCA(&p, t.c.Server)
+		transport.WithServerCA(&p, t.c.Server)
 	}
 	clientCert := ""
 	switch s := t.settings(); {
@@ -86,10 +93,10 @@ func (t tlsTransport) Pod(*runspec.Run) (specs.Pod, error) {
 		p.Volumes = append(p.Volumes, specs.SecretVolume("client-cert", clientCert,
 			corev1.KeyToPath{Key: corev1.TLSCertKey, Path: "tls.crt"},
 			corev1.KeyToPath{Key: corev1.TLSPrivateKeyKey, Path: "tls.key"}))
-		p.Mounts = append(p.Mounts, corev1.VolumeMount{Name: "client-cert", MountPath: ClientCertDir, ReadOnly: true})
+		p.Mounts = append(p.Mounts, corev1.VolumeMount{Name: "client-cert", MountPath: transport.ClientCertDir, ReadOnly: true})
 		p.Env = append(p.Env,
-			corev1.EnvVar{Name: "PGSSLCERT", Value: ClientCertDir + "/tls.crt"},
-			corev1.EnvVar{Name: "PGSSLKEY", Value: ClientCertDir + "/tls.key"})
+			corev1.EnvVar{Name: "PGSSLCERT", Value: transport.ClientCertDir + "/tls.crt"},
+			corev1.EnvVar{Name: "PGSSLKEY", Value: transport.ClientCertDir + "/tls.key"})
 	}
 	return p, nil
 }

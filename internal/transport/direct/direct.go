@@ -1,4 +1,7 @@
-package transport
+// Package direct is the direct transport: plain TCP from pgbench to the server, the baseline every
+// other path is compared with. It registers itself from init (transport.Register) and is linked
+// into the operator by internal/transport/transports.
+package direct
 
 import (
 	"fmt"
@@ -6,10 +9,11 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 func init() {
-	Register(benchv1.TransportDirect, func(c Context) Transport { return direct{c: c} })
+	transport.Register(benchv1.TransportDirect, func(c transport.Context) transport.Transport { return direct{c: c} })
 }
 
 // direct is plain TCP. sslmode=disable is stated explicitly: libpq's default (prefer) would use
@@ -17,8 +21,8 @@ func init() {
 // server's Service by default, or (via pod) to the address of the pod behind it, which leaves
 // kube-proxy's translation off the path.
 type direct struct {
-	Basic
-	c Context
+	transport.Basic
+	c transport.Context
 }
 
 func (d direct) DialsServerPod() bool { return d.c.Spec.DirectVia() == benchv1.ViaPod }
@@ -28,22 +32,22 @@ func (d direct) Pod(*runspec.Run) (specs.Pod, error) {
 		return specs.Pod{}, fmt.Errorf("transport %s: the pod behind the server's Service is not resolved", d.c.Spec.Name)
 	}
 	hop := d.Hop()
-	p := LibPQ(d.c.Server, hop.Host, hop.Port, "disable")
+	p := transport.LibPQ(d.c.Server, hop.Host, hop.Port, "disable")
 	d.c.LibPQVia(&p)
 	return p, nil
 }
 
-func (d direct) Hop() Hop {
+func (d direct) Hop() transport.Hop {
 	if pod := d.c.Server.Pod; d.DialsServerPod() {
-		return Hop{Host: pod.IP, Port: pod.Port, What: "pgbench → server pod"}
+		return transport.Hop{Host: pod.IP, Port: pod.Port, What: "pgbench → server pod"}
 	}
-	return serverHop(d.c.Server, "pgbench → server")
+	return transport.ServerHop(d.c.Server, "pgbench → server")
 }
 
 // Describe: which address the path ended at.
 func (d direct) Describe(res *benchv1.TransportResult) string {
 	if pod := d.c.Server.Pod; d.DialsServerPod() {
-		return Words(TLSWords(res), fmt.Sprintf("straight to pod %s (%s:%d), no Service hop", pod.Name, pod.IP, pod.Port))
+		return transport.Words(transport.TLSWords(res), fmt.Sprintf("straight to pod %s (%s:%d), no Service hop", pod.Name, pod.IP, pod.Port))
 	}
-	return Words(TLSWords(res), fmt.Sprintf("to %s:%d", d.c.Server.Host, d.c.Server.Port))
+	return transport.Words(transport.TLSWords(res), fmt.Sprintf("to %s:%d", d.c.Server.Host, d.c.Server.Port))
 }
