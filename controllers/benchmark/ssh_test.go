@@ -19,8 +19,8 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshkeys"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
 // TestSSHTransportLifecycle: the operator generates the keys, starts the gateway, waits until it

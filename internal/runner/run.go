@@ -21,7 +21,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/runner/redact"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshkeys"
 )
 
 // Options configure one run.

@@ -13,7 +13,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
 // tunnelLogs reads the ssh -v logs the tunnel sidecars write into a shared folder

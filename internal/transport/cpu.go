@@ -40,3 +40,6 @@ func PeerCPUServicePort() corev1.ServicePort {
 	return corev1.ServicePort{Name: "cpu", Port: runspec.PeerCPUPort, TargetPort: intstr.FromInt32(runspec.PeerCPUPort),
 		Protocol: corev1.ProtocolTCP}
 }
+
+// GatewayPart is a gateway's part of the path in a run's cost: the SSH gateway's, or a VPN's.
+const GatewayPart = "gateway"

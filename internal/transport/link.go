@@ -38,9 +38,9 @@ func (c Context) userspaceLink() bool {
 	return c.Link.Emulated() && c.Link.Emulator == benchv1.EmulatorUserspace
 }
 
-// dial is where the client side of the hop connects: the link proxy's loopback end when the
+// Dial is where the client side of the hop connects: the link proxy's loopback end when the
 // userspace link is on the path, the hop's far end otherwise.
-func (c Context) dial(h Hop) (string, int32) {
+func (c Context) Dial(h Hop) (string, int32) {
 	if c.userspaceLink() {
 		return linkHost, runspec.LinkPort
 	}

@@ -75,7 +75,7 @@ func (o openVPN) Pod(run *runspec.Run) (specs.Pod, error) {
 	c := specs.HelperContainer(OpenVPNClientContainer, image, pullPolicy, "100m", "16Mi", "128Mi")
 	c.SecurityContext = specs.TUNDeviceSecurity()
 	c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
-	host, port := o.c.dial(o.Hop())
+	host, port := o.c.Dial(o.Hop())
 	c.Command, c.Args = []string{"tunnelbench-runner"}, []string{"ovpn-client", "--key-dir=" + openVPNKeyDir,
 		"--gateway-name=" + o.gatewayName(), "--remote=" + net.JoinHostPort(host, strconv.Itoa(int(port))),
 		"--run-dir=" + runspec.TmpMountPath + "/openvpn", "--counters=" + o.countersAddr()}

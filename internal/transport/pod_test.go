@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -279,7 +280,17 @@ func TestHelpersHaveMemoryLimits(t *testing.T) {
 		pod := build(t, benchmark(nil), tr)
 		containers = append(containers, pod.InitContainers...)
 	}
-	containers = append(containers, gatewayDeployment(benchmark(nil), "pg-rw:5432", defaults).Spec.Template.Spec.Containers...)
+	// The SSH gateway's sshd, as its peers are built.
+	ssh := benchv1.TransportSpec{Name: "ssh", Type: "ssh"}
+	gateway, err := forSpec(t, benchmark(nil), ssh).Peers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range gateway {
+		if dep, ok := p.Object.(*appsv1.Deployment); ok {
+			containers = append(containers, dep.Spec.Template.Spec.Containers...)
+		}
+	}
 	// The userspace link emulator joins the runner pod as the controller builds it (WithLink).
 	tb := benchmark(nil)
 	c := Context{Benchmark: tb, Spec: tb.Spec.Transports[0], Server: server, Defaults: defaults,

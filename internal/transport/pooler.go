@@ -253,7 +253,7 @@ func (p pooler) sidecarPod(run *runspec.Run) (specs.Pod, error) {
 		pod.Sidecars, pod.Volumes, pod.Mounts = path.Sidecars, path.Volumes, append(pod.Mounts, path.Mounts...)
 	} else {
 		// Only the pooler's own connections cross the link.
-		host, port := p.c.dial(p.Hop())
+		host, port := p.c.Dial(p.Hop())
 		pb.config.ServerHost, pb.config.ServerPort = host, int(port)
 	}
 	image, pullPolicy := specs.RunnerImage(p.c.Benchmark, p.c.Defaults)

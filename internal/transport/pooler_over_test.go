@@ -10,7 +10,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
 // overBenchmark has a sidecar pooler over a transport of the given type.

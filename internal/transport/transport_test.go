@@ -11,7 +11,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
 func forSpec(t *testing.T, tb *benchv1.TunnelBenchmark, spec benchv1.TransportSpec) Transport {
@@ -262,7 +262,8 @@ func TestBlame(t *testing.T) {
 		want      string
 	}{
 		{"ssh", "tunnel-1", conditions.ReasonTunnelDown},
-		{"ssh", GatewayComponent, conditions.ReasonTunnelDown},
+		// The SSH gateway's component label (ssh.GatewayComponent: a package that imports this one).
+		{"ssh", "ssh-gateway", conditions.ReasonTunnelDown},
 		{"ssh", PoolerContainer, ""},
 		{"pooler", PoolerContainer, conditions.ReasonPoolerUnavailable},
 		{"pooler", PoolerComponent, conditions.ReasonPoolerUnavailable},
@@ -271,7 +272,7 @@ func TestBlame(t *testing.T) {
 		{"tls", "tunnel-0", ""},
 		{"vpn", VPNClientContainer, conditions.ReasonTunnelDown},
 		{"vpn", VPNGatewayComponent, conditions.ReasonTunnelDown},
-		{"vpn", GatewayComponent, ""},
+		{"vpn", "ssh-gateway", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+"/"+tt.part, func(t *testing.T) {

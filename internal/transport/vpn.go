@@ -111,7 +111,7 @@ func (v vpn) Pod(run *runspec.Run) (specs.Pod, error) {
 	image, pullPolicy := specs.RunnerImage(tb, v.c.Defaults)
 	c := specs.HelperContainer(VPNClientContainer, image, pullPolicy, "100m", "32Mi", "256Mi")
 	c.RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
-	host, port := v.c.dial(v.Hop())
+	host, port := v.c.Dial(v.Hop())
 	c.Command, c.Args = []string{"tunnelbench-runner"}, []string{"wg-client", "--key-dir=" + vpnKeyDir,
 		"--endpoint=" + net.JoinHostPort(host, strconv.Itoa(int(port))),
 		"--listen=127.0.0.1:" + strconv.Itoa(runspec.TunnelBasePort), "--counters=" + v.countersAddr()}

@@ -26,6 +26,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 	"github.com/tunnelbench/tunnelbench/internal/transport/proxy"
+	sshtransport "github.com/tunnelbench/tunnelbench/internal/transport/ssh"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
@@ -112,7 +113,7 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: "tunnel 0 of 1"},
 		{name: "SSH gateway pod killed", transports: ssh,
 			chaos: func(ns, b string) *unstructured.Unstructured {
-				return podKill(ns, benchmarkPods(b, transport.GatewayComponent))
+				return podKill(ns, benchmarkPods(b, sshtransport.GatewayComponent))
 			},
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: "tunnel"},
 		{name: "shared PgBouncer pod killed", transports: pooler,

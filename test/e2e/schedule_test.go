@@ -26,8 +26,8 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/present/dashboard"
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/transport"
 	"github.com/tunnelbench/tunnelbench/internal/transport/chaosmesh"
+	sshtransport "github.com/tunnelbench/tunnelbench/internal/transport/ssh"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
@@ -76,7 +76,7 @@ func scheduledRegression(t *testing.T, ns string, pg *fixture.Postgres) {
 			return fmt.Errorf("no fourth benchmark yet")
 		}
 		pods := &corev1.PodList{}
-		gateway := client.MatchingLabels(benchmarkPods(fourth, transport.GatewayComponent))
+		gateway := client.MatchingLabels(benchmarkPods(fourth, sshtransport.GatewayComponent))
 		if err := k8s.List(ctx, pods, client.InNamespace(ns), gateway); err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func scheduledRegression(t *testing.T, ns string, pg *fixture.Postgres) {
 	suspend(t, stb)
 	bytes := int64(slowSSH / 8)
 	chaos := chaosObject("NetworkChaos", ns, "slow-ssh", map[string]any{"action": "bandwidth", "mode": "all",
-		"selector":  selector(ns, benchmarkPods(fourth, transport.GatewayComponent)),
+		"selector":  selector(ns, benchmarkPods(fourth, sshtransport.GatewayComponent)),
 		"bandwidth": map[string]any{"rate": chaosmesh.Rate(slowSSH), "buffer": max(bytes/100, 64<<10), "limit": max(bytes/10, 128<<10)}})
 	if err := k8s.Create(ctx, chaos); err != nil {
 		t.Fatalf("cannot slow the SSH gateway: %v", err)

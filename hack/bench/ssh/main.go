@@ -27,7 +27,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/testing/sshtest"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
 const target = 0.95

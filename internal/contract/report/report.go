@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
 // MaxSize is the kubelet's limit on a termination message.

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshkeys"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
 // SkipIfShort skips a test that runs sshd and ssh under -short: those tests need OpenSSH installed

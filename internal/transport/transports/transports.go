@@ -11,6 +11,8 @@ import (
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/proxy"
 	// The direct transport: plain TCP, the baseline.
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/direct"
+	// The ssh transport: SSH tunnels through a gateway next to the server.
+	_ "github.com/tunnelbench/tunnelbench/internal/transport/ssh"
 	// The tls transport: libpq's TLS, optionally with a client certificate.
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/tls"
 )

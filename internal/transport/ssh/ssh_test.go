@@ -1,6 +1,7 @@
-package transport
+package ssh
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,13 +13,21 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshkeys"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/testing/transporttest"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
+var plain = benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}
+
 func TestGatewayIsHardenedAndPinned(t *testing.T) {
-	tb := benchmark(nil)
-	dep := gatewayDeployment(tb, "pg-rw:5432", defaults)
+	tb := transporttest.Benchmark(plain)
+	tr := transporttest.For(t, transporttest.Context(t, tb, plain.Name))
+	if got, want := transporttest.PeerKinds(t, tr), []string{"Secret", "Service", "NetworkPolicy", "Deployment"}; !slices.Equal(got, want) {
+		t.Errorf("peers %v, want %v", got, want)
+	}
+	dep := transporttest.PeerOf[*appsv1.Deployment](t, tr)
 	if ref := metav1.GetControllerOf(dep); ref == nil || ref.UID != "uid-1" {
 		t.Errorf("gateway owner %+v", ref)
 	}
@@ -48,18 +57,20 @@ func TestGatewayIsHardenedAndPinned(t *testing.T) {
 	if a.PodAffinityTerm.LabelSelector.MatchLabels["cnpg.io/cluster"] != "pg" {
 		t.Errorf("the gateway should prefer the CloudNativePG cluster's node: %+v", a)
 	}
-	svc := gatewayService(tb)
+	svc := transporttest.PeerOf[*corev1.Service](t, tr)
 	if svc.Name != tb.GatewayName() || svc.Spec.Ports[0].Port != 2222 || svc.Spec.Selector[benchv1.LabelComponent] != GatewayComponent {
 		t.Errorf("service %+v", svc)
 	}
 }
 
 func TestJobWithTunnels(t *testing.T) {
-	tb := benchmark(func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Clients = 8 })
 	tr := benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH, SSH: &benchv1.SSHTransport{
 		Tunnels: 3, Cipher: "aes256-ctr", MAC: "hmac-sha2-256-etm@openssh.com", Compression: true,
 		KeepAliveInterval: &metav1.Duration{Duration: 5 * time.Second}}}
-	pod := build(t, tb, tr)
+	tb := transporttest.Benchmark(tr)
+	tb.Spec.Load.Clients = 8
+	job, _ := transporttest.Job(t, transporttest.Context(t, tb, tr.Name))
+	pod := &job.Spec.Template.Spec
 	if len(pod.InitContainers) != 3 {
 		t.Fatalf("%d sidecars, want 3", len(pod.InitContainers))
 	}
@@ -81,7 +92,7 @@ func TestJobWithTunnels(t *testing.T) {
 	if !strings.Contains(runnerArgs, "--tunnels=3 --tunnel-port=15432") {
 		t.Errorf("runner args %s", runnerArgs)
 	}
-	e := env(pod)
+	e := transporttest.Env(pod)
 	if e["PGHOST"].Value != "127.0.0.1" || e["PGPORT"].Value != "15432" || e["PGSSLMODE"].Value != "disable" {
 		t.Errorf("the runner must connect through the tunnels: %v", e)
 	}
@@ -98,15 +109,13 @@ func TestJobWithTunnels(t *testing.T) {
 // TestIPv6ServerBehindTheGateway: an IPv6 literal is bracketed where ssh and sshd read host:port
 // (-L and PermitOpen), and stays bare where libpq reads it.
 func TestIPv6ServerBehindTheGateway(t *testing.T) {
-	tb := benchmark(nil)
+	tr := benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}
+	tb := transporttest.Benchmark(tr)
 	tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "fd00::5", Port: 5433, Database: "app",
 		CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
-	srv := Server{Host: "fd00::5", Port: 5433, Database: "app", CredentialsSecret: "creds"}
-	tr := benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}
-	trn, err := For(Context{Benchmark: tb, Spec: tr, Server: srv, Defaults: defaults})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := transporttest.Context(t, tb, tr.Name)
+	c.Server = transport.Server{Host: "fd00::5", Port: 5433, Database: "app", CredentialsSecret: "creds"}
+	trn := transporttest.For(t, c)
 	run := specs.RunFor(tb, false, time.Minute)
 	pod, err := trn.Pod(&run)
 	if err != nil {

@@ -1,4 +1,9 @@
-package transport
+// Package ssh is the ssh transport: SSH tunnels between pgbench and the server, as `ssh -L` by
+// hand. Its operator side (the gateway's keys, Service and sshd Deployment, the tunnels' sidecars
+// in the runner pod) is this package; its in-pod ends are beneath it: sshkeys (the keys and the
+// pinned host key) and sshtunnel (sshd's and ssh's command lines, ssh's log). It registers itself
+// and its rules from init and is linked into the operator by internal/transport/transports.
+package ssh
 
 import (
 	"fmt"
@@ -16,8 +21,9 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshkeys"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
 // The gateway: its key Secret, Service and sshd Deployment, created, read and removed by the
@@ -27,9 +33,9 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
 
 func init() {
-	Register(benchv1.TransportSSH, func(c Context) Transport { return sshTransport{c: c} }, ServiceKind, DeploymentKind,
-		NetworkPolicyKind)
-	RegisterRules(benchv1.TransportSSH, Rules{CarriesPooler: true, Sweeps: "tunnels"})
+	transport.Register(benchv1.TransportSSH, func(c transport.Context) transport.Transport { return sshTransport{c: c} }, transport.ServiceKind, transport.DeploymentKind,
+		transport.NetworkPolicyKind)
+	transport.RegisterRules(benchv1.TransportSSH, transport.Rules{CarriesPooler: true, Sweeps: "tunnels"})
 }
 
 // GatewayComponent is the component label of the SSH gateway.
@@ -44,8 +50,8 @@ const gatewayKeyDir = "/etc/tunnelbench/ssh-gateway"
 // and port (in-cluster TCP, as in a hand-run `ssh -L` study where the tunnel ended next to the
 // database). sslmode applies inside the tunnel.
 type sshTransport struct {
-	Basic
-	c Context
+	transport.Basic
+	c transport.Context
 }
 
 // gatewayHost is the gateway Service's DNS name.
@@ -62,13 +68,13 @@ func (s sshTransport) target() string {
 // Peers are the gateway's key Secret, Service and sshd Deployment. Keys are generated once: an
 // existing Secret is kept, so a restarted operator never swaps the keys under running tunnels.
 // The gateway serves the whole benchmark (no transport label): it goes when the benchmark ends.
-func (s sshTransport) Peers() ([]Peer, error) {
+func (s sshTransport) Peers() ([]transport.Peer, error) {
 	tb := s.c.Benchmark
 	secret := &corev1.Secret{ObjectMeta: specs.OwnedMeta(tb, tb.GatewayName(), GatewayComponent, ""), Type: corev1.SecretTypeOpaque}
 	// The fingerprint is reported only for keys this pass stored: an existing Secret wins.
 	fingerprint := "kept from an earlier pass"
 	gateway := gatewayDeployment(tb, s.target(), s.c.Defaults)
-	peers := []Peer{
+	peers := []transport.Peer{
 		{Object: secret, Generate: func() error {
 			m, err := sshkeys.Generate([]string{fmt.Sprintf("%s:%d", gatewayHost(tb), sshtunnel.GatewayPort)})
 			if err != nil {
@@ -79,8 +85,8 @@ func (s sshTransport) Peers() ([]Peer, error) {
 		}},
 		{Object: gatewayService(tb)},
 	}
-	peers = WithNetworkPolicy(s.c, tb, gateway, peers)
-	return append(peers, Peer{Object: gateway, Ready: DeploymentReady("the SSH gateway"),
+	peers = transport.WithNetworkPolicy(s.c, tb, gateway, peers)
+	return append(peers, transport.Peer{Object: gateway, Ready: transport.DeploymentReady("the SSH gateway"),
 		Created: func() (string, string) {
 			return conditions.ReasonGatewayCreated, fmt.Sprintf("Started SSH gateway %s (host key %s)", tb.GatewayName(), fingerprint)
 		}}), nil
@@ -93,9 +99,9 @@ func (s sshTransport) VerifiesServer() bool {
 func (s sshTransport) Pod(run *runspec.Run) (specs.Pod, error) {
 	spec := s.c.Spec.EffectiveSSH()
 	tb := s.c.Benchmark
-	p := LibPQ(s.c.Server, "127.0.0.1", runspec.TunnelBasePort, string(spec.SSLMode))
+	p := transport.LibPQ(s.c.Server, "127.0.0.1", runspec.TunnelBasePort, string(spec.SSLMode))
 	if s.VerifiesServer() {
-		WithServerCA(&p, s.c.Server)
+		transport.WithServerCA(&p, s.c.Server)
 	}
 	p.Volumes = append(p.Volumes,
 		specs.SecretVolume("ssh-client", tb.GatewayName(),
@@ -110,22 +116,22 @@ func (s sshTransport) Pod(run *runspec.Run) (specs.Pod, error) {
 		p.Sidecars = append(p.Sidecars, tunnelSidecar(i, s.tunnel(i, spec), image, pullPolicy))
 	}
 	run.Tunnels, run.TunnelPort, run.SSHLogDir = int(spec.Tunnels), runspec.TunnelBasePort, runspec.SSHLogDir
-	run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: GatewayPart,
+	run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: transport.GatewayPart,
 		Host: tb.GatewayName() + "." + tb.Namespace + ".svc", Port: runspec.PeerCPUPort})
 	return p, nil
 }
 
-// Hop: the tunnels cross the link, as in the studies where ssh ran across the WAN and the
+// transport.Hop: the tunnels cross the link, as in the studies where ssh ran across the WAN and the
 // gateway forwarded next to the database.
-func (s sshTransport) Hop() Hop {
-	return Hop{Host: gatewayHost(s.c.Benchmark), Port: sshtunnel.GatewayPort, What: "ssh client → SSH gateway"}
+func (s sshTransport) Hop() transport.Hop {
+	return transport.Hop{Host: gatewayHost(s.c.Benchmark), Port: sshtunnel.GatewayPort, What: "ssh client → SSH gateway"}
 }
 
 // tunnel is the ssh command of tunnel i. Through the link proxy ssh dials its loopback end and
 // checks the gateway's pinned host key under the gateway's own name (HostKeyAlias).
 func (s sshTransport) tunnel(i int, spec benchv1.SSHTransport) sshtunnel.Tunnel {
 	hop := s.Hop()
-	host, port := s.c.dial(hop)
+	host, port := s.c.Dial(hop)
 	alias := ""
 	if host != hop.Host {
 		alias = sshkeys.HostPattern(hop.Address())
@@ -173,11 +179,8 @@ func (sshTransport) Describe(res *benchv1.TransportResult) string {
 			ssh += fmt.Sprintf("; %d tunnels", n)
 		}
 	}
-	return Words(TLSWords(res), ssh)
+	return transport.Words(transport.TLSWords(res), ssh)
 }
-
-// GatewayPart is the SSH gateway's part of the path in a run's cost.
-const GatewayPart = "gateway"
 
 // tunnelSidecar is one `ssh -L` as a native sidecar (an init container that keeps running).
 // Its startup probe holds pgbench back until the forward accepts connections; the kubelet stops
@@ -201,7 +204,7 @@ func gatewayService(tb *benchv1.TunnelBenchmark) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{{Name: "ssh", Port: sshtunnel.GatewayPort,
-				TargetPort: intstr.FromInt32(sshtunnel.GatewayPort), Protocol: corev1.ProtocolTCP}, PeerCPUServicePort()},
+				TargetPort: intstr.FromInt32(sshtunnel.GatewayPort), Protocol: corev1.ProtocolTCP}, transport.PeerCPUServicePort()},
 		},
 	}
 }
@@ -218,7 +221,7 @@ func gatewayDeployment(tb *benchv1.TunnelBenchmark, target string, defaults spec
 	sshd.Command, sshd.Args = []string{"/usr/sbin/sshd"}, gw.SSHDArgs()
 	sshd.Ports = []corev1.ContainerPort{{Name: "ssh", ContainerPort: sshtunnel.GatewayPort}}
 	// sshd and the session processes it forks for each tunnel are the gateway's part of the path.
-	ServePeerCPU(&sshd)
+	transport.ServePeerCPU(&sshd)
 	sshd.ReadinessProbe = specs.TCPReadiness(sshtunnel.GatewayPort)
 	sshd.VolumeMounts = append(sshd.VolumeMounts, corev1.VolumeMount{Name: "keys", MountPath: gatewayKeyDir, ReadOnly: true})
 	keys := specs.SecretVolume("keys", tb.GatewayName(),

@@ -15,8 +15,8 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/testing/sshtest"
 	"github.com/tunnelbench/tunnelbench/internal/transport/link"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshkeys"
-	"github.com/tunnelbench/tunnelbench/internal/transport/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshkeys"
+	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
 // These tests run the real OpenSSH sshd (as a non-root user, like the gateway pod) and ssh with
