@@ -23,7 +23,7 @@ netns_check() {
   if [ "$now" -gt "$NETNS_LAYERS" ]; then
     echo "the $1 added $((now - NETNS_LAYERS)) mount(s) on /run/netns (a test ran \`ip netns add\`?):" \
       "pods started before it can no longer terminate; hold a namespace by a process instead" \
-      "(internal/transport/openvpn/process_test.go), and run hack/local-cluster.sh down to recover" >&2
+      "(internal/transport/vpn/openvpn/process_test.go), and run hack/local-cluster.sh down to recover" >&2
     exit 1
   fi
 }

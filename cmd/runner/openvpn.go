@@ -12,7 +12,7 @@ import (
 	"syscall"
 
 	"github.com/tunnelbench/tunnelbench/internal/transport/forward"
-	"github.com/tunnelbench/tunnelbench/internal/transport/openvpn"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/openvpn"
 )
 
 func init() {

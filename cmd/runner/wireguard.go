@@ -17,8 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel"
-	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel/userspace"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/wgtunnel/userspace"
 )
 
 func init() {

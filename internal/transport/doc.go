@@ -25,7 +25,7 @@
 // parts' CPU (runspec.CPUPart), and for a peer's program configured by a file, `tunnelbench-runner
 // with-file`. A transport's own helper code lives in its package (proxy renders HAProxy's
 // configuration and reads its counters). Code that must run in a pod and exists nowhere else (the
-// WireGuard ends, internal/transport/wgtunnel) is a runner subcommand.
+// WireGuard ends, internal/transport/vpn/wgtunnel) is a runner subcommand.
 //
 // The transports: direct.go (plain TCP, to the Service or the pod behind it), tls.go, ssh.go,
 // pooler.go and pooler_over.go (PgBouncer next to the server, in the runner pod, or in the runner

@@ -21,6 +21,10 @@ func overBenchmark(inner benchv1.TransportSpec) (*benchv1.TunnelBenchmark, bench
 	return tb, layered
 }
 
+// vpnClient is the WireGuard client's sidecar (vpn.VPNClientContainer, in a package that imports
+// this one).
+const vpnClient = "wireguard"
+
 func TestPoolerOver(t *testing.T) {
 	tests := []struct {
 		inner      benchv1.TransportSpec
@@ -30,7 +34,7 @@ func TestPoolerOver(t *testing.T) {
 		brokenPart string
 	}{
 		{benchv1.TransportSpec{Name: "wg", Type: benchv1.TransportVPN}, "--server=127.0.0.1:15432",
-			[]string{VPNClientContainer, PoolerContainer}, []string{"Secret", "Service", "NetworkPolicy", "Deployment"}, VPNClientContainer},
+			[]string{vpnClient, PoolerContainer}, []string{"Secret", "Service", "NetworkPolicy", "Deployment"}, vpnClient},
 		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, "--server=127.0.0.1:15432",
 			[]string{"tunnel-0", PoolerContainer}, []string{"Secret", "Service", "NetworkPolicy", "Deployment"}, "tunnel-0"},
 	}

@@ -270,8 +270,9 @@ func TestBlame(t *testing.T) {
 		{"pooler", "tunnel-0", ""},
 		{"direct", LinkContainer, conditions.ReasonNetworkEmulationFailed},
 		{"tls", "tunnel-0", ""},
-		{"vpn", VPNClientContainer, conditions.ReasonTunnelDown},
-		{"vpn", VPNGatewayComponent, conditions.ReasonTunnelDown},
+		{"vpn", vpnClient, conditions.ReasonTunnelDown},
+		// The WireGuard gateway's component label (vpn.VPNGatewayComponent).
+		{"vpn", "vpn-gateway", conditions.ReasonTunnelDown},
 		{"vpn", "ssh-gateway", ""},
 	}
 	for _, tt := range tests {

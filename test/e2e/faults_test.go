@@ -27,6 +27,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 	"github.com/tunnelbench/tunnelbench/internal/transport/proxy"
 	sshtransport "github.com/tunnelbench/tunnelbench/internal/transport/ssh"
+	vpntransport "github.com/tunnelbench/tunnelbench/internal/transport/vpn"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
@@ -123,11 +124,11 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonPoolerUnavailable}, wantText: "pod was replaced during the run"},
 		{name: "WireGuard gateway pod killed", transports: vpn,
 			chaos: func(ns, b string) *unstructured.Unstructured {
-				return podKill(ns, benchmarkPods(b, transport.VPNGatewayComponent))
+				return podKill(ns, benchmarkPods(b, vpntransport.VPNGatewayComponent))
 			},
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: "vpn-gateway"},
-		{name: "WireGuard sidecar container killed", transports: vpn, kill: killSidecar(transport.VPNClientContainer),
-			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: transport.VPNClientContainer},
+		{name: "WireGuard sidecar container killed", transports: vpn, kill: killSidecar(vpntransport.VPNClientContainer),
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: vpntransport.VPNClientContainer},
 		{name: "HAProxy pod killed", transports: haproxy,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, proxy.Component))

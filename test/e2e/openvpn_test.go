@@ -16,7 +16,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/transport"
+	vpntransport "github.com/tunnelbench/tunnelbench/internal/transport/vpn"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 	"github.com/tunnelbench/tunnelbench/test/poll"
 )
@@ -111,13 +111,13 @@ func openVPNStudy(t *testing.T, serverNS string, pg *fixture.Postgres) {
 	fault.Spec.Transports = []benchv1.TransportSpec{openVPN}
 	injectFault(t, fault, faultCase{name: "OpenVPN gateway pod killed", transports: fault.Spec.Transports,
 		chaos: func(ns, b string) *unstructured.Unstructured {
-			return podKill(ns, benchmarkPods(b, transport.OpenVPNGatewayComponent))
+			return podKill(ns, benchmarkPods(b, vpntransport.OpenVPNGatewayComponent))
 		},
-		wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: transport.OpenVPNGatewayComponent})
+		wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: vpntransport.OpenVPNGatewayComponent})
 	poll.Until(t, time.Minute, time.Second, "the OpenVPN gateway removed", func() error {
 		pods := &corev1.PodList{}
 		if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{
-			benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: transport.OpenVPNGatewayComponent}); err != nil {
+			benchv1.LabelBenchmark: tb.Name, benchv1.LabelComponent: vpntransport.OpenVPNGatewayComponent}); err != nil {
 			return err
 		}
 		if len(pods.Items) > 0 {

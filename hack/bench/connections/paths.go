@@ -14,11 +14,11 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/transport/proxy"
-	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/wgtunnel"
 
 	// The proxy links the transport registry: every type is linked with it.
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/transports"
-	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel/userspace"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/wgtunnel/userspace"
 )
 
 // startWireGuard runs both ends of the vpn transport's tunnel in this process, the gateway

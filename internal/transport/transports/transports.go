@@ -15,4 +15,6 @@ import (
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/ssh"
 	// The tls transport: libpq's TLS, optionally with a client certificate.
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/tls"
+	// The vpn transport: WireGuard in user space or OpenVPN, each through a gateway next to the server.
+	_ "github.com/tunnelbench/tunnelbench/internal/transport/vpn"
 )

@@ -16,7 +16,7 @@ import (
 	"golang.zx2c4.com/wireguard/tun/netstack"
 
 	"github.com/tunnelbench/tunnelbench/internal/transport/forward"
-	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/wgtunnel"
 )
 
 // End is one end of the tunnel: its own address and key, and its only peer.

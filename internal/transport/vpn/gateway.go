@@ -1,4 +1,4 @@
-package transport
+package vpn
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // What both kinds of vpn transport share: libpq's sslmode inside the tunnel, a tunnel that breaks
@@ -18,8 +19,8 @@ import (
 
 // vpnCommon is the part of a vpn transport both kinds share.
 type vpnCommon struct {
-	Basic
-	c Context
+	transport.Basic
+	c transport.Context
 }
 
 func (v vpnCommon) VerifiesServer() bool { return v.c.Spec.EffectiveVPN().SSLMode == "verify-ca" }
@@ -29,7 +30,7 @@ func (vpnCommon) FailureReason() string { return conditions.ReasonTunnelDown }
 
 // tunnelGateway describes a vpn kind's gateway.
 type tunnelGateway struct {
-	c Context
+	c transport.Context
 	// name is its objects' name, component their component label.
 	name, component string
 	// kind names the VPN in messages (WireGuard, OpenVPN); how says what it runs with.
@@ -44,18 +45,18 @@ type tunnelGateway struct {
 }
 
 // peers are the gateway's Secret, Service, NetworkPolicy and Deployment, in that order.
-func (g tunnelGateway) peers() []Peer {
+func (g tunnelGateway) peers() []transport.Peer {
 	tb := g.c.Benchmark
 	secret := &corev1.Secret{ObjectMeta: specs.OwnedMeta(tb, g.name, g.component, ""), Type: corev1.SecretTypeOpaque}
-	peers := []Peer{
+	peers := []transport.Peer{
 		{Object: secret, Generate: func() (err error) {
 			secret.Data, err = g.keys()
 			return err
 		}},
 		{Object: g.service()},
 	}
-	peers = WithNetworkPolicy(g.c, tb, g.deployment, peers)
-	return append(peers, Peer{Object: g.deployment, Ready: DeploymentReady("the " + g.kind + " gateway"),
+	peers = transport.WithNetworkPolicy(g.c, tb, g.deployment, peers)
+	return append(peers, transport.Peer{Object: g.deployment, Ready: transport.DeploymentReady("the " + g.kind + " gateway"),
 		Created: func() (string, string) {
 			return conditions.ReasonGatewayCreated, fmt.Sprintf("Started %s gateway %s (%s)", g.kind, g.name, g.how)
 		}})
@@ -69,7 +70,7 @@ func (g tunnelGateway) service() *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{{Name: g.portName, Port: g.port, TargetPort: intstr.FromInt32(g.port),
-				Protocol: corev1.ProtocolUDP}, PeerCPUServicePort()},
+				Protocol: corev1.ProtocolUDP}, transport.PeerCPUServicePort()},
 		},
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/wgtunnel"
 )
 
 func keyPair(t *testing.T) (wgtunnel.Key, wgtunnel.Key) {

@@ -1,4 +1,4 @@
-package transport
+package vpn
 
 import (
 	"encoding/json"
@@ -14,7 +14,8 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
-	"github.com/tunnelbench/tunnelbench/internal/transport/openvpn"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/openvpn"
 )
 
 // The OpenVPN gateway: its certificate Secret, Service and Deployment, created, read and removed
@@ -47,7 +48,7 @@ func (o openVPN) gatewayHost() string {
 
 // Peers are the gateway's certificate Secret (a CA, the gateway's and the runners' certificates),
 // Service, NetworkPolicy and Deployment.
-func (o openVPN) Peers() ([]Peer, error) {
+func (o openVPN) Peers() ([]transport.Peer, error) {
 	return tunnelGateway{c: o.c, name: o.gatewayName(), component: OpenVPNGatewayComponent, kind: "OpenVPN",
 		how: "root with NET_ADMIN, certificates pinned", port: openvpn.ListenPort, portName: "openvpn",
 		keys:       func() (map[string][]byte, error) { return openvpn.SecretData(o.gatewayName()) },
@@ -60,15 +61,15 @@ func (openVPN) Blame(part string) string {
 }
 
 // Hop: the tunnel's UDP crosses the link, from the runner pod to the gateway.
-func (o openVPN) Hop() Hop {
-	return Hop{Host: o.gatewayHost(), Port: openvpn.ListenPort, What: "OpenVPN client → gateway (UDP)"}
+func (o openVPN) Hop() transport.Hop {
+	return transport.Hop{Host: o.gatewayHost(), Port: openvpn.ListenPort, What: "OpenVPN client → gateway (UDP)"}
 }
 
 func (o openVPN) Pod(run *runspec.Run) (specs.Pod, error) {
 	tb := o.c.Benchmark
-	p := LibPQ(o.c.Server, openvpn.GatewayAddr.String(), openvpn.ForwardPort, string(o.c.Spec.EffectiveVPN().SSLMode))
+	p := transport.LibPQ(o.c.Server, openvpn.GatewayAddr.String(), openvpn.ForwardPort, string(o.c.Spec.EffectiveVPN().SSLMode))
 	if o.VerifiesServer() {
-		WithServerCA(&p, o.c.Server)
+		transport.WithServerCA(&p, o.c.Server)
 	}
 	p.Volumes = append(p.Volumes, o.keyVolume(openvpn.ClientCert, openvpn.ClientKey))
 	image, pullPolicy := specs.RunnerImage(tb, o.c.Defaults)
@@ -84,7 +85,7 @@ func (o openVPN) Pod(run *runspec.Run) (specs.Pod, error) {
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "openvpn", MountPath: openVPNKeyDir, ReadOnly: true})
 	p.Sidecars = append(p.Sidecars, c)
 	run.Probes = append(run.Probes, runspec.Probe{Name: openVPNProbe, URL: "http://" + o.countersAddr() + "/"})
-	run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: GatewayPart, Host: o.gatewayHost(), Port: runspec.PeerCPUPort})
+	run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: transport.GatewayPart, Host: o.gatewayHost(), Port: runspec.PeerCPUPort})
 	return p, nil
 }
 
@@ -129,7 +130,7 @@ func (openVPN) Describe(res *benchv1.TransportResult) string {
 			tunnel = "OpenVPN (kernel TUN, UDP, " + e.Value + ")"
 		}
 	}
-	return Words(TLSWords(res), tunnel)
+	return transport.Words(transport.TLSWords(res), tunnel)
 }
 
 // gatewayDeployment runs the gateway end next to the server: the only destination it forwards to
@@ -144,7 +145,7 @@ func (o openVPN) gatewayDeployment() *appsv1.Deployment {
 		"--gateway-name=" + o.gatewayName(), "--target=" + target, "--run-dir=" + runspec.TmpMountPath + "/openvpn",
 		"--counters=:" + strconv.Itoa(vpnCountersPort)}
 	c.Ports = []corev1.ContainerPort{{Name: "openvpn", ContainerPort: openvpn.ListenPort, Protocol: corev1.ProtocolUDP}}
-	ServePeerCPU(&c)
+	transport.ServePeerCPU(&c)
 	c.ReadinessProbe = specs.TCPReadiness(vpnCountersPort)
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "openvpn", MountPath: openVPNKeyDir, ReadOnly: true})
 	return specs.ServerSideDeployment(tb, specs.OwnedMeta(tb, o.gatewayName(), OpenVPNGatewayComponent, ""), c,

@@ -1,4 +1,4 @@
-package transport
+package vpn
 
 import (
 	"encoding/json"
@@ -13,26 +13,18 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/transport/wgtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/testing/transporttest"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/wgtunnel"
 )
 
-func vpnFor(t *testing.T, sslMode benchv1.InnerSSLMode) Transport {
+func vpnFor(t *testing.T, sslMode benchv1.InnerSSLMode) transport.Transport {
 	t.Helper()
 	spec := benchv1.TransportSpec{Name: "wg", Type: benchv1.TransportVPN}
 	if sslMode != "" {
 		spec.VPN = &benchv1.VPNTransport{SSLMode: sslMode}
 	}
-	return guarded(t, spec)
-}
-
-// guarded is the transport of spec in a benchmark whose peers get NetworkPolicies.
-func guarded(t *testing.T, spec benchv1.TransportSpec) Transport {
-	t.Helper()
-	tr, err := For(Context{Benchmark: benchmark(nil), Spec: spec, Server: server, Defaults: defaults, NetworkPolicies: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return transporttest.Of(t, spec)
 }
 
 func TestVPNPeers(t *testing.T) {
@@ -97,7 +89,7 @@ func TestVPNPod(t *testing.T) {
 	if env["PGHOST"] != "127.0.0.1" || env["PGSSLMODE"] != "require" {
 		t.Errorf("libpq must go through the tunnel's loopback end with the asked sslmode: %v", env)
 	}
-	gateway := func(p runspec.CPUPart) bool { return p.Name == GatewayPart }
+	gateway := func(p runspec.CPUPart) bool { return p.Name == transport.GatewayPart }
 	if len(run.Probes) != 1 || run.Tunnels != 1 || !slices.ContainsFunc(run.CPUParts, gateway) {
 		t.Errorf("the run must read the counters and the gateway's CPU: %+v", run)
 	}

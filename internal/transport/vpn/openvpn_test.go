@@ -1,36 +1,29 @@
-package transport
+package vpn
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/transport/openvpn"
+	"github.com/tunnelbench/tunnelbench/internal/testing/transporttest"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn/openvpn"
 )
 
 func openVPNSpec() benchv1.TransportSpec {
 	return benchv1.TransportSpec{Name: "ovpn", Type: benchv1.TransportVPN, VPN: &benchv1.VPNTransport{Kind: benchv1.VPNOpenVPN}}
 }
 
-func openVPNFor(t *testing.T) Transport {
+func openVPNFor(t *testing.T) transport.Transport {
 	t.Helper()
-	tr, err := For(Context{Benchmark: benchmark(nil), Spec: openVPNSpec(), Server: server, Defaults: defaults,
-		NetworkPolicies: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return transporttest.Of(t, openVPNSpec())
 }
 
 // tunOnly reports whether c runs as root with the TUN device's capabilities and nothing more.
@@ -128,37 +121,5 @@ func TestOpenVPNRecordAndDescribe(t *testing.T) {
 	}
 	if d := tr.Describe(&out); d != "OpenVPN (kernel TUN, UDP, AES-256-GCM)" {
 		t.Errorf("Describe = %q", d)
-	}
-}
-
-// quietCluster has no pod in trouble.
-type quietCluster struct{}
-
-func (quietCluster) Get(context.Context, string, client.Object) error { return nil }
-func (quietCluster) PodTrouble(context.Context, map[string]string, string) Status {
-	return Status{}
-}
-func (quietCluster) Now() time.Time { return time.Now() }
-
-// TestDeploymentReadyFailsAtOnceOnPodSecurity: a gateway whose pod the namespace's Pod Security
-// level refuses fails at once, saying so; a quota's refusal may pass and waits.
-func TestDeploymentReadyFailsAtOnceOnPodSecurity(t *testing.T) {
-	for _, tc := range []struct {
-		message string
-		problem bool
-	}{
-		{`pods "tb-openvpn-gateway-x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true`, true},
-		{`pods "tb-openvpn-gateway-x" is forbidden: exceeded quota: pods`, false},
-	} {
-		dep := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{}},
-			Status: appsv1.DeploymentStatus{Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure,
-				Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: tc.message}}}}
-		s, err := DeploymentReady("the OpenVPN gateway")(context.Background(), quietCluster{}, dep)
-		if err != nil || (s.Problem != "") != tc.problem {
-			t.Errorf("%q: status %+v (%v), want a problem: %v", tc.message, s, err, tc.problem)
-		}
-		if tc.problem && !strings.Contains(s.Problem, "pod-security.kubernetes.io/enforce=privileged") {
-			t.Errorf("the problem does not say what to do: %s", s.Problem)
-		}
 	}
 }
