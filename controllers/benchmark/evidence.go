@@ -15,6 +15,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
@@ -148,9 +149,9 @@ func peerPodSelectors(peers []transport.Peer) []podSelector {
 					what: fmt.Sprintf("%s %s", part, o.Name)})
 			}
 		case *unstructured.Unstructured:
-			if o.GroupVersionKind() == transport.CNPGPoolerGVK {
+			if o.GroupVersionKind() == specs.CNPGPoolerGVK {
 				out = append(out, podSelector{labels: map[string]string{cnpgPoolerLabel: o.GetName()},
-					part: transport.PoolerComponent, what: "CloudNativePG Pooler " + o.GetName()})
+					part: o.GetLabels()[benchv1.LabelComponent], what: "CloudNativePG Pooler " + o.GetName()})
 			}
 		}
 	}

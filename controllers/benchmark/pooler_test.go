@@ -19,7 +19,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
-	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
 // TestPoolerTransportLifecycle: for a server given by host, the operator runs its own PgBouncer
@@ -120,7 +120,7 @@ func TestPoolerTransportLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		pooler := &unstructured.Unstructured{}
-		pooler.SetGroupVersionKind(transport.CNPGPoolerGVK)
+		pooler.SetGroupVersionKind(specs.CNPGPoolerGVK)
 		key := types.NamespacedName{Namespace: ns, Name: tb.PoolerName("pool")}
 		eventually(t, 15*time.Second, "the CloudNativePG Pooler", func() error { return testClient.Get(ctx, key, pooler) })
 		if mode, _, _ := unstructured.NestedString(pooler.Object, "spec", "pgbouncer", "poolMode"); mode != "transaction" {

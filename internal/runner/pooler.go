@@ -9,8 +9,8 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
-	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer/console"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer/console"
 )
 
 // poolerCounter brackets the pgbench run with snapshots of the pooler's admin console (or its

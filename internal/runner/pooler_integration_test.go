@@ -10,7 +10,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
 )
 
 // TestRunThroughRealPgBouncer runs the load, with reconnections, and a connection storm through a

@@ -54,7 +54,7 @@ func TestPeersServeTheirCPU(t *testing.T) {
 		part string
 	}{
 		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, GatewayPart},
-		{benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler}, PoolerPart},
+		{benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler}, TestPoolerPart},
 	} {
 		t.Run(tt.spec.Name, func(t *testing.T) {
 			// An external server: a CloudNativePG server's shared pooler is CloudNativePG's own.

@@ -6,13 +6,13 @@
 // report. The reconciler knows no transport type: ensure peers, wait (bounded), run the Job,
 // record, remove what served only that transport.
 //
-// A transport type lives in a package of its own, internal/transport/<type> (proxy is the model),
+// A transport type lives in a package of its own, internal/transport/<type>,
 // and registers itself from init: Register, with the kinds of the peers it makes (so that the
 // reconciler finds and removes them by label) and the RBAC markers they need beside it, and
 // RegisterRules. It builds from this package's kit: Basic (embedded: no peers, nothing added,
 // nothing recorded; the type overrides what it does), LibPQ, Context.LibPQVia, WithServerCA,
-// WithNetworkPolicy, DeploymentReady, ServePeerCPU, PeerCPUServicePort, Words, TLSWords and the
-// peer kinds. Which of its parts broke a run (Blame: its sidecars' container names, its peers'
+// WithNetworkPolicy, AdmitRunners, DeploymentReady, CertificatePeer, ServePeerCPU, PeerCPUServicePort,
+// Words, TLSWords and the peer kinds. Which of its parts broke a run (Blame: its sidecars' container names, its peers'
 // components) and how its path is named (Describe, from what Record kept) are its own. Outside its
 // package it touches the API (its TransportType, its settings field and file, its reasons in
 // api/conditions), one line of internal/transport/transports (the list that links every type into
@@ -27,13 +27,14 @@
 // configuration and reads its counters). Code that must run in a pod and exists nowhere else (the
 // WireGuard ends, internal/transport/vpn/wgtunnel) is a runner subcommand.
 //
-// The transports: direct.go (plain TCP, to the Service or the pod behind it), tls.go, ssh.go,
-// pooler.go and pooler_over.go (PgBouncer next to the server, in the runner pod, or in the runner
-// pod over another transport's path), vpn.go (WireGuard in user space) and openvpn.go (OpenVPN
-// with a TUN device at each end: vpn.kind picks one, and the admin's transports.allowPrivileged
-// gates the second, whose pods run as root with NET_ADMIN: admission.Policy refuses it otherwise,
-// as admission does, from TransportSpec.PrivilegedReason), all still one file each here; and
-// internal/transport/proxy (HAProxy in TCP mode), in its own package.
+// The transports, each in its package beneath this one: direct (plain TCP, to the Service or the
+// pod behind it), tls, ssh (its keys and commands beneath it), pooler (PgBouncer next to the
+// server, in the runner pod, or in the runner pod over another transport's path; PgBouncer's
+// configuration beneath it), vpn (WireGuard in user space, or OpenVPN with a TUN device at each end:
+// vpn.kind picks one, and the admin's transports.allowPrivileged gates the second, whose pods run as
+// root with NET_ADMIN: admission.Policy refuses it otherwise, from TransportSpec.PrivilegedReason;
+// their tunnels' ends beneath it) and proxy (HAProxy in TCP mode). This package holds none of them:
+// the interface, the registry, the shared rules and the kit.
 //
 // Nothing else: the reconciler, the Job builder, the results, the blame of a failed run, the
 // summary and the cleanup are type-agnostic.

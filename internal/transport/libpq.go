@@ -100,11 +100,11 @@ func WithServerCA(p *specs.Pod, server Server) {
 	if server.CASecret == "" {
 		return
 	}
-	p.Env = append(p.Env, corev1.EnvVar{Name: "PGSSLROOTCERT", Value: mountServerCA(&p.Volumes, &p.Mounts, server, "server-ca", CADir)})
+	p.Env = append(p.Env, corev1.EnvVar{Name: "PGSSLROOTCERT", Value: MountServerCA(&p.Volumes, &p.Mounts, server, "server-ca", CADir)})
 }
 
-// mountServerCA adds the server's CA, from its Secret, as dir/ca.crt and returns that path.
-func mountServerCA(volumes *[]corev1.Volume, mounts *[]corev1.VolumeMount, server Server, volume, dir string) string {
+// MountServerCA adds the server's CA, from its Secret, as dir/ca.crt and returns that path.
+func MountServerCA(volumes *[]corev1.Volume, mounts *[]corev1.VolumeMount, server Server, volume, dir string) string {
 	*volumes = append(*volumes, specs.SecretVolume(volume, server.CASecret, corev1.KeyToPath{Key: server.CAKey, Path: "ca.crt"}))
 	*mounts = append(*mounts, corev1.VolumeMount{Name: volume, MountPath: dir, ReadOnly: true})
 	return dir + "/ca.crt"

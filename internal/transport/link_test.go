@@ -30,7 +30,8 @@ func TestLinkSitsOnEachTransportsHop(t *testing.T) {
 		{"direct", benchv1.TransportSpec{Name: "d", Type: "direct"}, "pg-rw:5432", libpqDialsProxy("pg-rw")},
 		{"tls", benchv1.TransportSpec{Name: "t", Type: "tls"}, "pg-rw:5432", libpqDialsProxy("pg-rw")},
 		{"shared pooler", benchv1.TransportSpec{Name: "p", Type: "pooler"}, pooler + ":5432", libpqDialsProxy(pooler)},
-		{"sidecar pooler", poolerSpec(&benchv1.PoolerTransport{Placement: "sidecar", ServerTLS: "require"}), "pg-rw:5432",
+		{"sidecar pooler", benchv1.TransportSpec{Name: "pool", Type: benchv1.TransportPooler,
+			Pooler: &benchv1.PoolerTransport{Placement: "sidecar", ServerTLS: "require"}}, "pg-rw:5432",
 			func(p specs.Pod) bool {
 				i := slices.IndexFunc(p.Sidecars, func(c corev1.Container) bool { return c.Name == "pgbouncer" })
 				return i >= 0 && slices.Contains(p.Sidecars[i].Args, "--server=127.0.0.1:14432") &&

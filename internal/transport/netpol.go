@@ -27,22 +27,22 @@ func admitRunnersOnly(tb *benchv1.TunnelBenchmark, dep *appsv1.Deployment) *netw
 	var ports []networkingv1.NetworkPolicyPort
 	for _, c := range dep.Spec.Template.Spec.Containers {
 		for _, p := range c.Ports {
-			ports = append(ports, policyPort(p.Protocol, p.ContainerPort))
+			ports = append(ports, PolicyPort(p.Protocol, p.ContainerPort))
 		}
 	}
-	return admitRunners(tb, *dep.ObjectMeta.DeepCopy(), *dep.Spec.Selector.DeepCopy(), ports...)
+	return AdmitRunners(tb, *dep.ObjectMeta.DeepCopy(), *dep.Spec.Selector.DeepCopy(), ports...)
 }
 
-// policyPort is a port of a NetworkPolicy, TCP unless protocol says otherwise (WireGuard's UDP).
-func policyPort(protocol corev1.Protocol, number int32) networkingv1.NetworkPolicyPort {
+// PolicyPort is a port of a NetworkPolicy, TCP unless protocol says otherwise (WireGuard's UDP).
+func PolicyPort(protocol corev1.Protocol, number int32) networkingv1.NetworkPolicyPort {
 	port := intstr.FromInt32(number)
 	return networkingv1.NetworkPolicyPort{Protocol: ptrTo(cmp.Or(protocol, corev1.ProtocolTCP)), Port: &port}
 }
 
-// admitRunners is a NetworkPolicy admitting only tb's runner pods to the pods selector selects, on
+// AdmitRunners is a NetworkPolicy admitting only tb's runner pods to the pods selector selects, on
 // the ports given: every peer's, whoever makes its pods (the operator, or CloudNativePG for its
 // Pooler).
-func admitRunners(tb *benchv1.TunnelBenchmark, meta metav1.ObjectMeta, selector metav1.LabelSelector,
+func AdmitRunners(tb *benchv1.TunnelBenchmark, meta metav1.ObjectMeta, selector metav1.LabelSelector,
 	ports ...networkingv1.NetworkPolicyPort) *networkingv1.NetworkPolicy {
 	return &networkingv1.NetworkPolicy{
 		ObjectMeta: meta,

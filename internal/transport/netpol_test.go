@@ -11,7 +11,6 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
-	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
 )
 
 // TestPeersAdmitOnlyTheirRunners: with NetworkPolicies on, the SSH gateway and a shared PgBouncer
@@ -33,10 +32,10 @@ func TestPeersAdmitOnlyTheirRunners(t *testing.T) {
 		// The service, and the peer's CPU accounting for the runner.
 		{"ssh", external, benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, []int32{2222, runspec.PeerCPUPort}},
 		{"pooler", external, benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler},
-			[]int32{PoolerListenPort, runspec.PeerCPUPort}},
+			[]int32{TestPoolerListen, runspec.PeerCPUPort}},
 		// CloudNativePG makes the Pooler's pods: its PgBouncer and exporter, before the Pooler.
 		{"CloudNativePG Pooler", cnpg, benchv1.TransportSpec{Name: "pooler", Type: benchv1.TransportPooler},
-			[]int32{CNPGPoolerPort, pgbouncer.CNPGExporterPort}},
+			[]int32{TestCNPGPoolerPort, TestCNPGExporter}},
 	} {
 		tb := tt.tb
 		t.Run(tt.name, func(t *testing.T) {

@@ -262,18 +262,16 @@ func TestBlame(t *testing.T) {
 		want      string
 	}{
 		{"ssh", "tunnel-1", conditions.ReasonTunnelDown},
-		// The SSH gateway's component label (ssh.GatewayComponent: a package that imports this one).
-		{"ssh", "ssh-gateway", conditions.ReasonTunnelDown},
-		{"ssh", PoolerContainer, ""},
-		{"pooler", PoolerContainer, conditions.ReasonPoolerUnavailable},
-		{"pooler", PoolerComponent, conditions.ReasonPoolerUnavailable},
+		{"ssh", TestSSHGateway, conditions.ReasonTunnelDown},
+		{"ssh", TestPoolerContainer, ""},
+		{"pooler", TestPoolerContainer, conditions.ReasonPoolerUnavailable},
+		{"pooler", TestPoolerComponent, conditions.ReasonPoolerUnavailable},
 		{"pooler", "tunnel-0", ""},
 		{"direct", LinkContainer, conditions.ReasonNetworkEmulationFailed},
 		{"tls", "tunnel-0", ""},
-		{"vpn", vpnClient, conditions.ReasonTunnelDown},
-		// The WireGuard gateway's component label (vpn.VPNGatewayComponent).
-		{"vpn", "vpn-gateway", conditions.ReasonTunnelDown},
-		{"vpn", "ssh-gateway", ""},
+		{"vpn", TestVPNClient, conditions.ReasonTunnelDown},
+		{"vpn", TestVPNGateway, conditions.ReasonTunnelDown},
+		{"vpn", TestSSHGateway, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ+"/"+tt.part, func(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
-	"github.com/tunnelbench/tunnelbench/internal/transport"
+	poolertransport "github.com/tunnelbench/tunnelbench/internal/transport/pooler"
 	"github.com/tunnelbench/tunnelbench/internal/transport/proxy"
 	sshtransport "github.com/tunnelbench/tunnelbench/internal/transport/ssh"
 	vpntransport "github.com/tunnelbench/tunnelbench/internal/transport/vpn"
@@ -119,7 +119,7 @@ func faultsWithChaosMesh(t *testing.T, ns string, pg *fixture.Postgres) {
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonTunnelDown}, wantText: "tunnel"},
 		{name: "shared PgBouncer pod killed", transports: pooler,
 			chaos: func(ns, b string) *unstructured.Unstructured {
-				return podKill(ns, benchmarkPods(b, transport.PoolerComponent))
+				return podKill(ns, benchmarkPods(b, poolertransport.PoolerComponent))
 			},
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonPoolerUnavailable}, wantText: "pod was replaced during the run"},
 		{name: "WireGuard gateway pod killed", transports: vpn,

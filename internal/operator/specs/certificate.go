@@ -13,6 +13,10 @@ import (
 // Go module is not needed, and its CRDs only when a benchmark asks for an issuer.
 var CertificateGVK = schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "Certificate"}
 
+// CNPGPoolerGVK is CloudNativePG's Pooler kind, handled as unstructured data too: the operator
+// needs neither CloudNativePG's Go module nor its CRDs unless a benchmark uses them.
+var CNPGPoolerGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version: "v1", Kind: "Pooler"}
+
 // Certificate is a server certificate for hosts, requested from the benchmark's issuer, stored by
 // cert-manager in a Secret of the same name (tls.crt, tls.key and, from CA issuers, ca.crt).
 // transport, when set, is the transport it serves alone.

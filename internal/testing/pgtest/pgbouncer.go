@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
-	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/transport/pki"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
 )
 
 // PgBouncer is a running PgBouncer configured by package pgbouncer.

@@ -18,6 +18,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler"
 )
 
 var server = transport.Server{Host: "pg-rw", Port: 5432, Database: "app", CredentialsSecret: "pg-app",
@@ -136,7 +137,7 @@ func TestProxyRecord(t *testing.T) {
 func TestProxyBlameAndDescribe(t *testing.T) {
 	tr := proxyFor(t, "")
 	for part, want := range map[string]string{Component: conditions.ReasonProxyUnavailable,
-		transport.PoolerComponent: "", transport.LinkContainer: conditions.ReasonNetworkEmulationFailed} {
+		pooler.PoolerComponent: "", transport.LinkContainer: conditions.ReasonNetworkEmulationFailed} {
 		if got := transport.BrokenReason(tr, part); got != want {
 			t.Errorf("a broken %s: %q, want %q", part, got, want)
 		}
@@ -163,7 +164,7 @@ func TestPoolerOverProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pod.Sidecars) != 1 || pod.Sidecars[0].Name != transport.PoolerContainer ||
+	if len(pod.Sidecars) != 1 || pod.Sidecars[0].Name != pooler.PoolerContainer ||
 		!strings.Contains(strings.Join(pod.Sidecars[0].Args, " "), "--server=bench-lb-proxy-") {
 		t.Errorf("the pooler must connect through the proxy: %+v", pod.Sidecars)
 	}

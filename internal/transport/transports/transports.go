@@ -12,6 +12,8 @@ import (
 	// The direct transport: plain TCP, the baseline.
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/direct"
 	// The ssh transport: SSH tunnels through a gateway next to the server.
+	// The pooler transport: PgBouncer next to the server, or in the runner pod over any path.
+	_ "github.com/tunnelbench/tunnelbench/internal/transport/pooler"
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/ssh"
 	// The tls transport: libpq's TLS, optionally with a client certificate.
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/tls"

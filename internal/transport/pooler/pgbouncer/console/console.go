@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
 )
 
 // AdminDatabase is the name of PgBouncer's admin console.

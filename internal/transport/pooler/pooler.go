@@ -1,4 +1,11 @@
-package transport
+// Package pooler is the pooler transport: PgBouncer between pgbench and the server. Placed as a
+// service it sits next to the server behind a Service (a CloudNativePG Pooler for a CloudNativePG
+// server, the operator's own PgBouncer otherwise); placed as a sidecar it runs in the runner pod,
+// optionally over another transport's path (over.go: its server connections cross that path's
+// tunnel or proxy). PgBouncer's configuration, exporter and admin console are beneath it
+// (pgbouncer). It registers itself and its rules from init and is linked into the operator by
+// internal/transport/transports.
+package pooler
 
 import (
 	"context"
@@ -12,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
@@ -23,8 +29,9 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
-	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 	"github.com/tunnelbench/tunnelbench/internal/transport/pki"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
 )
 
 // The operator's PgBouncer (TLS Secret, Service, Deployment) or a CloudNativePG Pooler with the
@@ -35,9 +42,9 @@ import (
 // +kubebuilder:rbac:groups=postgresql.cnpg.io,resources=poolers,verbs=get;list;create;delete
 
 func init() {
-	Register(benchv1.TransportPooler, func(c Context) Transport { return pooler{c: c} },
-		ServiceKind, DeploymentKind, CNPGPoolerGVK, specs.CertificateGVK, NetworkPolicyKind)
-	RegisterRules(benchv1.TransportPooler, Rules{PoolsServerConnections: true, Sweeps: "poolSize", Check: poolerRules})
+	transport.Register(benchv1.TransportPooler, func(c transport.Context) transport.Transport { return pooler{c: c} },
+		transport.ServiceKind, transport.DeploymentKind, specs.CNPGPoolerGVK, specs.CertificateGVK, transport.NetworkPolicyKind)
+	transport.RegisterRules(benchv1.TransportPooler, transport.Rules{PoolsServerConnections: true, Sweeps: "poolSize", Check: poolerRules})
 }
 
 // poolerRules are a pooler transport's own: it takes every client, holds a server connection per
@@ -46,7 +53,7 @@ func init() {
 func poolerRules(spec *benchv1.TunnelBenchmarkSpec, i int, path *field.Path) field.ErrorList {
 	t := spec.Transports[i]
 	p := t.EffectivePooler()
-	clients := MaxClients(spec)
+	clients := transport.MaxClients(spec)
 	var errs field.ErrorList
 	if p.MaxClientConnections < clients {
 		errs = append(errs, field.Invalid(path.Child("pooler", "maxClientConnections"), p.MaxClientConnections, fmt.Sprintf(
@@ -65,7 +72,7 @@ func poolerRules(spec *benchv1.TunnelBenchmarkSpec, i int, path *field.Path) fie
 			benchv1.DefaultPoolSize)))
 	}
 	if p.Placement == benchv1.PoolerSidecar && t.Pooler != nil && t.Pooler.ServerTLS == benchv1.ServerTLSVerifyFull &&
-		UserspaceLink(spec, t) {
+		transport.UserspaceLink(spec, t) {
 		errs = append(errs, field.Invalid(path.Child("pooler", "serverTLS"), t.Pooler.ServerTLS,
 			"a sidecar pooler with serverTLS verify-full cannot cross the userspace link (PgBouncer would check the server's "+
 				"name against the link proxy's loopback address): use serverTLS require, or emulator chaos-mesh"))
@@ -96,16 +103,12 @@ const (
 	poolerCertValidity = 7 * 24 * time.Hour
 )
 
-// CNPGPoolerGVK is CloudNativePG's Pooler kind. It is handled as unstructured data so that the
-// operator needs neither CloudNativePG's Go module nor its CRDs unless a benchmark uses them.
-var CNPGPoolerGVK = schema.GroupVersionKind{Group: "postgresql.cnpg.io", Version: "v1", Kind: "Pooler"}
-
 // pooler puts PgBouncer between pgbench and the server. Placed as a service, it is shared and
 // sits next to the server behind a Service: a CloudNativePG Pooler for a CloudNativePG server,
 // the operator's own PgBouncer otherwise; it serves only its transport and goes when that run
 // ends. Placed as a sidecar, it runs inside the runner pod and clients reach it over loopback.
 type pooler struct {
-	c Context
+	c transport.Context
 }
 
 func (p pooler) settings() benchv1.PoolerTransport { return p.c.Spec.EffectivePooler() }
@@ -148,13 +151,13 @@ func (p pooler) Describe(res *benchv1.TransportResult) string {
 			r.ClientHop.Auth, r.ClientHop.TLS, r.ServerHop.Auth, r.ServerHop.TLS)
 	}
 	if inner, ok, err := p.over(); ok && err == nil {
-		return Words(pool, "over "+p.settings().Over+": "+overDescribe(inner, res))
+		return transport.Words(pool, "over "+p.settings().Over+": "+overDescribe(inner, res))
 	}
-	return Words(TLSWords(res), pool)
+	return transport.Words(transport.TLSWords(res), pool)
 }
 
 // UserSecrets are those of the path the pooler is over.
-func (p pooler) UserSecrets() []SecretRef {
+func (p pooler) UserSecrets() []transport.SecretRef {
 	if inner, ok, err := p.over(); ok && err == nil {
 		return inner.UserSecrets()
 	}
@@ -163,7 +166,7 @@ func (p pooler) UserSecrets() []SecretRef {
 
 func (p pooler) VerifiesServer() bool { return p.settings().ServerTLS == benchv1.ServerTLSVerifyFull }
 
-func (p pooler) Peers() ([]Peer, error) {
+func (p pooler) Peers() ([]transport.Peer, error) {
 	switch {
 	case p.settings().Placement == benchv1.PoolerSidecar:
 		if inner, ok, err := p.over(); ok {
@@ -176,14 +179,14 @@ func (p pooler) Peers() ([]Peer, error) {
 	case p.cnpg():
 		return p.cnpgPeers(), nil
 	}
-	var peers []Peer
+	var peers []transport.Peer
 	if p.settings().ClientTLS == benchv1.ClientTLSRequire {
 		peers = append(peers, p.tlsPeer())
 	}
 	dep := p.deployment()
-	peers = WithNetworkPolicy(p.c, p.c.Benchmark, dep, append(peers, Peer{Object: p.service()}))
+	peers = transport.WithNetworkPolicy(p.c, p.c.Benchmark, dep, append(peers, transport.Peer{Object: p.service()}))
 	return append(peers,
-		Peer{Object: dep, Ready: DeploymentReady("the pooler"), Created: func() (string, string) {
+		transport.Peer{Object: dep, Ready: transport.DeploymentReady("the pooler"), Created: func() (string, string) {
 			return conditions.ReasonPoolerCreated, fmt.Sprintf("Started PgBouncer %s for transport %s", p.name(), p.c.Spec.Name)
 		}},
 	), nil
@@ -192,14 +195,14 @@ func (p pooler) Peers() ([]Peer, error) {
 // tlsPeer is the certificate the pooler presents to clients, in a Secret of the pooler's name:
 // issued by spec.tls.issuerRef when the benchmark has one, else by a CA made for this pooler alone
 // (its ca.crt is kept for clients that want to verify it).
-func (p pooler) tlsPeer() Peer {
+func (p pooler) tlsPeer() transport.Peer {
 	tb := p.c.Benchmark
 	if tb.Spec.TLS != nil {
 		cert := specs.Certificate(tb, p.name(), PoolerComponent, p.c.Spec.Name, p.hosts())
-		return CertificatePeer(tb, cert, p.c.CertificateWait)
+		return transport.CertificatePeer(tb, cert, p.c.CertificateWait)
 	}
 	secret := &corev1.Secret{ObjectMeta: p.meta(p.name()), Type: corev1.SecretTypeTLS}
-	return Peer{Object: secret, Generate: func() error {
+	return transport.Peer{Object: secret, Generate: func() error {
 		ca, err := pki.NewCA(p.name()+" CA", poolerCertValidity)
 		if err != nil {
 			return err
@@ -232,7 +235,7 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 		// The operator's shared PgBouncer serves its container's CPU accounting (deployment).
 		run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: PoolerPart, Host: p.host(), Port: runspec.PeerCPUPort})
 	}
-	pod := LibPQ(p.c.Server, p.host(), PoolerServicePort, string(s.ClientTLS))
+	pod := transport.LibPQ(p.c.Server, p.host(), PoolerServicePort, string(s.ClientTLS))
 	p.c.LibPQVia(&pod)
 	return pod, nil
 }
@@ -240,7 +243,7 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 // sidecarPod is pgbench connecting over loopback to PgBouncer in a native sidecar, whose
 // connections go to the server, or through the path it is over.
 func (p pooler) sidecarPod(run *runspec.Run) (specs.Pod, error) {
-	pod := LibPQ(p.c.Server, "127.0.0.1", PoolerListenPort, string(p.settings().ClientTLS))
+	pod := transport.LibPQ(p.c.Server, "127.0.0.1", PoolerListenPort, string(p.settings().ClientTLS))
 	pb := p.pgbouncer("127.0.0.1", pgbouncer.AuthTrust)
 	if inner, ok, err := p.over(); ok {
 		if err != nil {
@@ -268,14 +271,14 @@ func (p pooler) sidecarPod(run *runspec.Run) (specs.Pod, error) {
 // Hop: a sidecar pooler's connections to the server cross the link (pgbench's reach the pooler
 // over loopback), on the hop of the path it is over when it is over one; pgbench's own cross it
 // to a shared pooler.
-func (p pooler) Hop() Hop {
+func (p pooler) Hop() transport.Hop {
 	if inner, ok, err := p.over(); ok && err == nil {
 		return inner.Hop()
 	}
 	if p.settings().Placement == benchv1.PoolerSidecar {
-		return ServerHop(p.c.Server, "PgBouncer sidecar → server")
+		return transport.ServerHop(p.c.Server, "PgBouncer sidecar → server")
 	}
-	return Hop{Host: p.host(), Port: PoolerServicePort, What: "pgbench → pooler Service"}
+	return transport.Hop{Host: p.host(), Port: PoolerServicePort, What: "pgbench → pooler Service"}
 }
 
 // Record keeps both hops of the pooler: how each side authenticates (from the pooler's
@@ -342,7 +345,7 @@ func (p pooler) pgbouncer(listen, clientAuth string) ownPgBouncer {
 		},
 	}
 	if p.VerifiesServer() && server.CASecret != "" {
-		pb.config.ServerCAFile = mountServerCA(&pb.volumes, &pb.mounts, server, "pooler-server-ca", PoolerServerCADir)
+		pb.config.ServerCAFile = transport.MountServerCA(&pb.volumes, &pb.mounts, server, "pooler-server-ca", PoolerServerCADir)
 	}
 	return pb
 }
@@ -369,7 +372,7 @@ func (p pooler) service() *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Selector: meta.Labels,
 			Ports: []corev1.ServicePort{{Name: "pgbouncer", Port: PoolerServicePort,
-				TargetPort: intstr.FromInt32(PoolerListenPort), Protocol: corev1.ProtocolTCP}, PeerCPUServicePort()},
+				TargetPort: intstr.FromInt32(PoolerListenPort), Protocol: corev1.ProtocolTCP}, transport.PeerCPUServicePort()},
 		},
 	}
 }
@@ -390,7 +393,7 @@ func (p pooler) deployment() *appsv1.Deployment {
 	c := pb.container(image, pullPolicy)
 	c.Ports = []corev1.ContainerPort{{Name: "pgbouncer", ContainerPort: PoolerListenPort}}
 	c.ReadinessProbe = specs.TCPReadiness(PoolerListenPort)
-	ServePeerCPU(&c)
+	transport.ServePeerCPU(&c)
 	return specs.ServerSideDeployment(p.c.Benchmark, p.meta(p.name()), c, pb.volumes...)
 }
 
@@ -404,16 +407,16 @@ func (p pooler) NodeReadPods() (string, map[string]string, bool) {
 // them cnpg.io/poolerName), so that the runner can read each pod's PgBouncer exporter: the
 // pooler's evidence, since its admin console is not open to the application's user. The Pooler is
 // ready when the Deployment CloudNativePG makes for it (named like the Pooler) is available.
-func (p pooler) cnpgPeers() []Peer {
-	var peers []Peer
+func (p pooler) cnpgPeers() []transport.Peer {
+	var peers []transport.Peer
 	if p.c.NetworkPolicies {
 		// Before the Pooler: CloudNativePG's PgBouncer holds the server's connections, and its
 		// pods never serve anyone but the benchmark's runners (PgBouncer and its exporter).
-		peers = append(peers, Peer{Object: admitRunners(p.c.Benchmark, p.meta(p.name()),
+		peers = append(peers, transport.Peer{Object: transport.AdmitRunners(p.c.Benchmark, p.meta(p.name()),
 			metav1.LabelSelector{MatchLabels: map[string]string{"cnpg.io/poolerName": p.name()}},
-			policyPort(corev1.ProtocolTCP, CNPGPoolerPort), policyPort(corev1.ProtocolTCP, pgbouncer.CNPGExporterPort))})
+			transport.PolicyPort(corev1.ProtocolTCP, CNPGPoolerPort), transport.PolicyPort(corev1.ProtocolTCP, pgbouncer.CNPGExporterPort))})
 	}
-	return append(peers, []Peer{
+	return append(peers, []transport.Peer{
 		{Object: p.cnpgMetricsService()},
 		{Object: p.cnpgPooler(),
 			NotInstalled: "CloudNativePG's Pooler kind is not installed in this cluster: install CloudNativePG, " +
@@ -421,12 +424,12 @@ func (p pooler) cnpgPeers() []Peer {
 			Created: func() (string, string) {
 				return conditions.ReasonPoolerCreated, fmt.Sprintf("Created CloudNativePG Pooler %s for transport %s", p.name(), p.c.Spec.Name)
 			},
-			Ready: func(ctx context.Context, c Cluster, _ client.Object) (Status, error) {
+			Ready: func(ctx context.Context, c transport.Cluster, _ client.Object) (transport.Status, error) {
 				dep := &appsv1.Deployment{}
 				if err := c.Get(ctx, p.name(), dep); err != nil {
-					return Status{Waiting: "CloudNativePG to create the Pooler's Deployment"}, client.IgnoreNotFound(err)
+					return transport.Status{Waiting: "CloudNativePG to create the Pooler's Deployment"}, client.IgnoreNotFound(err)
 				}
-				return DeploymentReady("the CloudNativePG Pooler")(ctx, c, dep)
+				return transport.DeploymentReady("the CloudNativePG Pooler")(ctx, c, dep)
 			}},
 	}...)
 }
@@ -453,7 +456,7 @@ func (p pooler) cnpgPooler() *unstructured.Unstructured {
 			},
 		},
 	}}
-	u.SetGroupVersionKind(CNPGPoolerGVK)
+	u.SetGroupVersionKind(specs.CNPGPoolerGVK)
 	specs.SetMeta(u, p.meta(p.name()))
 	return u
 }

@@ -1,4 +1,4 @@
-package transport
+package pooler
 
 import (
 	"crypto/x509"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 func poolerSpec(p *benchv1.PoolerTransport) benchv1.TransportSpec {
@@ -87,7 +88,7 @@ func TestServicePooler(t *testing.T) {
 		tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-rw", Database: "app"}}
 	})
 	tr := poolerSpec(&benchv1.PoolerTransport{ClientTLS: "require"})
-	p := pooler{c: Context{Benchmark: tb, Spec: tr, Server: server, Defaults: defaults}}
+	p := pooler{c: transport.Context{Benchmark: tb, Spec: tr, Server: server, Defaults: defaults}}
 	if p.cnpg() || p.name() != tb.PoolerName("pool") || p.host() != tb.PoolerName("pool")+".db.svc" {
 		t.Fatalf("pooler %s at %s, CloudNativePG %v", p.name(), p.host(), p.cnpg())
 	}
@@ -132,7 +133,7 @@ func TestServicePooler(t *testing.T) {
 func TestCNPGPooler(t *testing.T) {
 	tb := benchmark(nil)
 	tr := poolerSpec(&benchv1.PoolerTransport{PoolMode: "transaction", PoolSize: 5, MaxClientConnections: 200})
-	p := pooler{c: Context{Benchmark: tb, Spec: tr, Server: server}}
+	p := pooler{c: transport.Context{Benchmark: tb, Spec: tr, Server: server}}
 	if !p.cnpg() {
 		t.Fatal("a CloudNativePG server's service pooler must be a CloudNativePG Pooler")
 	}
@@ -150,7 +151,7 @@ func TestCNPGPooler(t *testing.T) {
 			t.Errorf("%s = %q, want %q", path, got, want)
 		}
 	}
-	sidecar := pooler{c: Context{Benchmark: tb, Spec: poolerSpec(&benchv1.PoolerTransport{Placement: "sidecar"}), Server: server}}
+	sidecar := pooler{c: transport.Context{Benchmark: tb, Spec: poolerSpec(&benchv1.PoolerTransport{Placement: "sidecar"}), Server: server}}
 	if sidecar.cnpg() {
 		t.Error("a sidecar pooler is the operator's own PgBouncer, even for a CloudNativePG server")
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
-	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer"
-	"github.com/tunnelbench/tunnelbench/internal/transport/pgbouncer/console"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer/console"
 )
 
 // These tests run the real PgBouncer (Debian's) in front of a real PostgreSQL, configured by this

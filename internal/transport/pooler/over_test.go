@@ -1,4 +1,4 @@
-package transport
+package pooler
 
 import (
 	"fmt"
@@ -10,7 +10,9 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
+	"github.com/tunnelbench/tunnelbench/internal/transport/vpn"
 )
 
 // overBenchmark has a sidecar pooler over a transport of the given type.
@@ -21,10 +23,6 @@ func overBenchmark(inner benchv1.TransportSpec) (*benchv1.TunnelBenchmark, bench
 	return tb, layered
 }
 
-// vpnClient is the WireGuard client's sidecar (vpn.VPNClientContainer, in a package that imports
-// this one).
-const vpnClient = "wireguard"
-
 func TestPoolerOver(t *testing.T) {
 	tests := []struct {
 		inner      benchv1.TransportSpec
@@ -34,19 +32,19 @@ func TestPoolerOver(t *testing.T) {
 		brokenPart string
 	}{
 		{benchv1.TransportSpec{Name: "wg", Type: benchv1.TransportVPN}, "--server=127.0.0.1:15432",
-			[]string{vpnClient, PoolerContainer}, []string{"Secret", "Service", "NetworkPolicy", "Deployment"}, vpnClient},
+			[]string{vpn.VPNClientContainer, PoolerContainer}, []string{"Secret", "Service", "NetworkPolicy", "Deployment"}, vpn.VPNClientContainer},
 		{benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH}, "--server=127.0.0.1:15432",
 			[]string{"tunnel-0", PoolerContainer}, []string{"Secret", "Service", "NetworkPolicy", "Deployment"}, "tunnel-0"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.inner.Type), func(t *testing.T) {
 			tb, spec := overBenchmark(tt.inner)
-			c := Context{Benchmark: tb, Spec: spec, Server: server, Defaults: defaults, NetworkPolicies: true}
-			tr, err := For(c)
+			c := transport.Context{Benchmark: tb, Spec: spec, Server: server, Defaults: defaults, NetworkPolicies: true}
+			tr, err := transport.For(c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			alone, _ := For(Context{Benchmark: tb, Spec: tt.inner, Server: server, Defaults: defaults, NetworkPolicies: true})
+			alone, _ := transport.For(transport.Context{Benchmark: tb, Spec: tt.inner, Server: server, Defaults: defaults, NetworkPolicies: true})
 			var run runspec.Run
 			pod, err := tr.Pod(&run)
 			if err != nil {
@@ -96,7 +94,7 @@ func TestPoolerOver(t *testing.T) {
 
 func TestPoolerOverKeepsThePathsEvidence(t *testing.T) {
 	tb, spec := overBenchmark(benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH})
-	tr, err := For(Context{Benchmark: tb, Spec: spec, Server: server, Defaults: defaults})
+	tr, err := transport.For(transport.Context{Benchmark: tb, Spec: spec, Server: server, Defaults: defaults})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +102,7 @@ func TestPoolerOverKeepsThePathsEvidence(t *testing.T) {
 	if _, err := tr.Pod(&run); err != nil {
 		t.Fatal(err)
 	}
-	if run.SSHLogDir == "" || !slices.ContainsFunc(run.CPUParts, func(p runspec.CPUPart) bool { return p.Name == GatewayPart }) {
+	if run.SSHLogDir == "" || !slices.ContainsFunc(run.CPUParts, func(p runspec.CPUPart) bool { return p.Name == transport.GatewayPart }) {
 		t.Errorf("the runner must read ssh's log and the gateway's CPU: %+v", run)
 	}
 	res := &benchv1.TransportResult{TLS: &benchv1.NegotiatedTLS{Version: "TLSv1.3", Cipher: "X"}}

@@ -1,4 +1,4 @@
-package transport
+package pooler
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // A sidecar pooler over another transport (pooler.over): the pooler on the client host in front
@@ -22,7 +23,7 @@ import (
 
 // over is the transport a sidecar pooler's server connections go through; ok is false when
 // pooler.over is not set.
-func (p pooler) over() (Transport, bool, error) {
+func (p pooler) over() (transport.Transport, bool, error) {
 	name := p.settings().Over
 	if name == "" || p.settings().Placement != benchv1.PoolerSidecar {
 		return nil, false, nil
@@ -33,12 +34,12 @@ func (p pooler) over() (Transport, bool, error) {
 	}
 	inner := p.c
 	inner.Spec = p.c.Benchmark.Spec.Transports[i]
-	tr, err := For(inner)
+	tr, err := transport.For(inner)
 	return tr, true, err
 }
 
 // overPeers are the other transport's peers, failing with its own reason, before the pooler's.
-func overPeers(inner Transport) ([]Peer, error) {
+func overPeers(inner transport.Transport) ([]transport.Peer, error) {
 	peers, err := inner.Peers()
 	if err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func overPeers(inner Transport) ([]Peer, error) {
 		if ready == nil {
 			continue
 		}
-		peers[i].Ready = func(ctx context.Context, c Cluster, stored client.Object) (Status, error) {
+		peers[i].Ready = func(ctx context.Context, c transport.Cluster, stored client.Object) (transport.Status, error) {
 			s, err := ready(ctx, c, stored)
 			if s.Problem != "" && s.Reason == "" {
 				s.Reason = inner.FailureReason()
@@ -63,7 +64,7 @@ func overPeers(inner Transport) ([]Peer, error) {
 // near end of that path (where libpq would have connected through it). The other transport's
 // sidecars start first: the pooler's startup waits on theirs. Its evidence (probes, CPU parts,
 // ssh's log) is kept; its libpq settings are not, pgbench connects to the pooler.
-func (p pooler) overPod(inner Transport, pb *ownPgBouncer, run *runspec.Run) (specs.Pod, error) {
+func (p pooler) overPod(inner transport.Transport, pb *ownPgBouncer, run *runspec.Run) (specs.Pod, error) {
 	innerRun := *run
 	innerPod, err := inner.Pod(&innerRun)
 	if err != nil {
@@ -92,7 +93,7 @@ func envValue(env []corev1.EnvVar, name string) string {
 }
 
 // overDescribe is the other transport's words for its part of the path.
-func overDescribe(inner Transport, res *benchv1.TransportResult) string {
+func overDescribe(inner transport.Transport, res *benchv1.TransportResult) string {
 	// The session's TLS is the pooler's server hop, which the pooler's words already say.
 	bare := *res
 	bare.TLS = nil
