@@ -5,10 +5,18 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -171,4 +179,75 @@ func (r *TunnelBenchmarkReconciler) queue(ctx context.Context, tb *benchv1.Tunne
 	tb.Status.Phase = benchv1.PhaseQueued
 	r.setCondition(tb, conditions.Queued, metav1.ConditionTrue, reason, msg)
 	return nextPass(ctrl.Result{RequeueAfter: orDefault(r.PollInterval, DefaultPollInterval)})
+}
+
+// queuedBehind are the benchmarks to look at again once ended has freed a place (its server's
+// Lease, a place of its namespace or of the cluster): every other one waiting in phase Queued. The
+// wake-up only brings their next pass forward; queue decides, as on the poll, who goes, so that
+// waking one whose turn has not come costs a pass and nothing else.
+func queuedBehind(ended *benchv1.TunnelBenchmark, all []benchv1.TunnelBenchmark) []*benchv1.TunnelBenchmark {
+	var out []*benchv1.TunnelBenchmark
+	for i := range all {
+		if o := &all[i]; o.UID != ended.UID && o.Status.Phase == benchv1.PhaseQueued && o.DeletionTimestamp.IsZero() {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// wakeupBuffer bounds the ends waiting to wake the queue; past it a queued benchmark waits for its
+// poll, as it did before wake-ups.
+const wakeupBuffer = 256
+
+// cacheCatchUp bounds how long a wake-up waits for the cache to see the end that caused it:
+// queue decides from the cache, and a benchmark woken before the cache saw the end would find it
+// still ahead and wait for its poll after all.
+const cacheCatchUp = 2 * time.Second
+
+// wakeQueued has the queued benchmarks look again now that ended freed a place, rather than at
+// their next poll (PollInterval, 10 s by default): a benchmark of a busy server starts when the
+// server is free, not up to a poll later. It never blocks the pass (wakeQueuedHandler does the
+// waiting).
+func (r *TunnelBenchmarkReconciler) wakeQueued(ended *benchv1.TunnelBenchmark) {
+	if r.wakeups == nil {
+		return
+	}
+	select {
+	case r.wakeups <- event.TypedGenericEvent[*benchv1.TunnelBenchmark]{Object: ended.DeepCopy()}:
+	default: // full: the queued benchmarks' polls come anyway
+	}
+}
+
+// wakeQueuedHandler turns an end into passes of the benchmarks queued behind it, once the cache
+// has seen the end (or cacheCatchUp has passed). It runs in the wake-ups' own goroutine, not in a
+// pass.
+func (r *TunnelBenchmarkReconciler) wakeQueuedHandler() handler.TypedEventHandler[*benchv1.TunnelBenchmark, reconcile.Request] {
+	return handler.TypedFuncs[*benchv1.TunnelBenchmark, reconcile.Request]{
+		GenericFunc: func(ctx context.Context, e event.TypedGenericEvent[*benchv1.TunnelBenchmark],
+			q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			ended := e.Object
+			deadline := time.Now().Add(cacheCatchUp)
+			for !r.cacheSawEnd(ctx, ended) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			list := &benchv1.TunnelBenchmarkList{}
+			if err := r.List(ctx, list); err != nil {
+				log.FromContext(ctx).Error(err, "Cannot list the queued benchmarks to wake; they look again at their next poll")
+				return
+			}
+			for _, o := range queuedBehind(ended, list.Items) {
+				q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.Namespace, Name: o.Name}})
+			}
+		},
+	}
+}
+
+// cacheSawEnd reports whether the cache holds ended as ended, being deleted, or gone.
+func (r *TunnelBenchmarkReconciler) cacheSawEnd(ctx context.Context, ended *benchv1.TunnelBenchmark) bool {
+	got := &benchv1.TunnelBenchmark{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: ended.Namespace, Name: ended.Name}, got)
+	if err != nil {
+		return apierrors.IsNotFound(err)
+	}
+	return got.UID != ended.UID || got.Status.Phase.IsTerminal() || !got.DeletionTimestamp.IsZero()
 }

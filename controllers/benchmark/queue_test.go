@@ -231,3 +231,28 @@ func TestNamespaceFairness(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuedBehind: an end wakes every other benchmark waiting in the queue, and none that runs,
+// ended or is being deleted.
+func TestQueuedBehind(t *testing.T) {
+	bench := func(name string, phase benchv1.Phase) benchv1.TunnelBenchmark {
+		return benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "db", Name: name, UID: types.UID(name)},
+			Status: benchv1.TunnelBenchmarkStatus{Phase: phase}}
+	}
+	deleting := bench("deleting", benchv1.PhaseQueued)
+	deleting.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	ended := bench("ended", benchv1.PhaseCompleted)
+	all := []benchv1.TunnelBenchmark{ended, bench("running", benchv1.PhaseRunning), bench("queued-a", benchv1.PhaseQueued),
+		bench("failed", benchv1.PhaseFailed), deleting, bench("queued-b", benchv1.PhaseQueued), bench("new", "")}
+	var got []string
+	for _, o := range queuedBehind(&ended, all) {
+		got = append(got, o.Name)
+	}
+	if want := []string{"queued-a", "queued-b"}; !slices.Equal(got, want) {
+		t.Errorf("woken %v, want %v", got, want)
+	}
+	// An end seen again while queued (a stale read) wakes the others, never itself.
+	if got := queuedBehind(&all[2], all); len(got) != 1 || got[0].Name != "queued-b" {
+		t.Errorf("a queued benchmark woke %v", got)
+	}
+}

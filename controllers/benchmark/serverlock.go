@@ -103,18 +103,27 @@ const (
 	lockTakeOver                     // a Lease whose holder ended or is gone: update it
 	lockHeld                         // this benchmark holds it already
 	lockWait                         // another running benchmark holds it
+	lockWaitRelease                  // its holder ended just now: its own pass releases it once its pods stopped
 )
 
 // decideLock is the pure part of lockServer: lease is nil when none exists; holder is the benchmark
-// the Lease names, nil when it does not exist any more.
-func decideLock(tb *benchv1.TunnelBenchmark, lease *coordinationv1.Lease, holder *benchv1.TunnelBenchmark) lockDecision {
+// the Lease names, nil when it does not exist any more. A holder that ended keeps its Lease until
+// its own pass releases it, once its runner pods stopped (unlockServer), for at most
+// maxReleaseWait: the last pgbench of a stopped Job may still load the server. Past that bound,
+// or when it ended with no time recorded, the Lease is left behind (the operator stopped in
+// between) and taken over.
+func decideLock(tb *benchv1.TunnelBenchmark, lease *coordinationv1.Lease, holder *benchv1.TunnelBenchmark, now time.Time) lockDecision {
 	switch {
 	case lease == nil:
 		return lockTake
 	case ptr.Deref(lease.Spec.HolderIdentity, "") == string(tb.UID):
 		return lockHeld
-	case holder == nil || string(holder.UID) != ptr.Deref(lease.Spec.HolderIdentity, "") ||
-		holder.Status.Phase.IsTerminal() || !holder.DeletionTimestamp.IsZero():
+	case holder == nil || string(holder.UID) != ptr.Deref(lease.Spec.HolderIdentity, "") || !holder.DeletionTimestamp.IsZero():
+		return lockTakeOver
+	case holder.Status.Phase.IsTerminal():
+		if ended := holder.Status.CompletionTime; ended != nil && now.Sub(ended.Time) < maxReleaseWait {
+			return lockWaitRelease
+		}
 		return lockTakeOver
 	default:
 		return lockWait
@@ -140,12 +149,15 @@ func (r *TunnelBenchmarkReconciler) lockServer(ctx context.Context, tb *benchv1.
 	if lease != nil {
 		holder = r.lockHolder(ctx, lease)
 	}
-	switch decideLock(tb, lease, holder) {
+	switch decideLock(tb, lease, holder, r.now()) {
 	case lockHeld:
 		return "", nil
 	case lockWait:
 		return fmt.Sprintf("benchmark %s/%s (%s) measures the same server (%s); this one starts when it ends",
 			holder.Namespace, holder.Name, holder.Status.Phase, identity), nil
+	case lockWaitRelease:
+		return fmt.Sprintf("benchmark %s/%s (%s) measured the same server (%s) and its runner pods are stopping; "+
+			"this one starts once they have", holder.Namespace, holder.Name, holder.Status.Phase, identity), nil
 	case lockTake:
 		lease = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: r.LockNamespace, Name: name}}
 		setLockHolder(lease, tb, identity)
@@ -213,14 +225,21 @@ func (r *TunnelBenchmarkReconciler) unlockServer(ctx context.Context, tb *benchv
 	if tb.DeletionTimestamp.IsZero() && (ended == nil || r.now().Sub(ended.Time) < maxReleaseWait) && r.runnerPodsRun(ctx, tb) {
 		return false
 	}
+	released := false
 	for i := range leases.Items {
 		lease := &leases.Items[i]
 		if ptr.Deref(lease.Spec.HolderIdentity, "") != string(tb.UID) {
 			continue
 		}
 		// Preconditioned on what was read: a Lease taken over in between is not deleted.
-		_ = r.Delete(ctx, lease, &client.DeleteOptions{Preconditions: &metav1.Preconditions{
-			UID: &lease.UID, ResourceVersion: &lease.ResourceVersion}})
+		if r.Delete(ctx, lease, &client.DeleteOptions{Preconditions: &metav1.Preconditions{
+			UID: &lease.UID, ResourceVersion: &lease.ResourceVersion}}) == nil {
+			released = true
+		}
+	}
+	if released {
+		// The server is free: the benchmark next in its line need not wait for its poll.
+		r.wakeQueued(tb)
 	}
 	return true
 }

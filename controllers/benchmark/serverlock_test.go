@@ -29,6 +29,12 @@ func TestDecideLock(t *testing.T) {
 		return &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)},
 			Status: benchv1.TunnelBenchmarkStatus{Phase: phase}}
 	}
+	now := time.Now()
+	endedAgo := func(d time.Duration) *benchv1.TunnelBenchmark {
+		o := other("o", benchv1.PhaseCompleted)
+		o.Status.CompletionTime = &metav1.Time{Time: now.Add(-d)}
+		return o
+	}
 	deleting := other("o", benchv1.PhaseRunning)
 	deleting.DeletionTimestamp = ptr.To(metav1.Now())
 	tests := []struct {
@@ -41,13 +47,17 @@ func TestDecideLock(t *testing.T) {
 		{"mine already (a pass whose status write was lost)", lease("me"), me, lockHeld},
 		{"held by a running benchmark", lease("o"), other("o", benchv1.PhaseRunning), lockWait},
 		{"held by one that is initializing", lease("o"), other("o", benchv1.PhaseInitializing), lockWait},
-		{"its holder ended (the operator stopped before releasing)", lease("o"), other("o", benchv1.PhaseFailed), lockTakeOver},
+		{"its holder ended, no time recorded (the operator stopped before releasing)", lease("o"), other("o", benchv1.PhaseFailed),
+			lockTakeOver},
+		{"its holder ended just now: its pods may still run", lease("o"), endedAgo(time.Second), lockWaitRelease},
+		{"its holder ended within the release bound", lease("o"), endedAgo(maxReleaseWait - time.Second), lockWaitRelease},
+		{"its holder ended past the release bound (left behind)", lease("o"), endedAgo(maxReleaseWait), lockTakeOver},
 		{"its holder is gone", lease("o"), nil, lockTakeOver},
 		{"its holder's name now has another benchmark", lease("o"), other("new", benchv1.PhaseRunning), lockTakeOver},
 		{"its holder is being deleted", lease("o"), deleting, lockTakeOver},
 	}
 	for _, tt := range tests {
-		if got := decideLock(me, tt.lease, tt.holder); got != tt.want {
+		if got := decideLock(me, tt.lease, tt.holder, now); got != tt.want {
 			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
 		}
 	}
@@ -75,6 +85,30 @@ func TestTwoBenchmarksOfOneServerInOneSecond(t *testing.T) {
 			assertNoServerLeases(t, ns)
 		})
 	}
+}
+
+// TestQueuedStartsWhenTheServerIsFree: a benchmark queued behind another of its server starts
+// once the first has ended and released the server, not at its next poll (a minute here, so only
+// the wake-up can start it within the wait below).
+func TestQueuedStartsWhenTheServerIsFree(t *testing.T) {
+	needsEnvtest(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	createCNPGSecrets(t, ns)
+	startOperatorAs(t, operatorUser, []string{ns}, func(r *TunnelBenchmarkReconciler) { r.PollInterval = time.Minute })
+	if err := testClient.Create(ctx, newBenchmark(ns, "first")); err != nil {
+		t.Fatal(err)
+	}
+	firstJob := waitForJob(t, ns, jobName("first", "direct"))
+	if err := testClient.Create(ctx, newBenchmark(ns, "second")); err != nil {
+		t.Fatal(err)
+	}
+	waitForPhase(t, ns, "second", benchv1.PhaseQueued)
+	finishJob(t, firstJob, 0, resultReport(1000, nil))
+	waitForPhase(t, ns, "first", benchv1.PhaseCompleted)
+	eventually(t, 10*time.Second, "the queued benchmark's Job, well before its poll", func() error {
+		return testClient.Get(ctx, types.NamespacedName{Namespace: ns, Name: jobName("second", "direct")}, &batchv1.Job{})
+	})
 }
 
 // startInOneSecond creates first right after a second begins, waits for the operator to start it,

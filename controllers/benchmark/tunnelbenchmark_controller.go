@@ -16,8 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
@@ -101,6 +103,8 @@ type TunnelBenchmarkReconciler struct {
 	JobsTTL *time.Duration
 
 	pending pendingEvents
+	// wakeups carries the queued benchmarks to look at again once another ended (wakeQueued).
+	wakeups chan event.TypedGenericEvent[*benchv1.TunnelBenchmark]
 	// PostgresImage is the PostgreSQL image of managed clusters that name none.
 	PostgresImage string
 }
@@ -198,6 +202,9 @@ func (r *TunnelBenchmarkReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		if !r.unlockServer(ctx, tb) && err == nil {
 			result = ctrl.Result{RequeueAfter: time.Second}
 		}
+		// Its place in the namespace's and the cluster's limits is free (its server's, once the
+		// Lease is released: unlockServer wakes them again then).
+		r.wakeQueued(tb)
 		if _, expires := r.jobsTTL(tb); expires && err == nil {
 			// The next pass counts the Jobs' time to live from the stored end (expireJobs).
 			result = ctrl.Result{Requeue: true}
@@ -363,15 +370,18 @@ func (r *TunnelBenchmarkReconciler) now() time.Time {
 }
 
 // SetupWithManager registers the controller. It watches the Jobs it owns, so a finished Job
-// wakes its benchmark at once.
+// wakes its benchmark at once, and the wake-ups of queued benchmarks (wakeQueued), so a benchmark
+// that ended lets the next one start at once.
 func (r *TunnelBenchmarkReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	// Every status write is fitted to the CRD's schema and every event to the Event API's bounds.
 	r.Client, r.Recorder = statusguard.Client(r.Client), statusguard.Recorder(r.Recorder)
+	r.wakeups = make(chan event.TypedGenericEvent[*benchv1.TunnelBenchmark], wakeupBuffer)
 	return ctrl.NewControllerManagedBy(mgr).
 		WithOptions(opts).
 		For(&benchv1.TunnelBenchmark{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&batchv1.Job{}).
 		Owns(&appsv1.Deployment{}).
+		WatchesRawSource(source.Channel(r.wakeups, r.wakeQueuedHandler())).
 		Named("tunnelbenchmark").
 		Complete(r)
 }
