@@ -99,11 +99,11 @@ func (r *TunnelBenchmarkReconciler) isOwnClusterIP(ctx context.Context, ns strin
 type lockDecision int
 
 const (
-	lockTake     lockDecision = iota // no Lease: create it
-	lockTakeOver                     // a Lease whose holder ended or is gone: update it
-	lockHeld                         // this benchmark holds it already
-	lockWait                         // another running benchmark holds it
-	lockWaitRelease                  // its holder ended just now: its own pass releases it once its pods stopped
+	lockTake        lockDecision = iota // no Lease: create it
+	lockTakeOver                        // a Lease whose holder is gone, or ended long ago: update it
+	lockHeld                            // this benchmark holds it already
+	lockWait                            // another running benchmark holds it
+	lockWaitRelease                     // its holder ended just now: its own pass releases it once its pods stopped
 )
 
 // decideLock is the pure part of lockServer: lease is nil when none exists; holder is the benchmark

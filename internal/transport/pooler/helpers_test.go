@@ -8,6 +8,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/testing/transporttest"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
+
 	// A path a pooler runs over in these tests, registered (vpn is imported by over_test.go).
 	_ "github.com/tunnelbench/tunnelbench/internal/transport/ssh"
 )

@@ -33,8 +33,8 @@ import (
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
 
 func init() {
-	transport.Register(benchv1.TransportSSH, func(c transport.Context) transport.Transport { return sshTransport{c: c} }, transport.ServiceKind, transport.DeploymentKind,
-		transport.NetworkPolicyKind)
+	transport.Register(benchv1.TransportSSH, func(c transport.Context) transport.Transport { return sshTransport{c: c} },
+		transport.ServiceKind, transport.DeploymentKind, transport.NetworkPolicyKind)
 	transport.RegisterRules(benchv1.TransportSSH, transport.Rules{CarriesPooler: true, Sweeps: "tunnels"})
 }
 
