@@ -161,4 +161,9 @@ func twoBenchmarksQueue(t *testing.T, ns string, pg *fixture.Postgres) {
 	if start := b.Status.Results[0].Runs[0].StartTime; start == nil || !start.After(a.Status.CompletionTime.Time) {
 		t.Errorf("the second's run started at %v, the first ended at %v", start, a.Status.CompletionTime)
 	}
+	// What the queue cost (docs/studies/build-times.md): the first's end to the second leaving the
+	// queue, the Lease released once the first's runner pods stopped.
+	if b.Status.StartTime != nil && a.Status.CompletionTime != nil {
+		t.Logf("the second left the queue %s after the first ended", b.Status.StartTime.Sub(a.Status.CompletionTime.Time))
+	}
 }
