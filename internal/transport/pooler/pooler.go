@@ -35,7 +35,7 @@ import (
 )
 
 // The operator's PgBouncer (TLS Secret, Service, Deployment) or a CloudNativePG Pooler with the
-// Service of its exporters; its certificate from cert-manager (certificate.go).
+// Service of its exporters; its certificate from cert-manager (transport.CertificatePeer).
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;create;delete
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;delete
