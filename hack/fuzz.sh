@@ -24,10 +24,10 @@ fuzz_once() {
   return 2
 }
 
-# The walk skips .cache and .git: .cache holds the Go module cache's own fuzz targets and the
-# e2e's image builds and cluster state, which change under a walk beside them. CI's run on
-# 2026-12-01 failed the smoke with every target passed: the walk's grep is the one part of this
-# pipeline that can end non-zero then (2, on a read error), and pipefail made that the smoke's.
+# The walk skips .cache and .git: .cache holds the Go module cache's own fuzz targets and, while
+# the e2e's images build beside the smoke, their chroots with /proc mounted, whose fdinfo
+# directories deny even root: grep -r then ends 2 with every target found, and pipefail made that
+# the smoke's failure (CI, 2026-12-01: every target passed; reproduced during an image build).
 grep -rl --include='*_test.go' --exclude-dir=.cache --exclude-dir=.git '^func Fuzz' . | sort | while read -r file; do
   pkg=./$(dirname "${file#./}")
   for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | cut -d' ' -f2); do
