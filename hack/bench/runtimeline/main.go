@@ -2,9 +2,10 @@
 // run's Job was created, its runner container started, its measured window began and ended
 // (status), the runner exited, and the Job controller marked the Job complete; and, per run, the
 // seconds before the measured window (pod start, the runner's preflight, the warm-up), after it
-// (the runner's report, the kubelet's and the Job controller's bookkeeping) and between one Job's
-// end and the next one's creation (the operator). It reads the cluster with kubectl, as a user
-// would; the Jobs and pods must still exist (the benchmark's jobsTTL not yet passed).
+// until the next run's Job (the runner's report, the kubelet's and the Job controller's
+// bookkeeping, the operator recording the run) and from the runner's exit to the next run's Job.
+// It reads the cluster with kubectl, as a user would; the Jobs and pods must still exist (the
+// benchmark's jobsTTL not yet passed).
 //
 //	go run ./hack/bench/runtimeline -n NAMESPACE BENCHMARK
 package main
@@ -112,28 +113,35 @@ func printTimeline(runs []timeline) {
 		}
 		return fmt.Sprintf("%6.0f", to.Sub(from).Seconds())
 	}
-	fmt.Println("seconds from the first Job's creation (the API's timestamps are whole seconds)")
+	fmt.Println("seconds from the first Job's creation (the API's timestamps are whole seconds); after: from the window's end " +
+		"to the next run's Job (the last run: to its Job's Complete); next: from the runner's exit to the next run's Job")
 	fmt.Printf("%-22s %6s %6s %6s %6s %6s %6s | %6s %6s %6s\n", "run", "job", "runner", "start", "end", "exit", "done",
-		"before", "after", "gap")
-	var before, after, gap, measured time.Duration
-	var prev time.Time
-	for _, r := range runs {
+		"before", "after", "next")
+	var before, after, next, measured time.Duration
+	timed, followed := 0, 0
+	for i, r := range runs {
+		// What ends a run for the benchmark: the next run's Job, made once the operator recorded
+		// this one; the last run's end is its Job's Complete.
+		ends, following := r.complete, time.Time{}
+		if i+1 < len(runs) {
+			ends, following = runs[i+1].created, runs[i+1].created
+		}
 		fmt.Printf("%-22s %s %s %s %s %s %s | %s %s %s\n", r.name, at(r.created), at(r.runnerStarted), at(r.start),
-			at(r.end), at(r.runnerEnded), at(r.complete), span(r.created, r.start), span(r.end, r.complete), span(prev, r.created))
-		if !r.start.IsZero() && !r.created.IsZero() && !r.complete.IsZero() {
+			at(r.end), at(r.runnerEnded), at(r.complete), span(r.created, r.start), span(r.end, ends), span(r.runnerEnded, following))
+		if !r.start.IsZero() && !r.created.IsZero() && !ends.IsZero() {
 			before += r.start.Sub(r.created)
-			after += r.complete.Sub(r.end)
+			after += ends.Sub(r.end)
 			measured += r.end.Sub(r.start)
+			timed++
 		}
-		if !prev.IsZero() {
-			gap += r.created.Sub(prev)
+		if !following.IsZero() && !r.runnerEnded.IsZero() {
+			next += following.Sub(r.runnerEnded)
+			followed++
 		}
-		prev = r.complete
 	}
-	n := float64(len(runs))
-	fmt.Printf("\n%d runs: measured %.0f s; per run %.1f s before the measured window, %.1f s after it, %.1f s "+
-		"between one Job's end and the next one's creation\n", len(runs), measured.Seconds(), before.Seconds()/n,
-		after.Seconds()/n, gap.Seconds()/max(n-1, 1))
+	fmt.Printf("\n%d runs: measured %.0f s; per run %.1f s before the measured window, %.1f s after it; the next run's Job "+
+		"%.1f s after a runner's exit\n", len(runs), measured.Seconds(), before.Seconds()/float64(max(timed, 1)),
+		after.Seconds()/float64(max(timed, 1)), next.Seconds()/float64(max(followed, 1)))
 }
 
 func kubectl(into any, ns string, args ...string) error {
