@@ -164,6 +164,10 @@ func TestRecordRunConnectionFigures(t *testing.T) {
 // run, latency histograms spread over six decades, and checks that nothing is truncated and that
 // the whole status stays under 256 KiB.
 func TestLargestStatusFits(t *testing.T) {
+	if testing.Short() {
+		// Half of make test-short's time (31 s of its longest package); make test runs it.
+		t.Skip("the largest statuses' size: make test")
+	}
 	for _, shape := range []struct{ points, transports, reps int }{{1, 16, 20}, {2, 12, 13}, {12, 2, 13}, {3, 8, 13}, {16, 1, 20}} {
 		t.Run(fmt.Sprintf("%d points × %d transports × %d repetitions", shape.points, shape.transports, shape.reps), func(t *testing.T) {
 			t.Parallel()
