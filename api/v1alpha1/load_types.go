@@ -80,6 +80,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="[has(self.builtin), has(self.script), has(self.copy)].filter(x, x).size() == 1",message="spec.load: exactly one of builtin, script or copy must be set"
 // +kubebuilder:validation:XValidation:rule="!has(self.copy) || (has(self.initialize) && self.initialize)",message="spec.load.copy needs spec.load.initialize: true: the initialization creates the data set on the server, over a direct connection"
 // +kubebuilder:validation:XValidation:rule="!has(self.copy) || (!(has(self.reconnect) && self.reconnect) && !has(self.connectionStorm) && !has(self.transactions) && !has(self.rate) && !has(self.latencyLimit))",message="spec.load.copy: reconnect, connectionStorm, transactions, rate and latencyLimit apply to pgbench loads only"
+// +kubebuilder:validation:XValidation:rule="!has(self.precision) || !has(self.repetitions) || self.repetitions >= 4",message="spec.load.precision needs spec.load.repetitions of at least 4: they are the most rounds, and the first look is after round 3"
+// +kubebuilder:validation:XValidation:rule="!has(self.precision) || !has(self.order) || self.order != 'sequential'",message="spec.load.precision needs interleaved runs (spec.load.order): each round is a look at paired comparisons"
+// +kubebuilder:validation:XValidation:rule="!has(self.precision) || !has(self.connectionStorm)",message="spec.load.precision does not combine with spec.load.connectionStorm: a storm runs after the last round, which a precision target does not know in advance"
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="!has(self.stallTimeout) || !has(self.progressInterval) || duration(self.stallTimeout).getSeconds() >= 2 * duration(self.progressInterval).getSeconds()",message="spec.load.stallTimeout must be at least twice spec.load.progressInterval: a stall is judged from pgbench's progress reports"
 type LoadSpec struct {
@@ -194,6 +197,13 @@ type LoadSpec struct {
 	// +kubebuilder:validation:Maximum=20
 	// +optional
 	Repetitions int32 `json:"repetitions,omitempty"`
+
+	// Precision, when set, makes repetitions the most rounds: the benchmark stops after the first
+	// round (from the third) at which its comparisons meet the goal (status.precision). It needs
+	// interleaved runs (a round is a look), at least 4 repetitions, and no connectionStorm (a storm
+	// runs after the last round, which a target does not know in advance).
+	// +optional
+	Precision *PrecisionTarget `json:"precision,omitempty"`
 
 	// Order of the runs: interleaved (the default) runs round 1 of every transport, then round 2,
 	// and so on, each round in its own random order (seeded: see seed), so that whatever drifts on

@@ -345,6 +345,15 @@ func (tb *TunnelBenchmark) Repetitions() int32 {
 	return tb.Spec.Load.Repetitions
 }
 
+// Rounds is how many rounds the benchmark runs: spec.load.repetitions, or fewer once a precision
+// target stopped it (status.precision.stoppedAfter).
+func (tb *TunnelBenchmark) Rounds() int32 {
+	if p := tb.Status.Precision; p != nil && p.StoppedAfter > 0 {
+		return min(p.StoppedAfter, tb.Repetitions())
+	}
+	return tb.Repetitions()
+}
+
 // Order is spec.load.order with its default applied.
 func (tb *TunnelBenchmark) Order() RunOrder {
 	if tb.Spec.Load.Order == "" {
@@ -361,9 +370,10 @@ func (tb *TunnelBenchmark) WarmupDuration() time.Duration {
 	return tb.Spec.Load.Warmup.Duration
 }
 
-// TotalRuns is how many measured runs the benchmark makes: points × transports × repetitions.
+// TotalRuns is how many measured runs the benchmark makes: points × transports × rounds (the
+// repetitions, or fewer once a precision target stopped it).
 func (tb *TunnelBenchmark) TotalRuns() int {
-	return tb.Points() * len(tb.Spec.Transports) * int(tb.Repetitions())
+	return tb.Points() * len(tb.Spec.Transports) * int(tb.Rounds())
 }
 
 // PlannedRunTime is how long the measured runs take at least: points × transports × repetitions
@@ -379,7 +389,8 @@ func (tb *TunnelBenchmark) PlannedRunTime() (time.Duration, bool) {
 	if l.Duration != nil {
 		run = l.Duration.Duration
 	}
-	return time.Duration(tb.TotalRuns()) * (run + tb.WarmupDuration()), true
+	runs := tb.Points() * len(tb.Spec.Transports) * int(tb.Repetitions())
+	return time.Duration(runs) * (run + tb.WarmupDuration()), true
 }
 
 // Done reports whether every repetition of the transport has run.

@@ -201,6 +201,11 @@ type TunnelBenchmarkStatus struct {
 	// +optional
 	RunOrder *RunOrderStatus `json:"runOrder,omitempty"`
 
+	// Precision is how the benchmark stands against spec.load.precision: the rounds run, whether
+	// the goal is met and what the intervals reached.
+	// +optional
+	Precision *PrecisionStatus `json:"precision,omitempty"`
+
 	// History says whether the results are in the operator's history store: absent without a
 	// store, or before the benchmark ended.
 	// +optional
@@ -261,6 +266,8 @@ type TunnelBenchmark struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.sweep.tunnels) || self.sweep.tunnels.max() <= self.load.clients",message="spec.sweep.tunnels must not exceed spec.load.clients at any point (each tunnel runs its own pgbench with at least one client)"
 	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : (has(self.sweep.tunnels) ? size(self.sweep.tunnels) : size(self.sweep.poolSize))) : 1) * size(self.transports) * (has(self.load.repetitions) ? self.load.repetitions : 3) <= 320",message="spec.sweep: points × transports × repetitions must be at most 320, the runs one benchmark's status holds; split the sweep over several benchmarks"
 	// +kubebuilder:validation:XValidation:rule="(has(self.sweep) ? (has(self.sweep.clients) ? size(self.sweep.clients) : (has(self.sweep.tunnels) ? size(self.sweep.tunnels) : size(self.sweep.poolSize))) : 1) * size(self.transports) <= 24",message="spec.sweep: points × transports must be at most 24, the curves one benchmark's status holds; split the sweep over several benchmarks"
+	// +kubebuilder:validation:XValidation:rule="!has(self.sweep) || !has(self.load.precision)",message="spec.load.precision does not combine with spec.sweep yet: a sweep's curves would be read after rounds chosen by its points' comparisons"
+	// +kubebuilder:validation:XValidation:rule="has(self.load.precision) == has(oldSelf.load.precision) && (!has(self.load.precision) || self.load.precision == oldSelf.load.precision)",message="spec is immutable: delete and re-create the TunnelBenchmark to run it again"
 	Spec TunnelBenchmarkSpec `json:"spec"`
 	// The rules above compare durations as durations, not strings: Go clients write "30m0s" for
 	// "30m". Immutability sits on the benchmark's spec, not on its types: a

@@ -411,6 +411,54 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want:   []string{"spec.load.threads must not exceed spec.load.clients"},
 		},
 		{
+			name: "a precision target with the default repetitions",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionDecide}
+			},
+			want: []string{"spec.load.precision needs spec.load.repetitions of at least 4"},
+		},
+		{
+			name: "a precision target over sequential runs",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionDecide}
+				tb.Spec.Load.Repetitions, tb.Spec.Load.Order = 6, benchv1.OrderSequential
+			},
+			want: []string{"spec.load.precision needs interleaved runs"},
+		},
+		{
+			name: "a precision target with a storm",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionDecide}
+				tb.Spec.Load.Repetitions, tb.Spec.Load.ConnectionStorm = 6, &benchv1.ConnectionStorm{Connections: 10}
+			},
+			want: []string{"spec.load.precision does not combine with spec.load.connectionStorm"},
+		},
+		{
+			name: "a precision target in a sweep",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionDecide}
+				tb.Spec.Load.Repetitions, tb.Spec.Sweep = 6, &benchv1.SweepSpec{Clients: []int32{1, 2}}
+			},
+			want: []string{"spec.load.precision does not combine with spec.sweep"},
+		},
+		{
+			name: "a half-width goal without its width",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionHalfWidth}
+				tb.Spec.Load.Repetitions = 6
+			},
+			want: []string{"spec.load.precision.halfWidthPercent is required with goal halfWidth"},
+		},
+		{
+			name: "a minimum effect on a half-width goal",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionHalfWidth,
+					HalfWidthPercent: ptr.To[int32](3), MinEffectPercent: ptr.To[int32](5)}
+				tb.Spec.Load.Repetitions = 6
+			},
+			want: []string{"spec.load.precision.minEffectPercent applies to goal decide only"},
+		},
+		{
 			name:   "duration and transactions",
 			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Transactions = &tx },
 			want:   []string{"spec.load", "duration and transactions are mutually exclusive"},
@@ -793,6 +841,14 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 			tb.Spec.Load.Repetitions, tb.Spec.Load.Duration = 3, &metav1.Duration{Duration: 35 * time.Second}
 		}},
 		{"the longest name a label value takes", func(tb *benchv1.TunnelBenchmark) { tb.Name = strings.Repeat("n", 63) }},
+		{"a precision target of ±3 % within 20 rounds", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Load.Repetitions, tb.Spec.Load.Duration = 20, &metav1.Duration{Duration: 10 * time.Second}
+			tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionHalfWidth, HalfWidthPercent: ptr.To[int32](3)}
+		}},
+		{"a decision within 8 rounds, 5 % the smallest effect that matters", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Load.Repetitions = 8
+			tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionDecide, MinEffectPercent: ptr.To[int32](5)}
+		}},
 		{"external on a fully qualified name", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-0.db.example.com.", Database: "app",
 				CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}}}
@@ -880,7 +936,7 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tb := newBenchmark(ns, "valid-"+string(rune('a'+i)))
+			tb := newBenchmark(ns, fmt.Sprintf("valid-%d", i))
 			tt.mutate(tb)
 			if err := apiClient.Create(context.Background(), tb); err != nil {
 				t.Fatalf("the API server rejected a valid benchmark: %v", err)

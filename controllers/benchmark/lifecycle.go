@@ -98,7 +98,10 @@ func (r *TunnelBenchmarkReconciler) complete(tb *benchv1.TunnelBenchmark) {
 	tb.Status.Phase = benchv1.PhaseCompleted
 	tb.Status.CompletionTime = &metav1.Time{Time: r.now()}
 	tb.Status.Live = nil
-	msg := fmt.Sprintf("%d transports measured, %d repetitions each", len(tb.Status.Results), tb.Repetitions())
+	msg := fmt.Sprintf("%d transports measured, %d repetitions each", len(tb.Status.Results), tb.Rounds())
+	if p := tb.Status.Precision; p != nil {
+		msg = fmt.Sprintf("%d transports measured, %d rounds each: %s", len(tb.Status.Results), tb.Rounds(), p.Message)
+	}
 	if sw := tb.Status.Sweep; sw != nil {
 		msg = fmt.Sprintf("%d transports measured at %d points of %s, %d repetitions each%s", len(tb.Spec.Transports),
 			len(sw.Points), sw.Parameter, tb.Repetitions(), knees(sw))

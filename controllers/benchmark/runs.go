@@ -184,7 +184,7 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 // transportDone reports whether every run of a transport, at every point, is recorded.
 func transportDone(tb *benchv1.TunnelBenchmark, name string) bool {
 	for point := range tb.Points() {
-		if !benchv1.FindResult(tb.ResultsAt(point), name).Done(tb.Repetitions()) {
+		if !benchv1.FindResult(tb.ResultsAt(point), name).Done(tb.Rounds()) {
 			return false
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/admission"
 	"github.com/tunnelbench/tunnelbench/internal/operator/metrics"
+	"github.com/tunnelbench/tunnelbench/internal/operator/results"
 	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/operator/statusguard"
@@ -314,7 +315,10 @@ func (r *TunnelBenchmarkReconciler) reconcile(ctx context.Context, tb *benchv1.T
 
 	tb.Status.Phase = benchv1.PhaseRunning
 	if next, ok := runorder.Next(tb); ok {
-		return r.runTransport(ctx, tb, server, next, deadline)
+		if !results.RoundOverruns(tb, next.Round, now, deadline) {
+			return r.runTransport(ctx, tb, server, next, deadline)
+		}
+		results.StopShort(tb, fmt.Sprintf("another round would pass spec.timeout (%s)", tb.TimeoutDuration()))
 	}
 	r.complete(tb)
 	return nil

@@ -208,6 +208,10 @@ func TestEndToEnd(t *testing.T) {
 		trustworthyAnswers(t, ns, pg)
 	})
 
+	t.Run("a precision target: a slower path decided at the first look, an A/A pair to its bound", func(t *testing.T) {
+		precisionTargets(t, ns, pg)
+	})
+
 	t.Run("two benchmarks of one server queue", func(t *testing.T) {
 		twoBenchmarksQueue(t, ns, pg)
 	})

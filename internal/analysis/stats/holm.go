@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // FamilyAlpha is the family-wise error rate Holm keeps a family of comparisons to: the chance
@@ -108,12 +109,31 @@ func TwoSidedT(t float64, df int) float64 {
 	return math.Sin(theta) * sum
 }
 
+// quantiles memoizes TQuantile: the levels asked are few (Holm's steps, the sequential design's
+// table) and a sequential comparison asks one per look at every summary.
+var quantiles sync.Map
+
+type quantileKey struct {
+	q  float64
+	df int
+}
+
 // TQuantile is t_{q, df}, the q-quantile (q > 0.5) of Student's t, solved from TwoSidedT by
 // bisection to far below the figures' rounding.
 func TQuantile(q float64, df int) float64 {
 	if df < 1 || q <= 0.5 || q >= 1 {
 		return math.NaN()
 	}
+	key := quantileKey{q, df}
+	if t, ok := quantiles.Load(key); ok {
+		return t.(float64)
+	}
+	t := tQuantile(q, df)
+	quantiles.Store(key, t)
+	return t
+}
+
+func tQuantile(q float64, df int) float64 {
 	target := 2*q - 1
 	lo, hi := 0.0, 1.0
 	for TwoSidedT(hi, df) < target {

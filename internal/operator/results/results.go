@@ -261,26 +261,28 @@ func spread(xs []float64) *benchv1.Spread {
 // (the first transport in the spec) and the best transport from the recorded runs; for a sweep,
 // each transport's curve across the points.
 func Summarize(tb *benchv1.TunnelBenchmark) {
-	done := 0
-	for _, r := range tb.Status.AllResults() {
-		done += len(r.Runs)
-	}
-	tb.Status.Progress = benchv1.ProgressString(done, tb.TotalRuns())
 	method := methodOf(tb.Order())
+	design := sequentialDesign(tb)
 	if tb.Spec.Sweep == nil {
-		tb.Status.Best = summarizePoint(method, tb.Spec.Transports[0].Name, tb.Status.Results)
+		tb.Status.Best = summarizePoint(method, design, tb.Spec.Transports[0].Name, tb.Status.Results)
+		// A precision target met ends the rounds, and with them the runs progress counts.
+		judgePrecision(tb)
+		tb.Status.Progress = benchv1.ProgressString(doneRuns(tb), tb.TotalRuns())
 		return
 	}
+	tb.Status.Progress = benchv1.ProgressString(doneRuns(tb), tb.TotalRuns())
 	tb.InitSweep()
 	for point := range tb.Points() {
-		tb.Status.Sweep.Points[point].Best = summarizePoint(method, tb.Spec.Transports[0].Name, tb.ResultsAt(point))
+		tb.Status.Sweep.Points[point].Best = summarizePoint(method, design, tb.Spec.Transports[0].Name, tb.ResultsAt(point))
 	}
 	tb.Status.Sweep.Curves = sweep.Curves(method, tb.Spec.Transports, sweep.PointsOf(tb))
 }
 
 // summarizePoint sets each result's comparison with the baseline, all measured at one point, and
-// returns the best of them.
-func summarizePoint(method benchv1.ComparisonMethod, baselineName string, results []benchv1.TransportResult) *benchv1.BestTransport {
+// returns the best of them. With a sequential design (a precision target) the comparisons are the
+// design's repeated intervals.
+func summarizePoint(method benchv1.ComparisonMethod, design *stats.Sequential, baselineName string,
+	results []benchv1.TransportResult) *benchv1.BestTransport {
 	baseline := benchv1.FindResult(results, baselineName)
 	var family []*benchv1.TransportResult
 	for i := range results {
@@ -294,6 +296,10 @@ func summarizePoint(method benchv1.ComparisonMethod, baselineName string, result
 		default:
 			family = append(family, res)
 		}
+	}
+	if design != nil {
+		compareSequentially(*design, baseline, family)
+		return best(method, results)
 	}
 	// Every transport against the one baseline is a family of tests: their verdicts are adjusted
 	// together (Holm), so that the chance of any false one stays at 5 %.
@@ -341,6 +347,12 @@ func comparison(method benchv1.ComparisonMethod, baseline, candidate *benchv1.Tr
 	if err != nil {
 		return out
 	}
+	return withPlacements(out, baseline, candidate)
+}
+
+// withPlacements is the comparison out, marked and explained when candidate's runs and
+// baseline's ran on different nodes.
+func withPlacements(out *benchv1.Comparison, baseline, candidate *benchv1.TransportResult) *benchv1.Comparison {
 	if b, c := placements(baseline), placements(candidate); len(b) > 0 && len(c) > 0 && !slices.Equal(b, c) {
 		out.MixedPlacement = true
 		out.Reason = bounded.Text(fmt.Sprintf("%s; its runs ran on %s, the baseline's on %s: the ratio mixes placements",

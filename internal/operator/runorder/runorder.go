@@ -70,9 +70,10 @@ func Order(points, transports int, rounds int32, order benchv1.RunOrder, seed in
 	return out
 }
 
-// Of is tb's run order.
+// Of is tb's run order, over its rounds (fewer than the repetitions once a precision target
+// stopped it).
 func Of(tb *benchv1.TunnelBenchmark) []Run {
-	return Order(tb.Points(), len(tb.Spec.Transports), tb.Repetitions(), tb.Order(), Seed(tb))
+	return Order(tb.Points(), len(tb.Spec.Transports), tb.Rounds(), tb.Order(), Seed(tb))
 }
 
 // permutation is a random order of 0..n-1 drawn from the seed and a stream (the round): a

@@ -52,6 +52,9 @@ func header(s summary.Summary) []string {
 		lines = append(lines, "server: "+server)
 	}
 	lines = append(lines, "load: "+s.Load)
+	if s.Precision != "" {
+		lines = append(lines, "precision: "+s.Precision)
+	}
 	if s.Failure != "" {
 		lines = append(lines, "failed: "+s.Failure)
 	}

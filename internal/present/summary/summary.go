@@ -31,6 +31,8 @@ type Summary struct {
 	ServerVersion string `json:"serverVersion,omitempty"`
 	// Load says what ran, e.g. "select-only, prepared, 4 clients, 10s × 3 (interleaved)".
 	Load string `json:"load"`
+	// Precision is where a benchmark with a precision target stands (status.precision's message).
+	Precision string `json:"precision,omitempty"`
 	// OpenLoop is true for a load at a fixed rate: the ratios compare mean latency, not tps.
 	OpenLoop bool `json:"openLoop,omitempty"`
 	// Unit is what Median measures: "tps", or "MB/s" for a copy load.
@@ -164,7 +166,7 @@ func Of(tb *benchv1.TunnelBenchmark) Summary {
 		Namespace: tb.Namespace, Name: tb.Name, Phase: string(tb.Status.Phase),
 		Partial:  tb.Status.Phase != benchv1.PhaseCompleted,
 		Progress: tb.Status.Progress, Server: tb.Status.Server, ServerVersion: tb.Status.ServerVersion,
-		Load: loadOf(tb), OpenLoop: tb.Spec.Load.Rate != nil, Unit: "tps",
+		Load: loadOf(tb), Precision: precisionOf(tb), OpenLoop: tb.Spec.Load.Rate != nil, Unit: "tps",
 	}
 	if tb.Spec.Load.Copy != nil {
 		s.Unit = "MB/s"
@@ -181,7 +183,7 @@ func Of(tb *benchv1.TunnelBenchmark) Summary {
 	s.Sweep = sweepOf(tb)
 	// Spec order, so that a transport not yet run shows as such.
 	for _, t := range tb.Spec.Transports {
-		line := Transport{Name: t.Name, Type: string(t.Type), Repetitions: int(tb.Repetitions())}
+		line := Transport{Name: t.Name, Type: string(t.Type), Repetitions: int(tb.Rounds())}
 		if r := tb.Status.Result(t.Name); r != nil {
 			fill(&line, r, s.Unit, tb.Spec.Load.Reconnect)
 		}
@@ -285,12 +287,27 @@ func openLoopOf(runs []benchv1.RunResult) string {
 	return out
 }
 
+// precisionOf says where a benchmark with a precision target stands, or nothing without one.
+func precisionOf(tb *benchv1.TunnelBenchmark) string {
+	if p := tb.Status.Precision; p != nil {
+		return p.Message
+	}
+	return ""
+}
+
 // loadOf says what the benchmark ran.
 func loadOf(tb *benchv1.TunnelBenchmark) string {
 	l := tb.Spec.Load
-	reps := fmt.Sprintf("× %d (%s)", tb.Repetitions(), tb.Order())
+	count := fmt.Sprint(tb.Repetitions())
+	if l.Precision != nil {
+		count = fmt.Sprintf("at most %d", tb.Repetitions())
+		if p := tb.Status.Precision; p != nil && p.StoppedAfter > 0 {
+			count = fmt.Sprintf("%d of at most %d", p.StoppedAfter, tb.Repetitions())
+		}
+	}
+	reps := fmt.Sprintf("× %s (%s)", count, tb.Order())
 	if o := tb.Status.RunOrder; o != nil {
-		reps = fmt.Sprintf("× %d (%s, random order, seed %d)", tb.Repetitions(), o.Order, o.Seed)
+		reps = fmt.Sprintf("× %s (%s, random order, seed %d)", count, o.Order, o.Seed)
 	}
 	if c := l.Copy; c != nil {
 		return fmt.Sprintf("copy of %s of %s data %s", c.Size.String(), c.Data, reps)
