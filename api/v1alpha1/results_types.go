@@ -601,6 +601,12 @@ type TransportResult struct {
 	// Command is the pgbench command line that ran. Connection settings come from libpq
 	// environment variables; the password never appears here.
 	Command string `json:"command"`
+	// Executed is the latest run's pgbench processes exactly as the runner started them (of the
+	// first runner pod, with several), with the flags it adds to Command: the transaction log and
+	// its sampling rate, one process per tunnel with its port; "; " between processes.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Executed string `json:"executed,omitempty"`
 	// Connection is the libpq connection string used, without user or password.
 	Connection string `json:"connection"`
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -279,6 +280,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	outcomes := runLoads(ctx, opts, stream, run.Load, n, "", logs, lv)
 	stop()
 	rep.EndTime = time.Now().UTC()
+	rep.Executed = executed(outcomes)
 	rep.Wire = wire.stop(stream)
 	rep.CPU, rep.Sidecars, rep.Unmeasured = cpu.stop(ctx, stream)
 	rep.Probes = probed.stop(ctx)
@@ -322,9 +324,20 @@ func execute(ctx context.Context, opts Options) *report.Report {
 
 // outcome is one pgbench process's result.
 type outcome struct {
-	result *pgbench.Result
-	output string
-	err    error
+	// command is the process as started: its added environment and its command line.
+	command string
+	result  *pgbench.Result
+	output  string
+	err     error
+}
+
+// executed is the processes' command lines as they started, "; " between them.
+func executed(outcomes []outcome) string {
+	lines := make([]string, len(outcomes))
+	for i, o := range outcomes {
+		lines[i] = o.command
+	}
+	return strings.Join(lines, "; ")
 }
 
 // runLoads runs the load as n pgbench processes at the same moment, one per tunnel (tunnel i on
@@ -377,7 +390,8 @@ func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.
 				// pgbench's error rather than report them.
 				parseErr = fmt.Errorf("pgbench exited with %w: %s", runErr, pgbench.LastError(out))
 			}
-			outcomes[i] = outcome{result: res, output: out, err: parseErr}
+			outcomes[i] = outcome{command: strings.Join(append(slices.Clone(env), pgbench.CommandLine("pgbench", args)), " "),
+				result: res, output: out, err: parseErr}
 		}()
 	}
 	wg.Wait()

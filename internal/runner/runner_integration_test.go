@@ -196,7 +196,7 @@ func TestRunDirectAndTLSAgainstRealPostgres(t *testing.T) {
 			if tt.wantTLS != (rep.TLS != nil) || tt.wantTLS && !strings.HasPrefix(rep.TLS.Version, "TLSv1.") {
 				t.Errorf("runner's TLS evidence = %+v", rep.TLS)
 			}
-			if strings.Contains(out, s.Password) || strings.Contains(rep.Command, s.Password) {
+			if strings.Contains(out, s.Password) || strings.Contains(rep.Command, s.Password) || strings.Contains(rep.Executed, s.Password) {
 				t.Error("the password leaked into the output or the command")
 			}
 		})
@@ -518,6 +518,11 @@ func TestRunAsOnePodOfSeveral(t *testing.T) {
 		if rep.Result.Clients != 2 || rep.Result.Threads != 1 || !strings.Contains(rep.Command, "-c 4 -j 2") {
 			t.Errorf("pod %d ran %d clients, %d threads (command %q), want its half of 4 and 2", index, rep.Result.Clients,
 				rep.Result.Threads, rep.Command)
+		}
+		// What ran is recorded as it ran: this pod's share, with the transaction log the runner adds.
+		if !strings.HasPrefix(rep.Executed, "pgbench ") || !strings.Contains(rep.Executed, "-c 2 -j 1") ||
+			!strings.Contains(rep.Executed, " -l --log-prefix=") || strings.Contains(rep.Executed, ";") {
+			t.Errorf("pod %d executed %q, want its one pgbench process with its share and the transaction log", index, rep.Executed)
 		}
 		if awaitedAt.IsZero() || rep.StartTime.Before(awaitedAt) || !strings.Contains(out, "starts its load with the others") {
 			t.Errorf("pod %d's measured load started at %v, before its start (%v)", index, rep.StartTime, awaitedAt)

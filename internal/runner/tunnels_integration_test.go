@@ -115,6 +115,12 @@ func TestRunThroughSSHTunnels(t *testing.T) {
 				}
 				return
 			}
+			// One process a tunnel, each recorded as it started: its port and its share of clients.
+			last := fmt.Sprintf("PGPORT=%d pgbench ", base+tt.tunnels-1)
+			if procs := strings.Split(rep.Executed, "; "); len(procs) != tt.tunnels || !strings.HasPrefix(procs[tt.tunnels-1], last) ||
+				!strings.Contains(procs[tt.tunnels-1], "-c 1 -j 1") || !strings.Contains(procs[tt.tunnels-1], " -l --log-prefix=") {
+				t.Errorf("executed %q, want %d processes, the last on port %d with 1 client", rep.Executed, tt.tunnels, base+tt.tunnels-1)
+			}
 			// The aggregate is computed from the per-process figures: check it against them.
 			if len(rep.Tunnels) != tt.tunnels {
 				t.Fatalf("%d per-tunnel results, want %d", len(rep.Tunnels), tt.tunnels)

@@ -24,6 +24,7 @@ func MergePods(pods []*Report) (*Report, error) {
 	first := pods[0]
 	out := &Report{TLS: first.TLS, ServerVersion: first.ServerVersion, PgbenchVersion: first.PgbenchVersion, SSH: first.SSH,
 		Pooler: first.Pooler, Storm: first.Storm, Link: first.Link, Setup: first.Setup, Command: first.Command,
+		Executed:  first.Executed,
 		StartTime: first.StartTime, EndTime: first.EndTime}
 	var results []*pgbench.Result
 	var samples []latency.Sample

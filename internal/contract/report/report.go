@@ -59,6 +59,10 @@ type Report struct {
 	Probes []Probe `json:"probes,omitempty"`
 	// Command is the pgbench command line that ran.
 	Command string `json:"command,omitempty"`
+	// Executed is the measured load's pgbench processes exactly as the runner started them, the
+	// flags it adds included (the transaction log, its sampling rate, a tunnel's port), "; "
+	// between processes: what a user reruns by hand to measure the same thing.
+	Executed string `json:"executed,omitempty"`
 	// Window, for a pod of a run of several, is its figures cut to the stretch every pod of the
 	// run was loading the server (its Latency is cut to it too).
 	Window *Window `json:"window,omitempty"`

@@ -42,7 +42,7 @@ func Record(tb *benchv1.TunnelBenchmark, point int, t benchv1.TransportSpec, run
 	if w := rep.Window; w != nil {
 		run.WindowSeconds = ptr.To(w.Seconds())
 	}
-	out.Command, out.Connection = rep.Command, transport.ConnInfo(pod.Env)
+	out.Command, out.Executed, out.Connection = rep.Command, rep.Executed, transport.ConnInfo(pod.Env)
 	out.TLS = nil
 	if rep.TLS != nil {
 		out.TLS = &benchv1.NegotiatedTLS{Version: rep.TLS.Version, Cipher: rep.TLS.Cipher}

@@ -105,6 +105,7 @@ func TestRecordRun(t *testing.T) {
 			Result:    &pgbench.Result{TPS: tps, LatencyAvgMs: 4000 / tps, LatencyStddevMs: &stddev, Transactions: int64(tps * 10)},
 			TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
 			Command:   "pgbench -T 10",
+			Executed:  "pgbench -T 10 -l --log-prefix=/tmp/l/tunnel-0",
 			StartTime: start.Add(time.Duration(i) * time.Minute), EndTime: start.Add(time.Duration(i)*time.Minute + 10*time.Second),
 		}, pod)
 	}
@@ -118,7 +119,7 @@ func TestRecordRun(t *testing.T) {
 	if r.LatencyAvgMs != 4 || r.Transactions != 30000 {
 		t.Errorf("latency %v, transactions %d", r.LatencyAvgMs, r.Transactions)
 	}
-	if r.TLS == nil || r.TLS.Version != "TLSv1.3" || r.Command != "pgbench -T 10" ||
+	if r.TLS == nil || r.TLS.Version != "TLSv1.3" || r.Command != "pgbench -T 10" || r.Executed != "pgbench -T 10 -l --log-prefix=/tmp/l/tunnel-0" ||
 		r.Connection != "host=pg-rw port=5432 sslmode=require" || r.EndTime.Sub(r.StartTime.Time) != 2*time.Minute+10*time.Second {
 		t.Errorf("result %+v", r)
 	}
