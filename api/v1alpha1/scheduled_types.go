@@ -182,6 +182,11 @@ type TransportJudgement struct {
 	// Regressed is true when the newest result lies beyond the band on the worse side by at
 	// least the minimum effect.
 	Regressed bool `json:"regressed"`
+	// DetectablePercent is the smallest worsening, in percent of the reference level, that this
+	// check could have found (the band's edge on the worse side, or the minimum effect): a smaller
+	// one passes unseen. Absent when nothing was judged.
+	// +optional
+	DetectablePercent int32 `json:"detectablePercent,omitempty"`
 	// Reason says so in words.
 	// +kubebuilder:validation:MaxLength=512
 	Reason string `json:"reason"`

@@ -101,6 +101,7 @@ func judge(tb *benchv1.TunnelBenchmark, ref reference, rule regress.Rule) []benc
 				j.Before = &benchv1.TrendBand{Level: found.Before.Level, Low: found.Before.Low, High: found.Before.High,
 					Results: int32(found.Before.N)}
 				j.ChangePercent = int32(math.Round(100 * found.Change))
+				j.DetectablePercent = int32(math.Round(100 * min(found.Detectable, 100)))
 			}
 			out = append(out, j)
 		}
@@ -114,9 +115,13 @@ func regressedCondition(js []benchv1.TransportJudgement, gen int64) metav1.Condi
 	c := metav1.Condition{Type: conditions.Regressed, ObservedGeneration: gen}
 	var regressed []string
 	checked := 0
-	for _, j := range js {
+	var blindest *benchv1.TransportJudgement
+	for i, j := range js {
 		if j.Before != nil {
 			checked++
+			if blindest == nil || j.DetectablePercent > blindest.DetectablePercent {
+				blindest = &js[i]
+			}
 		}
 		if j.Regressed {
 			regressed = append(regressed, fmt.Sprintf("%s: %s", j.Transport, j.Reason))
@@ -131,7 +136,9 @@ func regressedCondition(js []benchv1.TransportJudgement, gen int64) metav1.Condi
 		c.Message = fmt.Sprintf("fewer than %d earlier results of this template: nothing judged yet", regress.MinHistory)
 	default:
 		c.Status, c.Reason = metav1.ConditionFalse, conditions.ReasonWithinHistory
-		c.Message = fmt.Sprintf("%d figures judged, none regressed", checked)
+		c.Message = fmt.Sprintf("%d figures judged, none regressed; the least sensitive check, %s's %s, could not have seen a "+
+			"worsening smaller than %d %%: more earlier results narrow the bands", checked, blindest.Transport, blindest.Figure,
+			blindest.DetectablePercent)
 	}
 	c.Message = bounded.Text(c.Message, bounded.ConditionMessage)
 	return c

@@ -169,6 +169,20 @@ func TestJudgeAndItsCondition(t *testing.T) {
 	if c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "tls: ratio 0.4") || strings.Contains(c.Message, "direct:") {
 		t.Errorf("condition %+v", c)
 	}
+	// Without the regressed tls, the condition says none regressed and what the bands could not see.
+	var within []benchv1.TransportJudgement
+	for _, j := range js {
+		if j.Transport == "direct" {
+			within = append(within, j)
+			if j.DetectablePercent < 10 {
+				t.Errorf("direct %s: detectable %d %%, below the minimum effect", j.Figure, j.DetectablePercent)
+			}
+		}
+	}
+	if c := regressedCondition(within, 1); c.Status != metav1.ConditionFalse ||
+		!strings.Contains(c.Message, "none regressed; the least sensitive check, direct's tps, could not have seen a worsening smaller than") {
+		t.Errorf("none regressed: %+v", c)
+	}
 	if c := regressedCondition(judge(latest, reference{}, regress.Rule{}), 1); c.Status != metav1.ConditionUnknown ||
 		c.Reason != conditions.ReasonNotEnoughHistory {
 		t.Errorf("without history: %+v", c)

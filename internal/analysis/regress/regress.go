@@ -45,6 +45,18 @@ const (
 // higherIsWorse says in which direction f regresses.
 func (f Figure) higherIsWorse() bool { return f == FigureLatency }
 
+// smallerChange names a worsening of f smaller than the fraction d: "a drop smaller than 78 %
+// (÷4.5)", "a rise smaller than 120 % (×2.2)".
+func (f Figure) smallerChange(d float64) string {
+	if f.higherIsWorse() {
+		return fmt.Sprintf("a rise smaller than %.0f %% (×%.2g)", 100*d, 1+d)
+	}
+	if d >= 1 {
+		return "any drop"
+	}
+	return fmt.Sprintf("a drop smaller than %.0f %% (÷%.2g)", 100*d, 1/(1-d))
+}
+
 // Alpha is the one-sided false-alarm rate of a check under the test's assumptions: 0.5 %, the
 // edge of a 99 % two-sided prediction band. A schedule runs several checks each time (a figure
 // per transport); at 0.5 % each, eight checks alarm falsely in at most 4 % of runs before the
@@ -102,6 +114,10 @@ type Finding struct {
 	Regressed bool `json:"regressed"`
 	// Checked is false when the reference had fewer than MinHistory results: nothing was judged.
 	Checked bool `json:"checked"`
+	// Detectable is the smallest worsening the check could have found, as a fraction of the
+	// level (0.78: a result 78 % lower): the band's edge on the worse side, or the minimum effect
+	// when that is further. A smaller change passes unseen, whatever its cause.
+	Detectable float64 `json:"detectable"`
 	// Reason says why, in words.
 	Reason string `json:"reason"`
 }
@@ -133,6 +149,10 @@ func Check(fig Figure, history []Sample, latest Sample, rule Rule) Finding {
 		worse, beyond = f.Change, latest.Value > f.Before.High
 	}
 	f.Regressed = beyond && worse >= rule.MinEffect
+	f.Detectable = max(rule.MinEffect, 1-f.Before.Low/f.Before.Level)
+	if fig.higherIsWorse() {
+		f.Detectable = max(rule.MinEffect, f.Before.High/f.Before.Level-1)
+	}
 	f.Reason = reason(f, rule)
 	return f
 }
@@ -167,7 +187,8 @@ func reason(f Finding, rule Rule) string {
 	case f.After.Value < f.Before.Low || f.After.Value > f.Before.High:
 		return where + fmt.Sprintf(": beyond the band, but better or by less than %.0f %%", 100*rule.MinEffect)
 	default:
-		return where + ": within the band"
+		return where + fmt.Sprintf(": within the band; %s cannot be told from noise with %d earlier results",
+			f.Figure.smallerChange(f.Detectable), f.Before.N)
 	}
 }
 

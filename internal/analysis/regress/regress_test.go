@@ -101,14 +101,29 @@ func TestAlphaByConstruction(t *testing.T) {
 // schedule draws a schedule's history of window+1 benchmarks on the machine model, the last
 // one's ssh scaled by effect, and says which transports the rule finds regressed in the last.
 func schedule(m benchsim.Machine, window, rounds int, effect float64, rule Rule) map[string]bool {
-	var history = map[string]map[Figure][]Sample{}
 	found := map[string]bool{}
-	for b := 0; b <= window; b++ {
-		e := 1.0
-		if b == window {
-			e = effect
+	for transport := range scheduleFigures(m, window, rounds, func(i int) float64 {
+		if i == 2 {
+			return effect
 		}
-		tb := m.Draw(fmt.Sprintf("b%d", b), 3, rounds, e)
+		return 1
+	}, rule) {
+		found[transport] = true
+	}
+	return found
+}
+
+// scheduleFigures is schedule with transport i of the last benchmark scaled by scale(i), and
+// says which figures of which transports the rule finds regressed.
+func scheduleFigures(m benchsim.Machine, window, rounds int, scale func(int) float64, rule Rule) map[string]map[Figure]bool {
+	var history = map[string]map[Figure][]Sample{}
+	found := map[string]map[Figure]bool{}
+	for b := 0; b <= window; b++ {
+		s := func(int) float64 { return 1 }
+		if b == window {
+			s = scale
+		}
+		tb := m.DrawScaled(fmt.Sprintf("b%d", b), 3, rounds, s)
 		tb.Status.CompletionTime = &metav1.Time{Time: t0.Add(time.Duration(b) * time.Hour)}
 		for _, f := range FromBenchmark(tb) {
 			if history[f.Transport] == nil {
@@ -116,13 +131,63 @@ func schedule(m benchsim.Machine, window, rounds int, effect float64, rule Rule)
 			}
 			for fig, s := range f.Samples {
 				if b == window && Check(fig, history[f.Transport][fig], s, rule).Regressed {
-					found[f.Transport] = true
+					if found[f.Transport] == nil {
+						found[f.Transport] = map[Figure]bool{}
+					}
+					found[f.Transport][fig] = true
 				}
 				history[f.Transport][fig] = append(history[f.Transport][fig], s)
 			}
 		}
 	}
 	return found
+}
+
+// TestServerSlowed simulates the case on the machine model: the server itself slowed,
+// every transport's tps scaled alike, the ratios unchanged. Every transport's tps must be found
+// once the drop is large enough for its history, and a ratio must not be raised (beyond the
+// rule's false-alarm rate); docs/user-guide/schedules.md holds the table this logs.
+func TestServerSlowed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation")
+	}
+	m := benchsim.ThisMachine(41)
+	const trials, rounds = 2000, 3
+	rule := Rule{MinEffect: DefaultMinEffect}
+	var table strings.Builder
+	table.WriteString("| earlier results | server 10 % slower | 30 % slower | 80 % slower | a ratio raised (80 %) |\n|---|---|---|---|---|\n")
+	for _, n := range []int{3, 5, 10} {
+		row := fmt.Sprintf("| %d |", n)
+		for _, drop := range []float64{0.1, 0.3, 0.8} {
+			every, ratios := 0, 0
+			for range trials {
+				found := scheduleFigures(m, n, rounds, func(int) float64 { return 1 - drop }, rule)
+				all := true
+				for _, tr := range benchsim.Transports {
+					all = all && found[tr][FigureTPS]
+					if found[tr][FigureRatio] {
+						ratios++
+					}
+				}
+				if all {
+					every++
+				}
+			}
+			row += fmt.Sprintf(" every tps found in %.1f %% |", 100*float64(every)/trials)
+			if drop == 0.8 {
+				row += fmt.Sprintf(" %.2f %% |", 100*float64(ratios)/trials)
+				if float64(ratios)/trials > 0.02 {
+					t.Errorf("n = %d: a ratio raised in %.2f %% of schedules whose paths did not change", n, 100*float64(ratios)/trials)
+				}
+				if n >= 5 && float64(every)/trials < 0.95 {
+					t.Errorf("n = %d: a server 80 %% slower found on every transport in %.1f %% only", n, 100*float64(every)/trials)
+				}
+			}
+		}
+		table.WriteString(row + "\n")
+	}
+	t.Logf("%d fixed-seed schedules each, %d rounds a benchmark, minimum effect %.0f %%, the server slowed in the last:\n%s",
+		trials, rounds, 100*DefaultMinEffect, table.String())
 }
 
 // TestFalseAlarms simulates schedules on this machine's noise model (benchsim.ThisMachine) with
@@ -137,19 +202,25 @@ func TestFalseAlarms(t *testing.T) {
 	const trials, rounds = 3000, 3
 	rule := Rule{MinEffect: DefaultMinEffect}
 	var table strings.Builder
-	table.WriteString("| earlier results | unchanged: any transport raised | ssh 15 % slower: found | ssh 30 % slower: found " +
-		"| ssh 30 % slower: another raised |\n|---|---|---|---|---|\n")
+	table.WriteString("| earlier results | unchanged: any transport raised | ssh 10 % slower: found | ssh 15 % slower: found " +
+		"| ssh 30 % slower: found | ssh 30 % slower: another raised | ssh 80 % slower: found |\n|---|---|---|---|---|---|---|\n")
 	// Three earlier results leave two degrees of freedom: the band is wide, and a 30 % change is
 	// found in about half the runs (docs/user-guide/schedules.md says so); five find it nearly always.
 	minFound30 := map[int]float64{3: 0.4, 5: 0.9, 10: 0.95}
 	for _, n := range []int{3, 5, 10} {
-		var aa, found15, found30, others int
+		var aa, found10, found15, found30, others, found80 int
 		for range trials {
 			if len(schedule(m, n, rounds, 1, rule)) > 0 {
 				aa++
 			}
+			if schedule(m, n, rounds, 0.9, rule)["ssh"] {
+				found10++
+			}
 			if schedule(m, n, rounds, 0.85, rule)["ssh"] {
 				found15++
+			}
+			if schedule(m, n, rounds, 0.2, rule)["ssh"] {
+				found80++
 			}
 			got := schedule(m, n, rounds, 0.7, rule)
 			if got["ssh"] {
@@ -160,8 +231,8 @@ func TestFalseAlarms(t *testing.T) {
 			}
 		}
 		share := func(k int) float64 { return float64(k) / trials }
-		fmt.Fprintf(&table, "| %d | %.2f %% | %.1f %% | %.1f %% | %.2f %% |\n",
-			n, 100*share(aa), 100*share(found15), 100*share(found30), 100*share(others))
+		fmt.Fprintf(&table, "| %d | %.2f %% | %.1f %% | %.1f %% | %.1f %% | %.2f %% | %.1f %% |\n",
+			n, 100*share(aa), 100*share(found10), 100*share(found15), 100*share(found30), 100*share(others), 100*share(found80))
 		if share(aa) > 0.02 {
 			t.Errorf("n = %d: an unchanged schedule raised Regressed in %.2f %% of runs, over 2 %%", n, 100*share(aa))
 		}
@@ -200,5 +271,27 @@ func TestFromBenchmark(t *testing.T) {
 	tb.Spec.Sweep = &benchv1.SweepSpec{Clients: []int32{1, 2}}
 	if got := FromBenchmark(tb); got != nil {
 		t.Errorf("a sweep gave %+v", got)
+	}
+}
+
+// TestDetectable: the schedule (direct at 25,300, 35,354 and 34,985 tps) cannot see the
+// fourth result's 82 % drop, and says how large a drop it could have seen (÷8.8).
+func TestDetectable(t *testing.T) {
+	var history []Sample
+	for i, v := range []float64{25300, 35354, 34985} {
+		history = append(history, Sample{Benchmark: fmt.Sprint(i), Value: v})
+	}
+	f := Check(FigureTPS, history, Sample{Value: 5752}, Rule{MinEffect: DefaultMinEffect})
+	if !f.Checked || f.Regressed || math.Abs(f.Detectable-0.887) > 0.005 ||
+		!strings.Contains(f.Reason, "a drop smaller than 89 % (÷8.8) cannot be told from noise with 3 earlier results") {
+		t.Errorf("%+v", f)
+	}
+	// A quiet history sees down to the minimum effect.
+	quiet := []Sample{{Value: 1000}, {Value: 1001}, {Value: 999}, {Value: 1000}}
+	if f := Check(FigureTPS, quiet, Sample{Value: 995}, Rule{MinEffect: DefaultMinEffect}); f.Detectable != DefaultMinEffect {
+		t.Errorf("quiet: %+v", f)
+	}
+	if f := Check(FigureLatency, history, Sample{Value: 30000}, Rule{}); !strings.Contains(f.Reason, "a rise smaller than") {
+		t.Errorf("latency: %q", f.Reason)
 	}
 }

@@ -191,7 +191,7 @@ func reached(st *benchv1.PrecisionStatus) string {
 	if st.WidestHalfWidthPercent == nil {
 		return ""
 	}
-	return fmt.Sprintf(" (the widest interval ±%.1f %%)", *st.WidestHalfWidthPercent)
+	return fmt.Sprintf("; the widest interval ±%.1f %%", *st.WidestHalfWidthPercent)
 }
 
 // doneRuns counts the runs recorded at every point.
