@@ -44,7 +44,8 @@ func precisionTargets(t *testing.T, ns string, pg *fixture.Postgres) {
 			Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: precisionRTT}}}), 6*time.Minute)
 	st := slow.Status.Precision
 	t.Logf("slower: %+v", ptrVal(st))
-	if st == nil || !st.Met || st.StoppedAfter != 3 || st.Rounds != 3 || st.MaxRounds != 6 || !strings.Contains(st.Message, "met after 3 of at most 6") {
+	if st == nil || !st.Met || st.StoppedAfter != 3 || st.Rounds != 3 || st.MaxRounds != 6 ||
+		!strings.Contains(st.Message, "met after 3 of at most 6") {
 		t.Errorf("status.precision %+v, want met after the first look (round 3 of 6)", ptrVal(st))
 	}
 	wan := slow.Status.Result("wan")

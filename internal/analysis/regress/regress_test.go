@@ -98,9 +98,11 @@ func TestAlphaByConstruction(t *testing.T) {
 	}
 }
 
-// schedule draws a schedule's history of window+1 benchmarks on the machine model, the last
-// one's ssh scaled by effect, and says which transports the rule finds regressed in the last.
-func schedule(m benchsim.Machine, window, rounds int, effect float64, rule Rule) map[string]bool {
+// schedule draws a schedule's history of window+1 benchmarks of 3 rounds on the machine model,
+// the last one's ssh scaled by effect, and says which transports the rule finds regressed in the
+// last.
+func schedule(m benchsim.Machine, window int, effect float64, rule Rule) map[string]bool {
+	const rounds = 3
 	found := map[string]bool{}
 	for transport := range scheduleFigures(m, window, rounds, func(i int) float64 {
 		if i == 2 {
@@ -210,19 +212,19 @@ func TestFalseAlarms(t *testing.T) {
 	for _, n := range []int{3, 5, 10} {
 		var aa, found10, found15, found30, others, found80 int
 		for range trials {
-			if len(schedule(m, n, rounds, 1, rule)) > 0 {
+			if len(schedule(m, n, 1, rule)) > 0 {
 				aa++
 			}
-			if schedule(m, n, rounds, 0.9, rule)["ssh"] {
+			if schedule(m, n, 0.9, rule)["ssh"] {
 				found10++
 			}
-			if schedule(m, n, rounds, 0.85, rule)["ssh"] {
+			if schedule(m, n, 0.85, rule)["ssh"] {
 				found15++
 			}
-			if schedule(m, n, rounds, 0.2, rule)["ssh"] {
+			if schedule(m, n, 0.2, rule)["ssh"] {
 				found80++
 			}
-			got := schedule(m, n, rounds, 0.7, rule)
+			got := schedule(m, n, 0.7, rule)
 			if got["ssh"] {
 				found30++
 			}

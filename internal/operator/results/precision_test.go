@@ -268,7 +268,8 @@ func TestStopShort(t *testing.T) {
 	}
 	StopShort(tb, "another round would pass spec.timeout (2m0s)")
 	st := tb.Status.Precision
-	if st.StoppedAfter != 4 || st.Met || !strings.Contains(st.Message, "stopped after 4 of at most 10 rounds, another round would pass spec.timeout") {
+	want := "stopped after 4 of at most 10 rounds, another round would pass spec.timeout"
+	if st.StoppedAfter != 4 || st.Met || !strings.Contains(st.Message, want) {
 		t.Fatalf("status.precision %+v", st)
 	}
 	if _, more := runorder.Next(tb); more || tb.Status.Progress != "8/8" {

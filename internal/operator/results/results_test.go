@@ -119,7 +119,8 @@ func TestRecordRun(t *testing.T) {
 	if r.LatencyAvgMs != 4 || r.Transactions != 30000 {
 		t.Errorf("latency %v, transactions %d", r.LatencyAvgMs, r.Transactions)
 	}
-	if r.TLS == nil || r.TLS.Version != "TLSv1.3" || r.Command != "pgbench -T 10" || r.Executed != "pgbench -T 10 -l --log-prefix=/tmp/l/tunnel-0" ||
+	if r.TLS == nil || r.TLS.Version != "TLSv1.3" || r.Command != "pgbench -T 10" ||
+		r.Executed != "pgbench -T 10 -l --log-prefix=/tmp/l/tunnel-0" ||
 		r.Connection != "host=pg-rw port=5432 sslmode=require" || r.EndTime.Sub(r.StartTime.Time) != 2*time.Minute+10*time.Second {
 		t.Errorf("result %+v", r)
 	}
