@@ -49,6 +49,6 @@ func newRoot(out io.Writer) *cobra.Command {
 	k.bind(root.PersistentFlags())
 	root.SetOut(out)
 	root.AddCommand(initCmd(k, out), reportCmd(k, out), watchCmd(k, out), compareCmd(k, out), rerunCmd(k, out),
-		cancelCmd(k, out), planCmd(out), historyCmd(k, out))
+		cancelCmd(k, out), planCmd(k, out), historyCmd(k, out))
 	return root
 }

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/benchsim"
 )
 
 func TestPlan(t *testing.T) {
@@ -46,5 +47,30 @@ func TestPlan(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlanPrecision: a precision target's design, "needs a pilot" without one, and the rounds
+// planned from a pilot whose tls runs at 0.7 of direct.
+func TestPlanPrecision(t *testing.T) {
+	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Name: "precise"}}
+	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct"}, {Name: "tls"}, {Name: "ssh"}}
+	tb.Spec.Load.Repetitions = 10
+	tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionDecide}
+	text, err := planPrecision(tb, nil)
+	if err != nil || !strings.Contains(text, "looks after rounds 3 to 10, each interval at 98.82 %") ||
+		!strings.Contains(text, "PLANNED: needs a pilot") {
+		t.Errorf("%v: %q", err, text)
+	}
+	pilot := benchsim.Completed("pilot", []float64{1000, 1100, 900}, []float64{700, 760, 640})
+	text, err = planPrecision(tb, pilot)
+	// ssh, which the pilot did not run, is planned as an equal of the baseline: to the bound.
+	if err != nil || !strings.Contains(text, "tls in pilot: ratio 0.70") || !strings.Contains(text, "PLANNED: 10 rounds") {
+		t.Errorf("%v: %q", err, text)
+	}
+	other := pilot.DeepCopy()
+	other.Spec.Transports[0].Name = "pooled"
+	if _, err := planPrecision(tb, other); err == nil || !strings.Contains(err.Error(), "same baseline (direct)") {
+		t.Errorf("a pilot of another baseline: %v", err)
 	}
 }

@@ -161,19 +161,12 @@ func (r SequentialRatio) Reason() string {
 	if len(r.Looks) == 0 {
 		return fmt.Sprintf("sequential: no interval before the first look, after round %d (%d so far)", FirstLook, r.N)
 	}
-	where := "contains 1"
-	switch r.Verdict() {
-	case Faster:
-		where = "lies above 1"
-	case Slower:
-		where = "lies below 1"
-	}
 	adjusted := ""
 	if r.Level != 1-FamilyAlpha {
 		adjusted = ", Holm-adjusted across the transports"
 	}
 	return fmt.Sprintf("%s%% repeated interval [%.3f, %.3f] over %d repetitions %s (sequential: %d looks of at most %d, "+
-		"each at %s%%%s)", pct(r.Level), r.Low, r.High, r.N, where, len(r.Looks), r.Design.Rounds-FirstLook+1,
+		"each at %s%%%s)", pct(r.Level), r.Low, r.High, r.N, r.where(), len(r.Looks), r.Design.Rounds-FirstLook+1,
 		pct(1-r.Nominal), adjusted)
 }
 

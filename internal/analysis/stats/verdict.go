@@ -53,13 +53,6 @@ func (r Ratio) Reason() string {
 	case !r.HasInterval:
 		return noIntervalReason
 	}
-	where := "contains 1"
-	switch r.Verdict() {
-	case Faster:
-		where = "lies above 1"
-	case Slower:
-		where = "lies below 1"
-	}
 	level := r.Level
 	if level == 0 {
 		level = 0.95
@@ -69,5 +62,16 @@ func (r Ratio) Reason() string {
 		adjusted = " (Holm-adjusted across the transports)"
 	}
 	return fmt.Sprintf("%s%% interval%s [%.3f, %.3f] over %d repetitions %s",
-		strconv.FormatFloat(100*level, 'g', 4, 64), adjusted, r.Low, r.High, r.N, where)
+		strconv.FormatFloat(100*level, 'g', 4, 64), adjusted, r.Low, r.High, r.N, r.where())
+}
+
+// where says where the interval lies against 1, as its verdict reads it.
+func (r Ratio) where() string {
+	switch r.Verdict() {
+	case Faster:
+		return "lies above 1"
+	case Slower:
+		return "lies below 1"
+	}
+	return "contains 1"
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/precision"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/sweep"
 	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
@@ -75,9 +76,8 @@ func judgePrecision(tb *benchv1.TunnelBenchmark) {
 			widest = math.Inf(1)
 			continue
 		}
-		hw := math.Sqrt(*c.Upper / *c.Lower) - 1
-		widest = max(widest, hw)
-		if !settled(target, c, hw) {
+		widest = max(widest, precision.HalfWidth(*c.Lower, *c.Upper))
+		if !precision.Settled(target, c.Verdict, *c.Lower, *c.Upper) {
 			unsettled = append(unsettled, res.Transport)
 		}
 	}
@@ -158,21 +158,6 @@ func completeRounds(tb *benchv1.TunnelBenchmark) (int32, bool) {
 		least, most = min(least, n), max(most, n)
 	}
 	return least, least == most
-}
-
-// settled reports whether comparison c, its interval's half-width hw, meets the target.
-func settled(target *benchv1.PrecisionTarget, c *benchv1.Comparison, hw float64) bool {
-	if target.Goal == benchv1.PrecisionHalfWidth {
-		return target.HalfWidthPercent != nil && hw <= float64(*target.HalfWidthPercent)/100
-	}
-	if c.Verdict == benchv1.VerdictFaster || c.Verdict == benchv1.VerdictSlower {
-		return true
-	}
-	if target.MinEffectPercent == nil {
-		return false
-	}
-	theta := float64(*target.MinEffectPercent) / 100
-	return *c.Lower >= 1-theta && *c.Upper <= 1/(1-theta)
 }
 
 // goalText names the goal as a user set it.

@@ -1,0 +1,137 @@
+// Package precision is a precision target's rule (when a comparison meets its goal) and its
+// planner (how many rounds a target takes on paths like an earlier benchmark's). The reconciler's
+// summary stops a benchmark by Settled; the planner simulates the same rule on the same
+// sequential design (internal/analysis/stats), so that a plan and a run agree. Pure.
+package precision
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
+)
+
+// HalfWidth is an interval's half-width as a fraction: [low, high] is its geometric centre ×÷
+// (1 + HalfWidth).
+func HalfWidth(low, high float64) float64 {
+	return math.Sqrt(high/low) - 1
+}
+
+// Settled reports whether a comparison with the verdict and the interval [low, high] meets the
+// target: within ±halfWidthPercent for goal halfWidth; for goal decide, faster or slower, or,
+// with minEffectPercent, an interval within that of the baseline.
+func Settled(target *benchv1.PrecisionTarget, verdict benchv1.Verdict, low, high float64) bool {
+	if target.Goal == benchv1.PrecisionHalfWidth {
+		return target.HalfWidthPercent != nil && HalfWidth(low, high) <= float64(*target.HalfWidthPercent)/100
+	}
+	if verdict == benchv1.VerdictFaster || verdict == benchv1.VerdictSlower {
+		return true
+	}
+	if target.MinEffectPercent == nil {
+		return false
+	}
+	theta := float64(*target.MinEffectPercent) / 100
+	return low >= 1-theta && high <= 1/(1-theta)
+}
+
+// Path is what an earlier benchmark measured of one transport against the baseline: the mean and
+// the standard deviation of its paired per-round log-ratios, over Pairs rounds.
+type Path struct {
+	Transport string
+	LogMean   float64
+	LogSD     float64
+	Pairs     int
+}
+
+// Pilot reads, from a completed benchmark, each transport's paired log-ratios to the baseline
+// (its spec's first transport): what a plan of the same paths draws its rounds from. A transport
+// with fewer than two pairs tells nothing of the spread and is left out.
+func Pilot(tb *benchv1.TunnelBenchmark) []Path {
+	baseline := tb.Status.Result(tb.Spec.Transports[0].Name)
+	if baseline == nil {
+		return nil
+	}
+	var out []Path
+	for _, t := range tb.Spec.Transports[1:] {
+		res := tb.Status.Result(t.Name)
+		if res == nil {
+			continue
+		}
+		b, c := benchv1.PairedFigures(baseline, res)
+		if len(b) < 2 {
+			continue
+		}
+		r, err := stats.PairedRatio(b, c)
+		if err != nil {
+			continue
+		}
+		out = append(out, Path{Transport: t.Name, LogMean: r.LogMean, LogSD: r.LogSE * math.Sqrt(float64(r.N)), Pairs: r.N})
+	}
+	return out
+}
+
+// Planned is what a precision target is expected to take on paths like a pilot's.
+type Planned struct {
+	// Median and P90 are the rounds after which the simulated benchmarks stopped.
+	Median, P90 int
+	// Met is the share of them that met the goal within the bound.
+	Met float64
+	// Trials is how many benchmarks were simulated.
+	Trials int
+}
+
+// Trials is how many benchmarks Plan simulates: the share that met the goal is then known within
+// about ±1.5 %.
+const Trials = 1000
+
+// Plan simulates a benchmark of target within bound rounds whose transports (after the baseline)
+// are paths, each round's log-ratio to the baseline normal with its path's mean and spread: after
+// every round from stats.FirstLook, the design's repeated intervals adjusted across the
+// transports (stats.HolmSequential) and Settled, as the reconciler's summary stops a benchmark.
+func Plan(target *benchv1.PrecisionTarget, bound int, paths []Path, seed uint64) Planned {
+	rng := rand.New(rand.NewPCG(seed, 5))
+	design := stats.Sequential{Rounds: bound}
+	rounds := make([]int, 0, Trials)
+	met := 0
+	base := make([]float64, bound)
+	for i := range base {
+		base[i] = 1
+	}
+	for range Trials {
+		cand := make([][]float64, len(paths))
+		stopped := bound
+		for k := 1; k <= bound; k++ {
+			for i, p := range paths {
+				cand[i] = append(cand[i], math.Exp(p.LogMean+p.LogSD*rng.NormFloat64()))
+			}
+			if k < stats.FirstLook {
+				continue
+			}
+			family := make([]stats.SequentialRatio, len(paths))
+			for i := range paths {
+				family[i], _ = stats.PairedSequential(design, base[:k], cand[i])
+			}
+			all := true
+			for _, r := range stats.HolmSequential(family) {
+				all = all && r.HasInterval && Settled(target, benchv1.Verdict(r.Verdict()), r.Low, r.High)
+			}
+			if all {
+				stopped = k
+				met++
+				break
+			}
+		}
+		rounds = append(rounds, stopped)
+	}
+	slices.Sort(rounds)
+	return Planned{Median: rounds[len(rounds)/2], P90: rounds[len(rounds)*9/10], Met: float64(met) / Trials, Trials: Trials}
+}
+
+// String says the plan in words.
+func (p Planned) String() string {
+	return fmt.Sprintf("%d rounds (the median of %d simulated benchmarks; 90 %% within %d), the goal met within the bound in %.0f %%",
+		p.Median, p.Trials, p.P90, 100*p.Met)
+}
