@@ -40,6 +40,18 @@ type clock struct {
 
 func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
 
+// startAt moves the clock to the schedule's creation, which the API server stamps with its own
+// time: a schedule's first run is the first minute after that, so a clock left a little before it
+// (a test starting at 08:16:59.9, the schedule created at 08:17:00) would make nextMinute land on
+// 08:17:02, before any run is due.
+func (c *clock) startAt(stb *benchv1.ScheduledTunnelBenchmark) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if created := stb.CreationTimestamp.Time; created.After(c.now) {
+		c.now = created
+	}
+}
+
 // nextMinute sets the clock to the next minute after its time, plus 2 s: the next run of "* * * * *".
 func (c *clock) nextMinute() time.Time {
 	c.mu.Lock()
@@ -203,6 +215,7 @@ func TestScheduleCreatesForbidsAndKeepsTheLast(t *testing.T) {
 	if err := testClient.Create(context.Background(), stb); err != nil {
 		t.Fatal(err)
 	}
+	c.startAt(stb)
 	first := c.nextMinute()
 	poke(t, stb)
 	tbs := waitForBenchmarks(t, stb, runName(stb, first))
@@ -266,6 +279,7 @@ func TestScheduleRunsOnlyWhatItsAuthorMay(t *testing.T) {
 	if err := testClient.Create(ctx, stb); err != nil {
 		t.Fatal(err)
 	}
+	c.startAt(stb)
 	refused := c.nextMinute()
 	poke(t, stb)
 	poll.Until(t, 15*time.Second, 100*time.Millisecond, "the run refused", func() error {
@@ -327,6 +341,7 @@ func TestSuspendAndReplace(t *testing.T) {
 	if err := testClient.Create(context.Background(), stb); err != nil {
 		t.Fatal(err)
 	}
+	c.startAt(stb)
 	c.nextMinute()
 	poke(t, stb)
 	poll.Until(t, 10*time.Second, 100*time.Millisecond, "Ready False, Suspended", func() error {
@@ -370,6 +385,7 @@ func TestRegressionAgainstTheKeptBenchmarks(t *testing.T) {
 	if err := testClient.Create(context.Background(), stb); err != nil {
 		t.Fatal(err)
 	}
+	c.startAt(stb)
 	var last string
 	for i, scale := range []float64{1, 1.01, 0.99, 0.5} {
 		due := c.nextMinute()
@@ -481,6 +497,7 @@ func TestHistoryWrittenOnce(t *testing.T) {
 	if err := testClient.Create(context.Background(), stb); err != nil {
 		t.Fatal(err)
 	}
+	c.startAt(stb)
 	first := waitForRecorded(t, ns, nextScheduledRun(t, c, stb, ns), true)
 	// Another operator recorded the second first (a conflict on its status write): the write
 	// finds it there and changes nothing.
