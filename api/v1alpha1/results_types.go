@@ -370,8 +370,15 @@ type RunResult struct {
 	// +optional
 	// +kubebuilder:validation:MaxItems=16
 	Unmeasured []UnmeasuredPart `json:"unmeasured,omitempty"`
+	// Budget is where each transaction's round trip went, part by part, from each part's threads'
+	// time on a CPU and waiting for one (Little's law over the window): for a closed-loop run
+	// whose parts' threads were read.
+	// +optional
+	Budget *TimeBudget `json:"budget,omitempty"`
 	// Limiter is the part that ran out first, with the evidence, when one did by the documented
-	// thresholds; absent when none of the parts measured did.
+	// thresholds (a part out of its CPU, a single thread at a full core, the runner's node, the
+	// link's round trip); else latency, naming the part that held the largest share of the round
+	// trip. Absent when nothing was measured.
 	// +optional
 	Limiter *Limiter `json:"limiter,omitempty"`
 	// WindowSeconds, for a run of several runner pods, is the length of the stretch every pod was
@@ -410,10 +417,49 @@ const (
 	PartNetwork = "network"
 	// PartNode is the runner's node, as a limiter: the parts on it used its cores together.
 	PartNode = "node"
+	// PartLatency is the round trip, as a limiter: no part ran out, and the run was paced by the
+	// time each transaction spent along the path (the evidence names the part that held most).
+	PartLatency = "latency"
 	// PartServer is the server's pod: a CloudNativePG primary, or the pod behind an external
 	// server's Service, read through the node reader of its node.
 	PartServer = "server"
 )
+
+// TimeBudget is a closed-loop run's round trip (clients ÷ tps: the time from one transaction's
+// start to its client's next) split by where it went. Each part's share is its threads' time on a
+// CPU and waiting for one, per transaction: by Little's law the mean number of transactions the
+// part was working on, over the throughput. It is a lower bound where one thread serves several
+// connections (pgbench's, sshd's, PgBouncer's), since a transaction queued behind another in the
+// same thread is counted in none; that, the network and the link's delay, and the parts not
+// measured are the unattributed rest.
+type TimeBudget struct {
+	// RoundTripMs is clients ÷ tps, in milliseconds.
+	RoundTripMs float64 `json:"roundTripMs"`
+	// Parts are the measured parts, in the path's order (client first).
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Parts []BudgetPart `json:"parts,omitempty"`
+	// UnattributedMs is the round trip's rest: no measured part's thread was on a CPU nor waiting
+	// for one for it.
+	UnattributedMs float64 `json:"unattributedMs"`
+}
+
+// BudgetPart is one part's share of a transaction's round trip.
+type BudgetPart struct {
+	// +kubebuilder:validation:MaxLength=63
+	Part string `json:"part"`
+	// Ms is OnCPUMs and WaitedMs together: its threads' time per transaction.
+	Ms float64 `json:"ms"`
+	// OnCPUMs is its threads' time on a CPU per transaction, WaitedMs their time runnable but
+	// waiting for one (the node's other parts held the cores).
+	OnCPUMs  float64 `json:"onCPUMs"`
+	WaitedMs float64 `json:"waitedMs"`
+	// Threads are the threads it had at the window's end.
+	Threads int32 `json:"threads"`
+	// BusiestThreadCores is the most one of its threads was on a CPU, over the window's length: 1
+	// is a full core, the most a single-threaded part (ssh, sshd, PgBouncer) can use.
+	BusiestThreadCores float64 `json:"busiestThreadCores"`
+}
 
 // WireCost is the bytes a run put on the network from the runner's pod (loopback aside), read from
 // the pod's interface counters at the ends of the measured window.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/analysis/cost"
 	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
@@ -60,6 +59,13 @@ func FuzzReportIntoStatus(f *testing.F) {
 		`"pooler":{"counted":true,"transactions":100,"clientTLS":{"version":"` + strings.Repeat("v", 500) + `"}},` +
 		`"probes":[{"part":"` + strings.Repeat("p", 300) + `","error":"` +
 		strings.Repeat("lookup gw.example.invalid: no such host ", 20) + `"}]}`)
+	// Threads a runner made up: shares past float64's range, negative, a part name too long for the
+	// budget, more threads than an int32 holds.
+	f.Add(`{"command":"pgbench","result":{"tps":1000,"transactions":2000,"latencyAvgMs":1,"clients":8},` +
+		`"cpu":{"user":1,"window":2,"threads":{"onCPU":1.7e308,"waited":1.7e308,"busiest":-1,"n":99999999999}},` +
+		`"sidecars":[{"part":"` + strings.Repeat("tunnel-", 12) + `","cpu":{"user":2,"window":2,` +
+		`"threads":{"onCPU":1.9,"waited":0.1,"busiest":1.9,"n":1}}},{"part":"server","cpu":{"user":2,"window":1e-300,` +
+		`"threads":{"onCPU":-4,"waited":2,"busiest":5,"n":-3}}}]}`)
 	// Figures past float64's range: their sums and spreads are not finite.
 	f.Add(`{"command":"pgbench","result":{"tps":1.7e308,"transactions":9000000000000000000,"latencyAvgMs":1.7e308,"clients":4}}`)
 	transports := fuzzTransports()
@@ -83,7 +89,8 @@ func FuzzReportIntoStatus(f *testing.F) {
 						t.Fatal(err)
 					}
 					measured := benchv1.RunResult{Round: round, Job: "j"}
-					measured.Cost, measured.Unmeasured, measured.Limiter = fuzzCost(rep)
+					costs, limiter := fuzzCost(tb, rep)
+					measured.Cost, measured.Unmeasured, measured.Budget, measured.Limiter = costs.parts, costs.unmeasured, costs.budget, limiter
 					result := results.Record(tb, 0, tb.Spec.Transports[i], measured, rep, specs.Pod{})
 					tr.Record(rep, result)
 					result.Path = bounded.Text(tr.Describe(result), benchv1.MaxPathDescription)
@@ -123,22 +130,21 @@ func FuzzReportIntoStatus(f *testing.F) {
 	})
 }
 
-// fuzzCost is runCost's pure part on a report: each part's cost, the unmeasured parts and the
-// limiter (the node's cores and the pods' limits, which runCost reads from the API, fixed).
-func fuzzCost(rep *report.Report) ([]benchv1.PartCost, []benchv1.UnmeasuredPart, *benchv1.Limiter) {
-	var parts []benchv1.PartCost
+// fuzzCost is runCost's pure part on a report (the node's cores and the pods' limits, which runCost
+// reads from the API, fixed), the budget of a closed loop included.
+func fuzzCost(tb *benchv1.TunnelBenchmark, rep *report.Report) (runCosts, *benchv1.Limiter) {
+	var seen []partSeen
 	if rep.CPU != nil {
-		parts = append(parts, cost.Part(benchv1.PartClient, rep.CPU, rep.Result.Transactions, 2))
+		seen = append(seen, partSeen{name: benchv1.PartClient, cpu: rep.CPU, cores: 2, local: true})
 	}
 	for _, s := range rep.Sidecars {
-		if len(parts) < maxParts {
-			parts = append(parts, cost.Part(s.Part, &s.CPU, rep.Result.Transactions, 2))
-		}
+		seen = append(seen, partSeen{name: s.Part, cpu: &s.CPU, cores: 2, local: true})
 	}
-	unmeasured := unmeasuredParts(rep, parts, serverView{}, func(serverView) (runspec.CPUPart, string) {
-		return runspec.CPUPart{}, "not asked"
+	return decideCosts(rep, seen, "n1", 2, results.CycleMs(tb, rep.Result), func(parts []benchv1.PartCost) []benchv1.UnmeasuredPart {
+		return unmeasuredParts(rep, parts, serverView{}, func(serverView) (runspec.CPUPart, string) {
+			return runspec.CPUPart{}, "not asked"
+		})
 	})
-	return parts, unmeasured, cost.Limiter(parts)
 }
 
 // maxEventNote is the events.k8s.io/v1 API's bound on an Event's note.

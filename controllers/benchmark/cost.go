@@ -13,6 +13,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/budget"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/cost"
 	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
@@ -43,44 +44,85 @@ func nodeOf(pod *corev1.Pod) string {
 // known, with why, and what ran out first: a part short of CPU, else the runner's node when the
 // parts on it used its cores together, else the link when the run reached its round trip's bound.
 // A part could use its pod's CPU limit, else its node's allocatable CPU.
+//
+// cycleMs is the run's round trip when it is one closed loop (nil otherwise): its budget splits it
+// by the parts' threads, a single thread at a full core is a limiter before the node and the link,
+// and when nothing ran out the limiter is latency.
 func (r *TunnelBenchmarkReconciler) runCost(ctx context.Context, job *batchv1.Job, at placement,
-	rep *report.Report) ([]benchv1.PartCost, []benchv1.UnmeasuredPart, *benchv1.Limiter) {
+	rep *report.Report, cycleMs *float64) (runCosts, *benchv1.Limiter) {
 	if rep.Result == nil {
-		return nil, nil, nil
+		return runCosts{}, nil
 	}
 	nodeCores := r.nodeCores(ctx, at.node)
-	var parts []benchv1.PartCost
-	var onNode []cost.Shared // the parts that ran on the runner's node
-	add := func(name string, cpu *report.CPU, cores float64, local bool) {
-		if len(parts) < maxParts {
-			parts = append(parts, cost.Part(name, cpu, rep.Result.Transactions, cores))
-		}
-		if local {
-			onNode = append(onNode, cost.Shared{Part: name, CPUSeconds: cpu.UserSeconds + cpu.SystemSeconds})
-		}
-	}
+	var seen []partSeen
 	if rep.CPU != nil {
-		add(benchv1.PartClient, rep.CPU, cmp.Or(containerLimit(job, runspec.RunnerContainerName), nodeCores), true)
+		seen = append(seen, partSeen{name: benchv1.PartClient, cpu: rep.CPU,
+			cores: cmp.Or(containerLimit(job, runspec.RunnerContainerName), nodeCores), local: true})
 	}
 	for _, s := range rep.Sidecars {
+		p := partSeen{name: s.Part, cpu: &s.CPU}
 		switch {
 		case s.Part == benchv1.PartServer:
-			add(s.Part, &s.CPU, r.podCores(ctx, at.server.pod), at.serverNode() == at.node)
+			p.cores, p.local = r.podCores(ctx, at.server.pod), at.serverNode() == at.node
 		case s.Remote:
-			add(s.Part, &s.CPU, r.podCores(ctx, at.peer), at.peerNode() == at.node)
+			p.cores, p.local = r.podCores(ctx, at.peer), at.peerNode() == at.node
 		default:
-			add(s.Part, &s.CPU, cmp.Or(containerLimit(job, s.Part), nodeCores), true)
+			p.cores, p.local = cmp.Or(containerLimit(job, s.Part), nodeCores), true
+		}
+		seen = append(seen, p)
+	}
+	return decideCosts(rep, seen, at.node, nodeCores, cycleMs, func(parts []benchv1.PartCost) []benchv1.UnmeasuredPart {
+		return unmeasuredParts(rep, parts, at.server, r.serverPart)
+	})
+}
+
+// partSeen is one part's accounting with what the API says of it: the CPU it could use and
+// whether it ran on the runner's node.
+type partSeen struct {
+	name  string
+	cpu   *report.CPU
+	cores float64
+	local bool
+}
+
+// decideCosts is runCost's pure part: each part's cost, the parts not measured (unmeasured, from
+// the parts measured), the round trip's budget, and the limiter in its documented order.
+func decideCosts(rep *report.Report, seen []partSeen, node string, nodeCores float64, cycleMs *float64,
+	unmeasured func([]benchv1.PartCost) []benchv1.UnmeasuredPart) (runCosts, *benchv1.Limiter) {
+	var parts []benchv1.PartCost
+	var onNode []cost.Shared // the parts that ran on the runner's node
+	var threads []budget.Part
+	for _, p := range seen {
+		if len(parts) < maxParts {
+			parts = append(parts, cost.Part(p.name, p.cpu, rep.Result.Transactions, p.cores))
+			threads = append(threads, budget.Part{Name: p.name, Threads: p.cpu.Threads, Window: p.cpu.WindowSeconds})
+		}
+		if p.local {
+			onNode = append(onNode, cost.Shared{Part: p.name, CPUSeconds: p.cpu.UserSeconds + p.cpu.SystemSeconds})
 		}
 	}
-	unmeasured := unmeasuredParts(rep, parts, at.server, r.serverPart)
+	out := runCosts{parts: parts, unmeasured: unmeasured(parts), budget: budget.Of(cycleMs, rep.Result.TPS, threads)}
 	limiter := cost.Limiter(parts)
+	if limiter == nil {
+		limiter = budget.FullCoreLimiter(out.budget)
+	}
 	if limiter == nil && rep.CPU != nil {
-		limiter = cost.Node(at.node, onNode, rep.CPU.WindowSeconds, nodeCores)
+		limiter = cost.Node(node, onNode, rep.CPU.WindowSeconds, nodeCores)
 	}
 	if limiter == nil && rep.Link != nil {
 		limiter = cost.Network(rep.Result.TPS, rep.Link.RTTMs, int(rep.Result.Clients))
 	}
-	return parts, unmeasured, limiter
+	if limiter == nil {
+		limiter = budget.LatencyLimiter(out.budget)
+	}
+	return out, limiter
+}
+
+// runCosts are a run's costs: each part's CPU, the parts not measured, and the round trip's budget.
+type runCosts struct {
+	parts      []benchv1.PartCost
+	unmeasured []benchv1.UnmeasuredPart
+	budget     *benchv1.TimeBudget
 }
 
 // unmeasuredParts are the parts the runner could not measure, and the server when it was not

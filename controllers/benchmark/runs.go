@@ -147,7 +147,13 @@ func (r *TunnelBenchmarkReconciler) recordStep(ctx context.Context, tb *benchv1.
 	at := placement{node: prov.Node, server: r.observeServer(ctx, tb), peer: r.peerPod(ctx, tb.Namespace, s.peers, tr)}
 	measured := benchv1.RunResult{Round: p.Round, Job: job.Name, Node: prov.Node, ServerNode: at.serverNode(),
 		PeerNode: at.peerNode(), Pods: out.pods}
-	measured.Cost, measured.Unmeasured, measured.Limiter = r.runCost(ctx, job, at, out.report)
+	var cycleMs *float64 // a budget splits one closed loop's round trip; a run of several pods is several
+	if res := out.report.Result; res != nil && len(out.pods) <= 1 {
+		cycleMs = results.CycleMs(tb, res)
+	}
+	var costs runCosts
+	costs, measured.Limiter = r.runCost(ctx, job, at, out.report, cycleMs)
+	measured.Cost, measured.Unmeasured, measured.Budget = costs.parts, costs.unmeasured, costs.budget
 	result := results.Record(tb, p.Point, t, measured, out.report, s.pod)
 	if out.report.Copy == nil {
 		if err := results.MergeLatency(result, r.runLatencies(ctx, tb, result, out.report)); err != nil {

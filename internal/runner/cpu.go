@@ -107,7 +107,7 @@ func (w *cpuWindow) stop(ctx context.Context, out io.Writer) (client *report.CPU
 	if err = cmp.Or(w.client.err, err); err != nil {
 		unknown(runspec.RunnerContainerName, err.Error())
 	} else {
-		client = cpuOf(end.Sub(w.client.s), window)
+		client = cpuOf(w.client.s, end, window)
 	}
 	for i, p := range w.parts {
 		if err := cmp.Or(w.starts[i].err, ends[i].err); err != nil {
@@ -123,12 +123,21 @@ func (w *cpuWindow) stop(ctx context.Context, out io.Writer) (client *report.CPU
 			continue
 		}
 		parts = append(parts, report.SidecarCPU{Part: p.Name, Remote: p.Host != "",
-			CPU: *cpuOf(ends[i].s.Sub(w.starts[i].s), window)})
+			CPU: *cpuOf(w.starts[i].s, ends[i].s, window)})
 	}
 	return client, parts, unmeasured
 }
 
-func cpuOf(d cgroupcpu.Sample, window float64) *report.CPU {
-	return &report.CPU{UserSeconds: d.User.Seconds(), SystemSeconds: d.System.Seconds(), WindowSeconds: window,
+// cpuOf is a part's accounting over the window from its samples at the ends; its threads' too when
+// both samples read them.
+func cpuOf(start, end cgroupcpu.Sample, window float64) *report.CPU {
+	d := end.Sub(start)
+	out := &report.CPU{UserSeconds: d.User.Seconds(), SystemSeconds: d.System.Seconds(), WindowSeconds: window,
 		Periods: d.Periods, Throttled: d.Throttled, ThrottledSeconds: d.ThrottledTime.Seconds(), CgroupVersion: d.Version}
+	if len(start.Tasks) > 0 && len(end.Tasks) > 0 {
+		t := end.Threads(start)
+		out.Threads = &report.Threads{OnCPUSeconds: t.OnCPU.Seconds(), WaitedSeconds: t.Waited.Seconds(),
+			BusiestSeconds: t.Busiest.Seconds(), Count: t.Threads, Started: t.Started, Lost: t.Lost}
+	}
+	return out
 }

@@ -544,8 +544,8 @@ func documentedClusterWideRights(t *testing.T) []string {
 	return out
 }
 
-// TestNodeReader: the node reader reads the node's cgroups read-only, with no token and no
-// privilege beyond that mount, only runner pods may reach it, the operator is told where it is,
+// TestNodeReader: the node reader reads the node's cgroups and /proc read-only, with no token and
+// no privilege beyond those mounts, only runner pods may reach it, the operator is told where it is,
 // and the operator's Deployment does not select its pods. Off, none of it renders.
 func TestNodeReader(t *testing.T) {
 	needsHelm(t)
@@ -559,9 +559,21 @@ func TestNodeReader(t *testing.T) {
 		c.SecurityContext.Capabilities.Drop[0] != "ALL" || c.SecurityContext.Privileged != nil {
 		t.Errorf("the node reader's pod holds more than its mount: %+v %+v", pod.SecurityContext, c.SecurityContext)
 	}
-	if len(pod.Volumes) != 1 || pod.Volumes[0].HostPath == nil || pod.Volumes[0].HostPath.Path != "/sys/fs/cgroup" ||
-		len(c.VolumeMounts) != 1 || !c.VolumeMounts[0].ReadOnly {
-		t.Errorf("volumes %+v, mounts %+v: want /sys/fs/cgroup read-only only", pod.Volumes, c.VolumeMounts)
+	// The node's cgroups and /proc, read-only, and nothing else: not the host's PID namespace.
+	var hostPaths []string
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil {
+			hostPaths = append(hostPaths, v.HostPath.Path)
+		}
+	}
+	readOnly := len(c.VolumeMounts) == 2
+	for _, m := range c.VolumeMounts {
+		readOnly = readOnly && m.ReadOnly
+	}
+	if !slices.Equal(hostPaths, []string{"/sys/fs/cgroup", "/proc"}) || len(pod.Volumes) != 2 || !readOnly ||
+		pod.HostPID || pod.HostNetwork {
+		t.Errorf("volumes %+v, mounts %+v, hostPID %v: want /sys/fs/cgroup and /proc read-only only", pod.Volumes, c.VolumeMounts,
+			pod.HostPID)
 	}
 	dep := &appsv1.Deployment{}
 	convert(t, find(objs, "Deployment", "tb-tunnelbench"), dep)

@@ -281,6 +281,9 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("a sweep of a sleeping script: clients × 100 tps at every point", func(t *testing.T) {
 		sleepSweepIsPhysics(t, ns, pg)
 	})
+	t.Run("a time budget: a CPU-bound statement's time is the server's, a sleep's is in no part", func(t *testing.T) {
+		timeBudgetIsPhysics(t, ns, pg)
+	})
 	t.Run("a sweep of select 1 reports a knee", func(t *testing.T) {
 		selectSweepFindsAKnee(t, ns, pg)
 	})

@@ -61,6 +61,17 @@ func sleepSweepIsPhysics(t *testing.T, ns string, pg *fixture.Postgres) {
 				t.Errorf("%d clients, run %d: %.1f tps, want %.0f within 10 %%", p.Value, run.Round, run.TPS, want)
 			}
 		}
+		// The sleep is in no part: pgbench's threads are off the CPU for it.
+		for _, run := range r.Runs {
+			label := fmt.Sprintf("%d clients", p.Value)
+			if checkBudgetAddsUp(t, label, run, benchv1.PartClient) && run.Budget.UnattributedMs < 0.9*run.Budget.RoundTripMs {
+				t.Errorf("%s run %d: %.3f ms of a %.3f ms round trip of sleeping attributed to a part", label, run.Round,
+					run.Budget.RoundTripMs-run.Budget.UnattributedMs, run.Budget.RoundTripMs)
+			}
+			if run.Limiter == nil || run.Limiter.Part != benchv1.PartLatency {
+				t.Errorf("%s run %d: limiter %+v, want latency", label, run.Round, run.Limiter)
+			}
+		}
 		if !strings.Contains(r.Command, fmt.Sprintf("-c %d ", p.Value)) {
 			t.Errorf("%d clients: pgbench ran %q", p.Value, r.Command)
 		}
@@ -120,6 +131,12 @@ func sshTunnelsSweep(t *testing.T, ns string, pg *fixture.Postgres) {
 	for i, p := range end.Status.Sweep.Points {
 		if r := benchv1.FindResult(end.ResultsAt(i), "ssh"); r == nil || len(r.Tunnels) != int(p.Value) && p.Value > 1 {
 			t.Errorf("%d tunnels: result %+v", p.Value, ptrVal(r))
+		}
+	}
+	// Where the single tunnel's time went: each part of its path, threads read.
+	if r := benchv1.FindResult(end.ResultsAt(0), "ssh"); r != nil {
+		for _, run := range r.Runs {
+			checkBudgetAddsUp(t, "1 tunnel", run, benchv1.PartClient, "tunnel-0", "gateway", benchv1.PartServer)
 		}
 	}
 	c := end.Status.Sweep.Curves[0]

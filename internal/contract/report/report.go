@@ -102,6 +102,22 @@ type CPU struct {
 	ThrottledSeconds float64 `json:"throttledSeconds,omitempty"`
 	// CgroupVersion is the accounting read (1 or 2).
 	CgroupVersion int `json:"cgroup"`
+	// Threads is where its threads' time went over the window, from the scheduler's per-thread
+	// accounting (internal/runner/schedstat); absent where they could not be read.
+	Threads *Threads `json:"threads,omitempty"`
+}
+
+// Threads is a part's threads over a window: their time on a CPU and waiting for one, summed, and
+// the most one of them was on a CPU.
+type Threads struct {
+	OnCPUSeconds   float64 `json:"onCPU"`
+	WaitedSeconds  float64 `json:"waited"`
+	BusiestSeconds float64 `json:"busiest"`
+	// Count are the threads seen at the window's end, Started those not seen at its start, Lost
+	// those seen at its start only (their last stretch is missing from the sums).
+	Count   int `json:"n"`
+	Started int `json:"started,omitempty"`
+	Lost    int `json:"lost,omitempty"`
 }
 
 // SidecarCPU is one sidecar container's CPU accounting over the window.

@@ -46,6 +46,7 @@ type Recorder struct {
 	benchPhase     *prometheus.GaugeVec
 	benchmarks     *prometheus.GaugeVec
 	cpuPerTx       *prometheus.GaugeVec
+	roundTrip      *prometheus.GaugeVec
 	wireBytes      *prometheus.GaugeVec
 	limitedRuns    *prometheus.GaugeVec
 	scheduleLag    *prometheus.GaugeVec
@@ -104,6 +105,11 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 			append(transportLabels[:3:3], "figure")),
 		cpuPerTx: gauge("transport_cpu_seconds_per_transaction",
 			"CPU time per transaction of each part of a transport's path (client, a sidecar), from its cgroup, median over the runs.",
+			append(transportLabels[:3:3], "part")),
+		roundTrip: gauge("transport_round_trip_seconds",
+			"A closed-loop transport's round trip (clients / tps, part=\"total\") and where it went: each measured part's "+
+				"threads on a CPU or waiting for one per transaction, and the rest in none of them (part=\"unattributed\"), "+
+				"median over the runs.",
 			append(transportLabels[:3:3], "part")),
 		wireBytes: gauge("transport_wire_bytes",
 			"Bytes a transport's path put on the network from the runner's pod, both directions, per transaction or per row "+
@@ -232,7 +238,7 @@ func (r *Recorder) Forget(namespace, name string) {
 func (r *Recorder) series() []prometheus.Collector {
 	return []prometheus.Collector{r.tps, r.latencyAvg, r.latencyStddev, r.connectionTime, r.connectionCost, r.failed, r.transactions,
 		r.connections, r.stormRate, r.stormCycle, r.tpsCV, r.latencyQuant, r.ratio, r.copyRate, r.liveTPS, r.linkRTT,
-		r.linkBandwidth, r.failedBench, r.benchPhase, r.cpuPerTx, r.wireBytes, r.limitedRuns, r.scheduleLag, r.skipped,
+		r.linkBandwidth, r.failedBench, r.benchPhase, r.cpuPerTx, r.roundTrip, r.wireBytes, r.limitedRuns, r.scheduleLag, r.skipped,
 		r.unsteadyRuns, r.sweepTPS, r.sweepLatency, r.sweepKnee}
 }
 
@@ -298,6 +304,13 @@ func (r *Recorder) observeCost(labels prometheus.Labels, runs []benchv1.RunResul
 	}
 	for part, n := range limited {
 		r.limitedRuns.With(with(labels, "part", part)).Set(n)
+	}
+	if b := summary.BudgetOf(runs); b != nil {
+		r.roundTrip.With(with(labels, "part", "total")).Set(b.RoundTripMs / 1000)
+		r.roundTrip.With(with(labels, "part", "unattributed")).Set(b.UnattributedMs / 1000)
+		for _, p := range b.Parts {
+			r.roundTrip.With(with(labels, "part", p.Part)).Set(p.Ms / 1000)
+		}
 	}
 	r.observeWire(labels, runs)
 }

@@ -220,6 +220,8 @@ func TestCostSeries(t *testing.T) {
 			out.Limiter = &benchv1.Limiter{Part: limiter}
 		}
 		out.Wire = &benchv1.WireCost{BytesPerTransaction: us(10 * client)}
+		out.Budget = &benchv1.TimeBudget{RoundTripMs: 1, UnattributedMs: 1 - (client+tunnel)/100,
+			Parts: []benchv1.BudgetPart{{Part: "client", Ms: client / 100}, {Part: "tunnel-0", Ms: tunnel / 100}}}
 		return out
 	}
 	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b"}}
@@ -234,6 +236,10 @@ func TestCostSeries(t *testing.T) {
 		{r.cpuPerTx.WithLabelValues("ns", "b", "ssh", "tunnel-0"), 45e-6},
 		{r.limitedRuns.WithLabelValues("ns", "b", "ssh", "tunnel-0"), 2},
 		{r.wireBytes.WithLabelValues("ns", "b", "ssh", "transaction"), 220},
+		{r.roundTrip.WithLabelValues("ns", "b", "ssh", "total"), 1e-3},
+		{r.roundTrip.WithLabelValues("ns", "b", "ssh", "client"), 0.22e-3},
+		{r.roundTrip.WithLabelValues("ns", "b", "ssh", "tunnel-0"), 0.45e-3},
+		{r.roundTrip.WithLabelValues("ns", "b", "ssh", "unattributed"), 0.3e-3},
 	} {
 		if got := testutil.ToFloat64(c.g); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%v, want %v", got, c.want)
@@ -241,7 +247,7 @@ func TestCostSeries(t *testing.T) {
 	}
 	r.Forget("ns", "b")
 	if n := testutil.CollectAndCount(r.cpuPerTx) + testutil.CollectAndCount(r.limitedRuns) +
-		testutil.CollectAndCount(r.wireBytes); n != 0 {
+		testutil.CollectAndCount(r.wireBytes) + testutil.CollectAndCount(r.roundTrip); n != 0 {
 		t.Errorf("%d series left after Forget", n)
 	}
 }

@@ -101,6 +101,11 @@ func panels() []panel {
 			description: "Runs of each transport that a part (client, a sidecar, network) limited by the documented " +
 				"thresholds: a client-limited figure measures the runner's CPU, not the path.",
 			queries: []query{{sel("tunnelbench_transport_limited_runs"), "{{transport}} {{part}}"}}},
+		{title: "Where the round trip went", unit: "s", kind: "bars", width: 24, height: 8,
+			description: "A closed-loop transport's round trip per transaction (clients / tps, total) and its budget: each " +
+				"measured part's threads on a CPU or waiting for one per transaction, and the rest in none of them " +
+				"(unattributed: the network, queues inside a part, the parts not measured), median of the runs.",
+			queries: []query{{sel("tunnelbench_transport_round_trip_seconds"), "{{transport}} {{part}}"}}},
 		{title: "Bytes on the wire", unit: "decbytes", kind: "bars", width: 24, height: 8,
 			description: "Bytes the path put on the network from the runner's pod, both directions, per transaction or " +
 				"per row of a copy, after the tunnels' encryption and compression (median of the runs).",

@@ -26,7 +26,7 @@ func TestHTMLInChromium(t *testing.T) {
 			t.Errorf("the rendered page lacks %s or its figure %s", tr.Name, rate(tr.Median, tr.Runs))
 		}
 	}
-	for _, id := range []string{"rates", "latency", "series", "connect", "cost", "results", "paths"} {
+	for _, id := range []string{"rates", "latency", "series", "connect", "cost", "budget", "results", "paths"} {
 		if !strings.Contains(dom, `id="`+id+`"`) {
 			t.Errorf("the rendered page lacks section %s", id)
 		}

@@ -143,6 +143,14 @@ func details(t summary.Transport) []string {
 		}
 		out = append(out, "CPU µs per transaction: "+strings.Join(parts, ", "))
 	}
+	if b := t.Budget; b != nil {
+		var parts []string
+		for _, p := range b.Parts {
+			parts = append(parts, fmt.Sprintf("%s %.3g", p.Part, p.Ms))
+		}
+		out = append(out, fmt.Sprintf("round trip %.3g ms (median of %d runs): %s; in no measured part %.3g", b.RoundTripMs, b.Runs,
+			strings.Join(parts, ", "), b.UnattributedMs))
+	}
 	if w := t.Wire; w != nil {
 		line := fmt.Sprintf("on the wire: %.0f bytes per %s", w.Median, w.Per)
 		if w.IntervalConfidence > 0 {

@@ -113,7 +113,8 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	page := b.String()
 	for _, want := range []string{"<svg", "direct", "tls", "ssh-wan", "20100", "17200", "TLSv1.3", "chacha20-poly1305@openssh.com",
 		"measured 10.9ms 49.8Mbit/s", `id="series"`, `id="latency"`, `id="connect"`, `id="cost"`, `id="forest"`, "limiter: client 2/3",
-		"direct, link: 12.0 µs per transaction"} {
+		"direct, link: 12.0 µs per transaction", `id="budget"`, "direct, server: 0.0625 ms of the 0.2 ms round trip (median of 2 runs)",
+		"direct: 0.065 ms in no measured part&#39;s threads"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}

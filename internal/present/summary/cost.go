@@ -156,3 +156,48 @@ func setupOf(runs []benchv1.RunResult) *Setup {
 	return &Setup{Runs: len(total), ResolveMs: stats.Median(resolve), TCPMs: stats.Median(tcp), TLSMs: stats.Median(handshake),
 		StartupMs: stats.Median(startup), TotalMs: stats.Median(total)}
 }
+
+// Budget is a transport's round trip split by where it went (runs[].budget), each figure the
+// median over the Runs that have a budget.
+type Budget struct {
+	Runs        int     `json:"runs"`
+	RoundTripMs float64 `json:"roundTripMs"`
+	// Parts are each part's share in ms per transaction, in the order the runs list them.
+	Parts          []BudgetShare `json:"parts"`
+	UnattributedMs float64       `json:"unattributedMs"`
+}
+
+// BudgetShare is one part's median share of the round trip.
+type BudgetShare struct {
+	Part string  `json:"part"`
+	Ms   float64 `json:"ms"`
+}
+
+// BudgetOf is the runs' budgets' medians, nil when no run has one.
+func BudgetOf(runs []benchv1.RunResult) *Budget {
+	var roundTrips, rest []float64
+	perPart := map[string][]float64{}
+	var order []string
+	for _, run := range runs {
+		b := run.Budget
+		if b == nil {
+			continue
+		}
+		roundTrips, rest = append(roundTrips, b.RoundTripMs), append(rest, b.UnattributedMs)
+		for _, p := range b.Parts {
+			if _, seen := perPart[p.Part]; !seen {
+				order = append(order, p.Part)
+			}
+			perPart[p.Part] = append(perPart[p.Part], p.Ms)
+		}
+	}
+	if len(roundTrips) == 0 {
+		return nil
+	}
+	out := &Budget{Runs: len(roundTrips), RoundTripMs: stats.Summarize(roundTrips).Median,
+		UnattributedMs: stats.Summarize(rest).Median}
+	for _, part := range order {
+		out.Parts = append(out.Parts, BudgetShare{Part: part, Ms: stats.Summarize(perPart[part]).Median})
+	}
+	return out
+}

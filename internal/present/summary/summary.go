@@ -112,6 +112,8 @@ type Transport struct {
 	// of the measured runs.
 	Cost    []PartCost `json:"cost,omitempty"`
 	Limiter string     `json:"limiter,omitempty"`
+	// Budget is where the round trip went, the median over the runs that have a budget.
+	Budget *Budget `json:"budget,omitempty"`
 	// Unmeasured are the parts whose CPU some runs could not measure: how many, and the first
 	// run's reason.
 	Unmeasured []Unmeasured `json:"unmeasured,omitempty"`
@@ -245,6 +247,7 @@ func fill(line *Transport, r *benchv1.TransportResult, unit string, reconnect bo
 	}
 	line.Cost, line.Limiter = costOf(r.Runs)
 	line.Unmeasured = unmeasuredOf(r.Runs)
+	line.Budget = BudgetOf(r.Runs)
 	line.Wire = wireOf(r.Runs)
 	line.OpenLoop = openLoopOf(r.Runs)
 	line.Setup = setupOf(r.Runs)

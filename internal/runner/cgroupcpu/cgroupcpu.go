@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/runner/schedstat"
 )
 
 // Root is where a container sees its own cgroups.
@@ -33,23 +35,41 @@ type Sample struct {
 	ThrottledTime      time.Duration
 	// Version is the cgroup version read (1 or 2).
 	Version int
+	// Tasks are the cgroup's threads' own accounting (internal/runner/schedstat): where its time
+	// went, and whether one thread was at a full core. Empty where they could not be read.
+	Tasks schedstat.Tasks `json:"tasks,omitempty"`
 }
 
-// Sub is the accounting between earlier and s.
+// Sub is the accounting between earlier and s; its threads' are Threads'.
 func (s Sample) Sub(earlier Sample) Sample {
 	return Sample{Usage: s.Usage - earlier.Usage, User: s.User - earlier.User, System: s.System - earlier.System,
 		Periods: s.Periods - earlier.Periods, Throttled: s.Throttled - earlier.Throttled,
 		ThrottledTime: s.ThrottledTime - earlier.ThrottledTime, Version: s.Version}
 }
 
+// Threads is the window of the cgroup's threads from earlier to s.
+func (s Sample) Threads(earlier Sample) schedstat.Window { return s.Tasks.Sub(earlier.Tasks) }
+
 // Read samples the cgroup mounted at root: v2 when root holds cgroup.controllers (a unified
 // mount), else v1 from root's cpuacct and cpu controllers (mounted apart, or together as
-// cpu,cpuacct).
+// cpu,cpuacct); and its threads, through this process's /proc (a container's cgroup lists the
+// IDs of its own PID namespace).
 func Read(root string) (Sample, error) {
-	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
-		return readV2(root)
+	dir := root
+	s, err := func() (Sample, error) {
+		if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+			return readV2(root)
+		}
+		dir = firstDir(root, "cpuacct", "cpu,cpuacct", "cpuacct,cpu")
+		return readV1(root)
+	}()
+	if err != nil {
+		return s, err
 	}
-	return readV1(root)
+	if tids, err := schedstat.CgroupThreads(dir); err == nil {
+		s.Tasks = schedstat.Read("/proc", tids)
+	}
+	return s, nil
 }
 
 // readV2 reads cpu.stat: usage_usec, user_usec, system_usec always; nr_periods, nr_throttled and

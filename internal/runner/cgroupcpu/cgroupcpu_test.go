@@ -3,6 +3,7 @@ package cgroupcpu
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -27,6 +28,9 @@ func TestReadOwnCgroup(t *testing.T) {
 	d := after.Sub(before)
 	if d.Usage < 250*time.Millisecond {
 		t.Errorf("%v of CPU over 300 ms of work (cgroup v%d at %s)", d.Usage, d.Version, root)
+	}
+	if len(after.Tasks) == 0 {
+		t.Errorf("no thread of the cgroup at %s was read", root)
 	}
 	if total := after.User + after.System; float64(total) < 0.9*float64(after.Usage) || float64(total) > 1.1*float64(after.Usage) {
 		t.Errorf("user %v + system %v against usage %v", after.User, after.System, after.Usage)
@@ -93,7 +97,7 @@ func TestReadFormats(t *testing.T) {
 				}
 			}
 			got, err := Read(dir)
-			if (err != nil) != tt.fails || got != tt.want {
+			if (err != nil) != tt.fails || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("Read = %+v, %v; want %+v (error: %v)", got, err, tt.want, tt.fails)
 			}
 		})
@@ -108,7 +112,7 @@ func TestSub(t *testing.T) {
 		ThrottledTime: 9 * time.Millisecond, Version: 2}
 	want := Sample{Usage: 2 * time.Second, User: 1400 * time.Millisecond, System: 600 * time.Millisecond, Periods: 20,
 		Throttled: 5, ThrottledTime: 8 * time.Millisecond, Version: 2}
-	if got := b.Sub(a); got != want {
+	if got := b.Sub(a); !reflect.DeepEqual(got, want) {
 		t.Errorf("Sub = %+v, want %+v", got, want)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/tunnelbench/tunnelbench/internal/runner/schedstat"
 )
 
 // A pod's cgroup, read from a node's cgroup hierarchy (the host's /sys/fs/cgroup mounted read-only
@@ -41,8 +43,24 @@ var ErrNotUID = errors.New("not a pod UID")
 var ErrNoPod = errors.New("no cgroup of the pod on this node")
 
 // ReadPod samples the cgroup of the pod uid in the node's hierarchy mounted at root: cgroup v2
-// when root is a unified mount, else v1's cpuacct and cpu controllers.
-func ReadPod(root, uid string) (Sample, error) {
+// when root is a unified mount, else v1's cpuacct and cpu controllers; and its threads through the
+// node's /proc mounted at proc ("" for none).
+func ReadPod(root, proc, uid string) (Sample, error) {
+	s, err := readPodCgroup(root, uid)
+	if err != nil || proc == "" {
+		return s, err
+	}
+	u := strings.ReplaceAll(uid, "-", "_")
+	tids, err := schedstat.PodThreads(proc, func(path string) bool {
+		return strings.Contains(path, "/pod"+uid) || strings.Contains(path, "-pod"+u+".slice")
+	})
+	if err == nil {
+		s.Tasks = schedstat.Read(proc, tids)
+	}
+	return s, nil
+}
+
+func readPodCgroup(root, uid string) (Sample, error) {
 	if !podUID.MatchString(uid) {
 		return Sample{}, fmt.Errorf("%q: %w", uid, ErrNotUID)
 	}
@@ -71,10 +89,11 @@ func fileExists(path string) bool {
 
 // PodHandler serves ReadPod for the pod named by the query's pod parameter, read at each request:
 // the node reader answers the runner of a benchmark whose server runs on its node. It serves CPU
-// counters only, of a pod whose UID the asker already knows.
-func PodHandler(root string) http.Handler {
+// counters only (the cgroup's, and its threads' by thread ID: no name, no command line), of a pod
+// whose UID the asker already knows.
+func PodHandler(root, proc string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, err := ReadPod(root, r.URL.Query().Get("pod"))
+		s, err := ReadPod(root, proc, r.URL.Query().Get("pod"))
 		switch {
 		case errors.Is(err, ErrNoPod):
 			http.Error(w, err.Error(), http.StatusNotFound)

@@ -7,8 +7,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/runner/schedstat"
 )
 
 const uid = "0f3c2a9e-5b7d-4c1e-9a2b-3d4e5f6a7b8c"
@@ -61,8 +65,8 @@ func TestReadPodLayouts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			writeFiles(t, root, tt.files)
-			got, err := ReadPod(root, tt.uid)
-			if !errors.Is(err, tt.err) || got != tt.want {
+			got, err := ReadPod(root, "", tt.uid)
+			if !errors.Is(err, tt.err) || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("ReadPod = %+v, %v; want %+v, %v", got, err, tt.want, tt.err)
 			}
 		})
@@ -88,7 +92,7 @@ func TestReadPodRealCgroup(t *testing.T) {
 			}
 		}
 	}
-	srv := httptest.NewServer(PodHandler(root))
+	srv := httptest.NewServer(PodHandler(root, ""))
 	defer srv.Close()
 	get := func() Sample {
 		resp, err := http.Get(srv.URL + "/cpu?pod=" + uid)
@@ -127,5 +131,34 @@ func mustLink(t *testing.T, target, link string) {
 	}
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReadPodThreads: the pod's threads are found through the node's /proc by the cgroup path of
+// their process, with either cgroup driver's names, and another pod's are not.
+func TestReadPodThreads(t *testing.T) {
+	u := strings.ReplaceAll(uid, "-", "_")
+	other := "1f3c2a9e-5b7d-4c1e-9a2b-3d4e5f6a7b8c"
+	for _, tc := range []struct {
+		name, line string
+		want       schedstat.Tasks
+	}{
+		{"cgroupfs", "4:cpu,cpuacct:/kubepods/burstable/pod" + uid + "/abc\n", schedstat.Tasks{7: {OnCPU: 5, Waited: 6}}},
+		{"systemd", "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + u + ".slice/cri-containerd-1.scope\n",
+			schedstat.Tasks{7: {OnCPU: 5, Waited: 6}}},
+		{"another pod", "4:cpu,cpuacct:/kubepods/burstable/pod" + other + "/abc\n", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, proc := t.TempDir(), t.TempDir()
+			writeFiles(t, root, map[string]string{"cgroup.controllers": "cpu\n", "kubepods/pod" + uid + "/cpu.stat": "usage_usec 1\n"})
+			writeFiles(t, proc, map[string]string{"7/cgroup": tc.line, "7/task/7/schedstat": "5 6 1\n", "7/schedstat": "5 6 1\n"})
+			got, err := ReadPod(root, proc, uid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Tasks, tc.want) {
+				t.Errorf("threads %v, want %v", got.Tasks, tc.want)
+			}
+		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/runner/schedstat"
 )
 
 // Handler serves the accounting of the cgroup at root, read at each request: a sidecar's
@@ -21,6 +23,9 @@ func Handler(root string) http.Handler {
 		_ = json.NewEncoder(w).Encode(s)
 	})
 }
+
+// maxSampleBytes bounds a served sample: its counters and up to schedstat.MaxTasks threads'.
+const maxSampleBytes = 64 + schedstat.MaxTasks*48
 
 // Fetch asks a sidecar's Handler for its sample, within a second: the runner's window must not
 // wait on a sidecar that does not answer.
@@ -40,7 +45,7 @@ func Fetch(ctx context.Context, url string) (Sample, error) {
 		return Sample{}, fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	var s Sample
-	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 4096)).Decode(&s); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, maxSampleBytes)).Decode(&s); err != nil {
 		return Sample{}, fmt.Errorf("%s: %w", url, err)
 	}
 	return s, nil
