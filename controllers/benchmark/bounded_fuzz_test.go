@@ -62,10 +62,10 @@ func FuzzReportIntoStatus(f *testing.F) {
 	// Threads a runner made up: shares past float64's range, negative, a part name too long for the
 	// budget, more threads than an int32 holds.
 	f.Add(`{"command":"pgbench","result":{"tps":1000,"transactions":2000,"latencyAvgMs":1,"clients":8},` +
-		`"cpu":{"user":1,"window":2,"threads":{"onCPU":1.7e308,"waited":1.7e308,"busiest":-1,"n":99999999999}},` +
+		`"cpu":{"user":1,"window":2,"threads":{"window":2,"onCPU":1.7e308,"waited":1.7e308,"busiest":-1,"n":99999999999}},` +
 		`"sidecars":[{"part":"` + strings.Repeat("tunnel-", 12) + `","cpu":{"user":2,"window":2,` +
-		`"threads":{"onCPU":1.9,"waited":0.1,"busiest":1.9,"n":1}}},{"part":"server","cpu":{"user":2,"window":1e-300,` +
-		`"threads":{"onCPU":-4,"waited":2,"busiest":5,"n":-3}}}]}`)
+		`"threads":{"window":2,"onCPU":1.9,"waited":0.1,"busiest":1.9,"n":1}}},{"part":"server","cpu":{"user":2,"window":2,` +
+		`"threads":{"window":1e-300,"onCPU":-4,"waited":2,"busiest":5,"n":-3}}}]}`)
 	// Figures past float64's range: their sums and spreads are not finite.
 	f.Add(`{"command":"pgbench","result":{"tps":1.7e308,"transactions":9000000000000000000,"latencyAvgMs":1.7e308,"clients":4}}`)
 	transports := fuzzTransports()

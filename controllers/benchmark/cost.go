@@ -95,7 +95,7 @@ func decideCosts(rep *report.Report, seen []partSeen, node string, nodeCores flo
 	for _, p := range seen {
 		if len(parts) < maxParts {
 			parts = append(parts, cost.Part(p.name, p.cpu, rep.Result.Transactions, p.cores))
-			threads = append(threads, budget.Part{Name: p.name, Threads: p.cpu.Threads, Window: p.cpu.WindowSeconds})
+			threads = append(threads, budget.Part{Name: p.name, Threads: p.cpu.Threads})
 		}
 		if p.local {
 			onNode = append(onNode, cost.Shared{Part: p.name, CPUSeconds: p.cpu.UserSeconds + p.cpu.SystemSeconds})

@@ -29,6 +29,99 @@ type cpuWindow struct {
 	at     time.Time
 	client sampled
 	starts []sampled
+	// within reads the parts' threads inside the load (readThreadsWithin); nil for a load of a
+	// number of transactions, or one too short.
+	within *threadWindow
+}
+
+// threadWindow is a stretch inside the measured load over which the parts' threads are read:
+// pgbench's threads and the server's backends live from the load's connections to its end, so
+// samples at the window's ends (before pgbench starts, after it exits) see none of them. Its
+// samples are taken a margin after the load started and a margin before its duration is over,
+// when every connection is open (pgbench's duration counts from its start, connections included,
+// so the second sample comes before the load ends however long they took).
+type threadWindow struct {
+	cancel    context.CancelFunc
+	done      chan struct{}
+	client    [2]cgroupcpu.Sample
+	clientErr [2]error
+	parts     [2][]sampled
+	at        [2]time.Time
+	taken     int
+}
+
+// threadMargin is how far inside a load of that duration its threads are read: an eighth of it,
+// between a quarter of a second and two seconds; 0 when the load is too short to leave half of
+// it between the samples.
+func threadMargin(load time.Duration) time.Duration {
+	margin := min(max(load/8, 250*time.Millisecond), 2*time.Second)
+	if load < 4*margin {
+		return 0
+	}
+	return margin
+}
+
+// readThreadsWithin samples every part, the client first, a margin after now and a margin before
+// load is over, in the background; stop uses the two samples' threads when both were taken.
+func (w *cpuWindow) readThreadsWithin(ctx context.Context, load time.Duration) {
+	margin := threadMargin(load)
+	if margin == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	tw := &threadWindow{cancel: cancel, done: make(chan struct{})}
+	w.within = tw
+	start := time.Now()
+	go func() {
+		defer close(tw.done)
+		for i, at := range []time.Time{start.Add(margin), start.Add(load - margin)} {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(at)):
+			}
+			tw.client[i], tw.clientErr[i] = cgroupcpu.Read(w.root)
+			tw.at[i] = time.Now()
+			tw.parts[i] = w.sampleParts(ctx)
+			tw.taken++
+		}
+	}()
+}
+
+// threads are the client's and each part's threads over the thread window, with its length;
+// nil ones where a sample is missing.
+func (tw *threadWindow) threads() (client *report.Threads, parts []*report.Threads) {
+	if tw == nil {
+		return nil, nil
+	}
+	tw.cancel()
+	<-tw.done
+	if tw.taken < 2 {
+		return nil, nil
+	}
+	window := tw.at[1].Sub(tw.at[0]).Seconds()
+	if tw.clientErr[0] == nil && tw.clientErr[1] == nil {
+		client = threadsOf(tw.client[0], tw.client[1], window)
+	}
+	for i := range tw.parts[0] {
+		var t *report.Threads
+		if tw.parts[0][i].err == nil && tw.parts[1][i].err == nil {
+			t = threadsOf(tw.parts[0][i].s, tw.parts[1][i].s, window)
+		}
+		parts = append(parts, t)
+	}
+	return client, parts
+}
+
+// threadsOf is a part's threads between two samples over window seconds; nil when either sample
+// read none.
+func threadsOf(start, end cgroupcpu.Sample, window float64) *report.Threads {
+	if len(start.Tasks) == 0 || len(end.Tasks) == 0 || window <= 0 {
+		return nil
+	}
+	t := end.Threads(start)
+	return &report.Threads{OnCPUSeconds: t.OnCPU.Seconds(), WaitedSeconds: t.Waited.Seconds(), BusiestSeconds: t.Busiest.Seconds(),
+		Count: t.Threads, Started: t.Started, Lost: t.Lost, WindowSeconds: window}
 }
 
 // sampled is one sample, with when its request left (sent) and its answer came back (got): the
@@ -96,6 +189,7 @@ func (w *cpuWindow) sampleParts(ctx context.Context) []sampled {
 // said on out and in unmeasured, never guessed.
 func (w *cpuWindow) stop(ctx context.Context, out io.Writer) (client *report.CPU, parts []report.SidecarCPU,
 	unmeasured []report.Unmeasured) {
+	clientThreads, partThreads := w.within.threads()
 	end, err := cgroupcpu.Read(w.root)
 	ended := time.Now()
 	window := ended.Sub(w.at).Seconds()
@@ -107,7 +201,8 @@ func (w *cpuWindow) stop(ctx context.Context, out io.Writer) (client *report.CPU
 	if err = cmp.Or(w.client.err, err); err != nil {
 		unknown(runspec.RunnerContainerName, err.Error())
 	} else {
-		client = cpuOf(w.client.s, end, window)
+		client = cpuOf(end.Sub(w.client.s), window)
+		client.Threads = clientThreads
 	}
 	for i, p := range w.parts {
 		if err := cmp.Or(w.starts[i].err, ends[i].err); err != nil {
@@ -122,22 +217,16 @@ func (w *cpuWindow) stop(ctx context.Context, out io.Writer) (client *report.CPU
 				off.Round(time.Millisecond), 100*maxMisalignment, window))
 			continue
 		}
-		parts = append(parts, report.SidecarCPU{Part: p.Name, Remote: p.Host != "",
-			CPU: *cpuOf(w.starts[i].s, ends[i].s, window)})
+		part := report.SidecarCPU{Part: p.Name, Remote: p.Host != "", CPU: *cpuOf(ends[i].s.Sub(w.starts[i].s), window)}
+		if i < len(partThreads) {
+			part.Threads = partThreads[i]
+		}
+		parts = append(parts, part)
 	}
 	return client, parts, unmeasured
 }
 
-// cpuOf is a part's accounting over the window from its samples at the ends; its threads' too when
-// both samples read them.
-func cpuOf(start, end cgroupcpu.Sample, window float64) *report.CPU {
-	d := end.Sub(start)
-	out := &report.CPU{UserSeconds: d.User.Seconds(), SystemSeconds: d.System.Seconds(), WindowSeconds: window,
+func cpuOf(d cgroupcpu.Sample, window float64) *report.CPU {
+	return &report.CPU{UserSeconds: d.User.Seconds(), SystemSeconds: d.System.Seconds(), WindowSeconds: window,
 		Periods: d.Periods, Throttled: d.Throttled, ThrottledSeconds: d.ThrottledTime.Seconds(), CgroupVersion: d.Version}
-	if len(start.Tasks) > 0 && len(end.Tasks) > 0 {
-		t := end.Threads(start)
-		out.Threads = &report.Threads{OnCPUSeconds: t.OnCPU.Seconds(), WaitedSeconds: t.Waited.Seconds(),
-			BusiestSeconds: t.Busiest.Seconds(), Count: t.Threads, Started: t.Started, Lost: t.Lost}
-	}
-	return out
 }

@@ -273,6 +273,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return fail(err)
 	}
 	cpu := startCPU(ctx, opts.CgroupRoot, run.CPUParts)
+	cpu.readThreadsWithin(ctx, run.Load.Duration)
 	probed := startProbes(ctx, run.Probes)
 	wire := startWire(opts.NetDev)
 	rep.StartTime = time.Now().UTC()

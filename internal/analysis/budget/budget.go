@@ -27,12 +27,10 @@ import (
 // 1 for the reasons cost.SaturatedUtilization is.
 const FullCore = 0.9
 
-// Part is one part's threads over the run's window.
+// Part is one part's threads over a window inside the run's load (report.Threads).
 type Part struct {
 	Name    string
 	Threads *report.Threads
-	// Window is the length of the window its threads were sampled over, in seconds.
-	Window float64
 }
 
 // maxParts is the API's bound on a budget's parts.
@@ -48,14 +46,14 @@ func Of(cycleMs *float64, tps float64, parts []Part) *benchv1.TimeBudget {
 	rest := *cycleMs
 	for _, p := range parts {
 		t := p.Threads
-		if t == nil || p.Window <= 0 || len(out.Parts) == maxParts {
+		if t == nil || t.WindowSeconds <= 0 || len(out.Parts) == maxParts {
 			continue
 		}
 		// A runner that writes nonsense gets no negative share from it.
 		on, waited := max(t.OnCPUSeconds, 0), max(t.WaitedSeconds, 0)
-		perTx := func(busy float64) float64 { return round(1000 * busy / p.Window / tps) }
+		perTx := func(busy float64) float64 { return round(1000 * busy / t.WindowSeconds / tps) }
 		bp := benchv1.BudgetPart{Part: p.Name, OnCPUMs: perTx(on), WaitedMs: perTx(waited),
-			Threads: int32(min(max(t.Count, 0), math.MaxInt32)), BusiestThreadCores: round(max(t.BusiestSeconds, 0) / p.Window)}
+			Threads: int32(min(max(t.Count, 0), math.MaxInt32)), BusiestThreadCores: round(max(t.BusiestSeconds, 0) / t.WindowSeconds)}
 		bp.Ms = round(bp.OnCPUMs + bp.WaitedMs)
 		if !finite(bp.Ms, bp.BusiestThreadCores, rest-bp.Ms) {
 			// Figures past float64's range are no share: the part is left out of the budget.

@@ -14,9 +14,9 @@ import (
 func TestOf(t *testing.T) {
 	// 8 clients at 1,000 tps: 8 ms per transaction and client.
 	cycle := ptr.To(8.0)
-	client := Part{Name: "client", Window: 2, Threads: &report.Threads{OnCPUSeconds: 0.5, WaitedSeconds: 0.1, BusiestSeconds: 0.5, Count: 1}}
-	gateway := Part{Name: "gateway", Window: 2, Threads: &report.Threads{OnCPUSeconds: 1.9, BusiestSeconds: 1.9, Count: 1}}
-	server := Part{Name: "server", Window: 2, Threads: &report.Threads{OnCPUSeconds: 4, WaitedSeconds: 2, BusiestSeconds: 0.6, Count: 12}}
+	client := Part{Name: "client", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 0.5, WaitedSeconds: 0.1, BusiestSeconds: 0.5, Count: 1}}
+	gateway := Part{Name: "gateway", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 1.9, BusiestSeconds: 1.9, Count: 1}}
+	server := Part{Name: "server", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 4, WaitedSeconds: 2, BusiestSeconds: 0.6, Count: 12}}
 	for _, tc := range []struct {
 		name  string
 		cycle *float64
@@ -25,20 +25,20 @@ func TestOf(t *testing.T) {
 		want  *benchv1.TimeBudget
 	}{
 		{name: "not a closed loop", cycle: nil, tps: 1000, parts: []Part{client}},
-		{name: "no threads read", cycle: cycle, tps: 1000, parts: []Part{{Name: "client", Window: 2}}},
-		{name: "no window", cycle: cycle, tps: 1000, parts: []Part{{Name: "client", Threads: client.Threads}}},
+		{name: "no threads read", cycle: cycle, tps: 1000, parts: []Part{{Name: "client"}}},
+		{name: "no window", cycle: cycle, tps: 1000, parts: []Part{{Name: "client", Threads: &report.Threads{OnCPUSeconds: 1}}}},
 		{name: "shares by Little's law", cycle: cycle, tps: 1000, parts: []Part{client, gateway, server},
 			want: &benchv1.TimeBudget{RoundTripMs: 8, UnattributedMs: 3.75, Parts: []benchv1.BudgetPart{
 				{Part: "client", Ms: 0.3, OnCPUMs: 0.25, WaitedMs: 0.05, Threads: 1, BusiestThreadCores: 0.25},
 				{Part: "gateway", Ms: 0.95, OnCPUMs: 0.95, Threads: 1, BusiestThreadCores: 0.95},
 				{Part: "server", Ms: 3, OnCPUMs: 2, WaitedMs: 1, Threads: 12, BusiestThreadCores: 0.3},
 			}}},
-		{name: "nonsense is not a negative share", cycle: cycle, tps: 1000, parts: []Part{{Name: "client", Window: 2,
-			Threads: &report.Threads{OnCPUSeconds: -5, WaitedSeconds: 0.2, BusiestSeconds: -1, Count: -3}}},
+		{name: "nonsense is not a negative share", cycle: cycle, tps: 1000, parts: []Part{{Name: "client",
+			Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: -5, WaitedSeconds: 0.2, BusiestSeconds: -1, Count: -3}}},
 			want: &benchv1.TimeBudget{RoundTripMs: 8, UnattributedMs: 7.9, Parts: []benchv1.BudgetPart{
 				{Part: "client", Ms: 0.1, WaitedMs: 0.1}}}},
-		{name: "past float64's range is left out", cycle: cycle, tps: 1000, parts: []Part{{Name: "client", Window: 1e-300,
-			Threads: &report.Threads{OnCPUSeconds: 1.7e308, Count: 1}}, client},
+		{name: "past float64's range is left out", cycle: cycle, tps: 1000, parts: []Part{{Name: "client",
+			Threads: &report.Threads{WindowSeconds: 1e-300, OnCPUSeconds: 1.7e308, Count: 1}}, client},
 			want: &benchv1.TimeBudget{RoundTripMs: 8, UnattributedMs: 7.7, Parts: []benchv1.BudgetPart{
 				{Part: "client", Ms: 0.3, OnCPUMs: 0.25, WaitedMs: 0.05, Threads: 1, BusiestThreadCores: 0.25}}}},
 		{name: "more than the round trip is said", cycle: ptr.To(1.0), tps: 1000, parts: []Part{server},
@@ -55,10 +55,10 @@ func TestOf(t *testing.T) {
 
 func TestLimiters(t *testing.T) {
 	b := Of(ptr.To(8.0), 1000, []Part{
-		{Name: "client", Window: 2, Threads: &report.Threads{OnCPUSeconds: 0.5, BusiestSeconds: 0.5, Count: 1}},
-		{Name: "tunnel-0", Window: 2, Threads: &report.Threads{OnCPUSeconds: 1.2, WaitedSeconds: 0.2, BusiestSeconds: 1.2, Count: 1}},
-		{Name: "gateway", Window: 2, Threads: &report.Threads{OnCPUSeconds: 1.85, BusiestSeconds: 1.85, Count: 2}},
-		{Name: "server", Window: 2, Threads: &report.Threads{OnCPUSeconds: 1.9, BusiestSeconds: 1.9, Count: 9}},
+		{Name: "client", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 0.5, BusiestSeconds: 0.5, Count: 1}},
+		{Name: "tunnel-0", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 1.2, WaitedSeconds: 0.2, BusiestSeconds: 1.2, Count: 1}},
+		{Name: "gateway", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 1.85, BusiestSeconds: 1.85, Count: 2}},
+		{Name: "server", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 1.9, BusiestSeconds: 1.9, Count: 9}},
 	})
 	// The first at a full core in the path's order, not the busiest.
 	if l := FullCoreLimiter(b); l == nil || l.Part != "gateway" || !strings.Contains(l.Evidence, "92%") {

@@ -102,14 +102,18 @@ type CPU struct {
 	ThrottledSeconds float64 `json:"throttledSeconds,omitempty"`
 	// CgroupVersion is the accounting read (1 or 2).
 	CgroupVersion int `json:"cgroup"`
-	// Threads is where its threads' time went over the window, from the scheduler's per-thread
+	// Threads is where its threads' time went within the load, from the scheduler's per-thread
 	// accounting (internal/runner/schedstat); absent where they could not be read.
 	Threads *Threads `json:"threads,omitempty"`
 }
 
-// Threads is a part's threads over a window: their time on a CPU and waiting for one, summed, and
-// the most one of them was on a CPU.
+// Threads is a part's threads over a window inside the load (a margin after its start, a margin
+// before its end, when every connection is open: its threads and the server's backends alive at
+// both ends): their time on a CPU and waiting for one, summed, and the most one of them was on a
+// CPU.
 type Threads struct {
+	// WindowSeconds is the window's length.
+	WindowSeconds float64 `json:"window"`
 	OnCPUSeconds   float64 `json:"onCPU"`
 	WaitedSeconds  float64 `json:"waited"`
 	BusiestSeconds float64 `json:"busiest"`
