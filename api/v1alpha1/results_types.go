@@ -448,12 +448,17 @@ type TimeBudget struct {
 type BudgetPart struct {
 	// +kubebuilder:validation:MaxLength=63
 	Part string `json:"part"`
-	// Ms is OnCPUMs and WaitedMs together: its threads' time per transaction.
+	// Ms is OnCPUMs, WaitedMs and HeldMs together: its time per transaction.
 	Ms float64 `json:"ms"`
 	// OnCPUMs is its threads' time on a CPU per transaction, WaitedMs their time runnable but
 	// waiting for one (the node's other parts held the cores).
 	OnCPUMs  float64 `json:"onCPUMs"`
 	WaitedMs float64 `json:"waitedMs"`
+	// HeldMs is the time the part held each transaction by design, as it counted it itself: an
+	// emulated link's delay (per connection, the time any of its data was held; an SSH tunnel's
+	// one connection carries several transactions at once and is counted once for them).
+	// +optional
+	HeldMs float64 `json:"heldMs,omitempty"`
 	// Threads are the threads it had at the window's end.
 	Threads int32 `json:"threads"`
 	// BusiestThreadCores is the most one of its threads was on a CPU, over the window's length: 1

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -53,9 +55,30 @@ func runLink(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "tunnelbench-runner link: %s -> %s, rtt %s, jitter %s, %d bit/s (0: unlimited)\n",
 		proxy.Addr(), p.Upstream, p.Link.RTT, p.Link.Jitter, p.Link.BitsPerSecond)
+	if p.Stats != "" {
+		if err := serveLinkStats(p.Stats, proxy); err != nil {
+			fmt.Fprintf(stderr, "tunnelbench-runner link: %v\n", err)
+			return 1
+		}
+	}
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, os.Interrupt)
 	<-stop
 	proxy.Stop()
 	return 0
+}
+
+// serveLinkStats serves the link's counters (runspec.LinkHeldText) on addr, a loopback address of the
+// runner pod, for the runner to read at both ends of its load (runspec.LinkProbe).
+func serveLinkStats(addr string, proxy *link.Proxy) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, runspec.LinkHeldText(proxy.Held()))
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
 // placement is where a run's parts ran, observed at its end: the runner's node, the server's pod
@@ -92,10 +93,17 @@ func decideCosts(rep *report.Report, seen []partSeen, node string, nodeCores flo
 	var parts []benchv1.PartCost
 	var onNode []cost.Shared // the parts that ran on the runner's node
 	var threads []budget.Part
+	// The emulated link counts how long it held the load's data, between the runner's reads at
+	// the load's ends.
+	linkHeld, linkCounted := transport.LinkHeld(rep)
 	for _, p := range seen {
 		if len(parts) < maxParts {
 			parts = append(parts, cost.Part(p.name, p.cpu, rep.Result.Transactions, p.cores))
-			threads = append(threads, budget.Part{Name: p.name, Threads: p.cpu.Threads})
+			bp := budget.Part{Name: p.name, Threads: p.cpu.Threads}
+			if p.name == transport.LinkContainer && linkCounted {
+				bp.Held, bp.HeldWindow = linkHeld, rep.EndTime.Sub(rep.StartTime).Seconds()
+			}
+			threads = append(threads, bp)
 		}
 		if p.local {
 			onNode = append(onNode, cost.Shared{Part: p.name, CPUSeconds: p.cpu.UserSeconds + p.cpu.SystemSeconds})

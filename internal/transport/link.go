@@ -3,11 +3,13 @@ package transport
 import (
 	"net"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
@@ -76,8 +78,11 @@ func WithLink(c Context, tr Transport, pod *specs.Pod, run *runspec.Run) {
 		run.AwaitLink = true
 		return
 	}
+	stats := net.JoinHostPort(linkHost, strconv.Itoa(runspec.LinkStatsPort))
 	proxy := runspec.LinkProxy{Listen: net.JoinHostPort(linkHost, strconv.Itoa(runspec.LinkPort)),
-		Upstream: tr.Hop().Address(), Link: run.Link}
+		Upstream: tr.Hop().Address(), Link: run.Link, Stats: stats}
+	// How long the link held the load's data: its share of the round trip's budget.
+	run.Probes = append(run.Probes, runspec.Probe{Name: runspec.LinkProbe, URL: "http://" + stats + "/"})
 	image, pullPolicy := specs.RunnerImage(c.Benchmark, c.Defaults)
 	// A CPU request of its own: the proxy copies every byte of the load.
 	sidecar := specs.HelperContainer(LinkContainer, image, pullPolicy, "250m", "32Mi", "256Mi")
@@ -85,4 +90,19 @@ func WithLink(c Context, tr Transport, pod *specs.Pod, run *runspec.Run) {
 	sidecar.Command, sidecar.Args = []string{"tunnelbench-runner"}, append([]string{"link"}, proxy.Args()...)
 	sidecar.StartupProbe = specs.StartupProbe(runspec.LinkPort)
 	pod.Sidecars = append([]corev1.Container{sidecar}, pod.Sidecars...)
+}
+
+// LinkHeld is how long the emulated link held the load's data between the runner's reads at the
+// load's ends (runspec.LinkProbe), from the link's own counters; false without them.
+func LinkHeld(rep *report.Report) (time.Duration, bool) {
+	pr := rep.ProbeNamed(runspec.LinkProbe)
+	if pr == nil || pr.Error != "" {
+		return 0, false
+	}
+	before, errBefore := runspec.ParseLinkHeld(pr.Before)
+	after, errAfter := runspec.ParseLinkHeld(pr.After)
+	if errBefore != nil || errAfter != nil || after < before {
+		return 0, false
+	}
+	return after - before, true
 }

@@ -106,6 +106,20 @@ func emulatedWAN(t *testing.T, ns string, pg *fixture.Postgres) {
 			t.Errorf("wan run %d at %.0f tps: limiter %+v, want network", run.Round, run.TPS, run.Limiter)
 		}
 	}
+	// The link counts what it held: one round trip of 10 ms per transaction on each connection of
+	// direct and TLS, within 10 % (the connections' logins fall in the counted stretch, not in the
+	// transactions); the ssh tunnel's one connection carries four clients' and is counted once.
+	for _, name := range []string{"wan", "wan-tls", "wan-ssh"} {
+		for _, run := range long.Status.Result(name).Runs {
+			if !checkBudgetAddsUp(t, name, run, benchv1.PartClient, "link") {
+				continue
+			}
+			link := budgetPart(run.Budget, "link")
+			if name != "wan-ssh" && math.Abs(link.HeldMs-10) > 1 {
+				t.Errorf("%s run %d: the link held each transaction %.3f ms, want 10 ms within 10 %%", name, run.Round, link.HeldMs)
+			}
+		}
+	}
 	if lan != nil {
 		for _, run := range lan.Runs {
 			if run.Limiter != nil && run.Limiter.Part == benchv1.PartNetwork {

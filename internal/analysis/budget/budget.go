@@ -3,7 +3,7 @@
 // By Little's law, a part of the path whose threads were on a CPU or waiting for one for a share u
 // of the window (u summed over its threads: the mean number of them busy) held each transaction
 // u/x seconds of it. The parts' shares and the unattributed rest add up to the round trip. The
-// rest is the network and the link's delay, the parts not measured, and the queues inside a part:
+// rest is the network, the parts not measured, and the queues inside a part:
 // a transaction waiting behind another in the same thread of pgbench, sshd or PgBouncer is busy
 // in no thread, so a single-threaded part's share is a lower bound once transactions queue in it.
 //
@@ -16,6 +16,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
@@ -27,10 +28,14 @@ import (
 // 1 for the reasons cost.SaturatedUtilization is.
 const FullCore = 0.9
 
-// Part is one part's threads over a window inside the run's load (report.Threads).
+// Part is one part's threads over a window inside the run's load (report.Threads), and the time
+// it held the load's data by design over HeldWindow seconds (an emulated link's delay, as the link
+// counted it).
 type Part struct {
-	Name    string
-	Threads *report.Threads
+	Name       string
+	Threads    *report.Threads
+	Held       time.Duration
+	HeldWindow float64
 }
 
 // maxParts is the API's bound on a budget's parts.
@@ -45,16 +50,25 @@ func Of(cycleMs *float64, tps float64, parts []Part) *benchv1.TimeBudget {
 	out := &benchv1.TimeBudget{RoundTripMs: *cycleMs}
 	rest := *cycleMs
 	for _, p := range parts {
-		t := p.Threads
-		if t == nil || t.WindowSeconds <= 0 || len(out.Parts) == maxParts {
+		t, held := p.Threads, p.Held > 0 && p.HeldWindow > 0
+		if t != nil && t.WindowSeconds <= 0 {
+			t = nil
+		}
+		if t == nil && !held || len(out.Parts) == maxParts {
 			continue
 		}
-		// A runner that writes nonsense gets no negative share from it.
-		on, waited := max(t.OnCPUSeconds, 0), max(t.WaitedSeconds, 0)
-		perTx := func(busy float64) float64 { return round(1000 * busy / t.WindowSeconds / tps) }
-		bp := benchv1.BudgetPart{Part: p.Name, OnCPUMs: perTx(on), WaitedMs: perTx(waited),
-			Threads: int32(min(max(t.Count, 0), math.MaxInt32)), BusiestThreadCores: round(max(t.BusiestSeconds, 0) / t.WindowSeconds)}
-		bp.Ms = round(bp.OnCPUMs + bp.WaitedMs)
+		bp := benchv1.BudgetPart{Part: p.Name}
+		if t != nil {
+			// A runner that writes nonsense gets no negative share from it.
+			perTx := func(busy float64) float64 { return round(1000 * max(busy, 0) / t.WindowSeconds / tps) }
+			bp.OnCPUMs, bp.WaitedMs = perTx(t.OnCPUSeconds), perTx(t.WaitedSeconds)
+			bp.Threads = int32(min(max(t.Count, 0), math.MaxInt32))
+			bp.BusiestThreadCores = round(max(t.BusiestSeconds, 0) / t.WindowSeconds)
+		}
+		if held {
+			bp.HeldMs = round(1000 * p.Held.Seconds() / p.HeldWindow / tps)
+		}
+		bp.Ms = round(bp.OnCPUMs + bp.WaitedMs + bp.HeldMs)
 		if !finite(bp.Ms, bp.BusiestThreadCores, rest-bp.Ms) {
 			// Figures past float64's range are no share: the part is left out of the budget.
 			continue
@@ -98,8 +112,11 @@ func LatencyLimiter(b *benchv1.TimeBudget) *benchv1.Limiter {
 	slices.SortStableFunc(parts, func(x, y benchv1.BudgetPart) int { return cmp.Compare(y.Ms, x.Ms) })
 	var held []string
 	for _, p := range parts[:min(len(parts), 3)] {
-		held = append(held, fmt.Sprintf("%s %.3g ms (%.0f%%: %.3g on a CPU, %.3g waiting for one)",
-			p.Part, p.Ms, 100*p.Ms/b.RoundTripMs, p.OnCPUMs, p.WaitedMs))
+		how := fmt.Sprintf("%.3g on a CPU, %.3g waiting for one", p.OnCPUMs, p.WaitedMs)
+		if p.HeldMs > 0 {
+			how = fmt.Sprintf("%.3g held by its delay, ", p.HeldMs) + how
+		}
+		held = append(held, fmt.Sprintf("%s %.3g ms (%.0f%%: %s)", p.Part, p.Ms, 100*p.Ms/b.RoundTripMs, how))
 	}
 	return &benchv1.Limiter{Part: benchv1.PartLatency, Evidence: fmt.Sprintf(
 		"no part ran out; of the %.3g ms round trip %s; %.3g ms (%.0f%%) was in none of the measured parts' threads: "+

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/utils/ptr"
 
@@ -41,6 +42,12 @@ func TestOf(t *testing.T) {
 			Threads: &report.Threads{WindowSeconds: 1e-300, OnCPUSeconds: 1.7e308, Count: 1}}, client},
 			want: &benchv1.TimeBudget{RoundTripMs: 8, UnattributedMs: 7.7, Parts: []benchv1.BudgetPart{
 				{Part: "client", Ms: 0.3, OnCPUMs: 0.25, WaitedMs: 0.05, Threads: 1, BusiestThreadCores: 0.25}}}},
+		{name: "a link's delay is its own", cycle: ptr.To(11.0), tps: 400, parts: []Part{
+			{Name: "link", Held: 4 * time.Second, HeldWindow: 1, Threads: &report.Threads{WindowSeconds: 1, OnCPUSeconds: 0.04, Count: 8}},
+			{Name: "counted only", Held: 40 * time.Millisecond, HeldWindow: 1}},
+			want: &benchv1.TimeBudget{RoundTripMs: 11, UnattributedMs: 0.8, Parts: []benchv1.BudgetPart{
+				{Part: "link", Ms: 10.1, OnCPUMs: 0.1, HeldMs: 10, Threads: 8},
+				{Part: "counted only", Ms: 0.1, HeldMs: 0.1}}}},
 		{name: "more than the round trip is said", cycle: ptr.To(1.0), tps: 1000, parts: []Part{server},
 			want: &benchv1.TimeBudget{RoundTripMs: 1, UnattributedMs: -2, Parts: []benchv1.BudgetPart{
 				{Part: "server", Ms: 3, OnCPUMs: 2, WaitedMs: 1, Threads: 12, BusiestThreadCores: 0.3}}}},
@@ -68,6 +75,11 @@ func TestLimiters(t *testing.T) {
 	if l := FullCoreLimiter(b); l != nil {
 		t.Errorf("FullCoreLimiter = %+v with no thread at a full core", l)
 	}
+	b.Parts[1].HeldMs = 0.05
+	if l := LatencyLimiter(b); l == nil || !strings.Contains(l.Evidence, "(9%: 0.05 held by its delay, 0.6 on a CPU") {
+		t.Errorf("LatencyLimiter = %+v: want the link's delay said", l)
+	}
+	b.Parts[1].HeldMs = 0
 	l := LatencyLimiter(b)
 	want := "no part ran out; of the 8 ms round trip server 0.95 ms (12%: 0.95 on a CPU, 0 waiting for one), gateway 0.925 ms " +
 		"(12%: 0.925 on a CPU, 0 waiting for one), tunnel-0 0.7 ms (9%: 0.6 on a CPU, 0.1 waiting for one); 5.17 ms (65%) was in " +

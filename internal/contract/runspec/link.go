@@ -11,6 +11,14 @@ import (
 // is dialled there instead of at its far end. Below TunnelBasePort, so that tunnels never clash.
 const LinkPort = 14432
 
+// LinkStatsPort is the loopback port on which the link proxy serves its counters (how long it held
+// the connections' data), and LinkProbe the name under which the runner reads them at both ends
+// of the load (Run.Probes).
+const (
+	LinkStatsPort = 14433
+	LinkProbe     = "link"
+)
+
 // The operator's word that an emulated link acting from outside the runner pod is in place: the
 // value LinkInjected under LinkInjectedKey in the run's result ConfigMap (Run.AwaitLink).
 const (
@@ -60,6 +68,8 @@ type LinkProxy struct {
 	Listen   string
 	Upstream string
 	Link     Link
+	// Stats is where it serves its counters (link.HeldText), "" for nowhere.
+	Stats string
 }
 
 // Args renders the proxy as the flags of `tunnelbench-runner link`.
@@ -67,6 +77,7 @@ func (p LinkProxy) Args() []string {
 	var a args
 	a.addString("listen", p.Listen)
 	a.addString("upstream", p.Upstream)
+	a.addString("stats", p.Stats)
 	p.Link.addArgs(&a, "")
 	return a
 }
@@ -77,6 +88,7 @@ func BindLinkProxyFlags(fs *flag.FlagSet) func() (LinkProxy, error) {
 	var p LinkProxy
 	fs.StringVar(&p.Listen, "listen", "", "host:port to listen on")
 	fs.StringVar(&p.Upstream, "upstream", "", "host:port every connection is forwarded to")
+	fs.StringVar(&p.Stats, "stats", "", "host:port to serve the link's counters on (\"\": none)")
 	p.Link.bindFlags(fs, "", "the emulated link")
 	return func() (LinkProxy, error) {
 		errs := p.Link.problems("")
@@ -91,4 +103,22 @@ func BindLinkProxyFlags(fs *flag.FlagSet) func() (LinkProxy, error) {
 		}
 		return p, nil
 	}
+}
+
+// LinkHeldText is how long the link proxy held its connections' data, as its counters page
+// (LinkStatsPort) serves it; ParseLinkHeld reads it back.
+func LinkHeldText(held time.Duration) string {
+	return fmt.Sprintf("held_nanoseconds %d\n", held.Nanoseconds())
+}
+
+// ParseLinkHeld reads LinkHeldText.
+func ParseLinkHeld(text string) (time.Duration, error) {
+	var n int64
+	if _, err := fmt.Sscanf(text, "held_nanoseconds %d", &n); err != nil || n < 0 {
+		if len(text) > 64 {
+			text = text[:64] + "…"
+		}
+		return 0, fmt.Errorf("not a link's counters: %q", text)
+	}
+	return time.Duration(n), nil
 }

@@ -160,7 +160,7 @@ func TestLinkProxyArgs(t *testing.T) {
 		}
 		return get()
 	}
-	p := LinkProxy{Listen: "127.0.0.1:14432", Upstream: "db-rw.ns.svc:5432",
+	p := LinkProxy{Listen: "127.0.0.1:14432", Upstream: "db-rw.ns.svc:5432", Stats: "127.0.0.1:14433",
 		Link: Link{RTT: 20 * time.Millisecond, Jitter: 2 * time.Millisecond, BitsPerSecond: 1_000_000_000}}
 	if got, err := parseProxy(p.Args()); err != nil || got != p {
 		t.Errorf("round trip of %q = %+v, %v", p.Args(), got, err)
@@ -179,5 +179,18 @@ func TestLinkProxyArgs(t *testing.T) {
 func TestTunnelLogFile(t *testing.T) {
 	if got := TunnelLogFile(SSHLogDir, 3); got != "/run/tunnelbench/ssh/tunnel-3.log" {
 		t.Errorf("TunnelLogFile = %q", got)
+	}
+}
+
+// TestLinkHeldText: the link's counters read back, and what is not them is refused briefly.
+func TestLinkHeldText(t *testing.T) {
+	text := LinkHeldText(1500 * time.Millisecond)
+	if got, err := ParseLinkHeld(text); err != nil || got != 1500*time.Millisecond {
+		t.Errorf("ParseLinkHeld(%q) = %v, %v", text, got, err)
+	}
+	for _, bad := range []string{"", "held_nanoseconds -1\n", "<html>", strings.Repeat("x", 100)} {
+		if _, err := ParseLinkHeld(bad); err == nil || len(err.Error()) > 120 {
+			t.Errorf("ParseLinkHeld(%q): %v", bad, err)
+		}
 	}
 }

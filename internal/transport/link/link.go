@@ -62,7 +62,8 @@ func (l Link) Validate() error {
 
 // Proxy is a running link emulator.
 type Proxy struct {
-	p *toxiproxy.Proxy
+	p      *toxiproxy.Proxy
+	delays []*delayToxic
 }
 
 // Start listens on listen ("127.0.0.1:0" picks a port) and forwards every connection to upstream
@@ -74,19 +75,35 @@ func Start(listen, upstream string, l Link) (*Proxy, error) {
 	logger := zerolog.Nop()
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), logger)
 	p := toxiproxy.NewProxy(server, "link", listen, upstream)
+	out := &Proxy{p: p}
 	for _, t := range l.toxics() {
 		b, err := json.Marshal(t)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := p.Toxics.AddToxicJson(strings.NewReader(string(b))); err != nil {
+		w, err := p.Toxics.AddToxicJson(strings.NewReader(string(b)))
+		if err != nil {
 			return nil, fmt.Errorf("cannot add the %s toxic: %w", t.Type, err)
+		}
+		if d, ok := w.Toxic.(*delayToxic); ok {
+			out.delays = append(out.delays, d)
 		}
 	}
 	if err := p.Start(); err != nil {
 		return nil, fmt.Errorf("cannot listen on %s: %w", listen, err)
 	}
-	return &Proxy{p: p}, nil
+	return out, nil
+}
+
+// Held is how long the link has held its connections' data by its delay, in both directions:
+// for each connection and direction, the time in which at least one of its chunks was held,
+// summed (delayToxic). The link's counters page serves it (runspec.LinkHeldText).
+func (p *Proxy) Held() time.Duration {
+	var sum time.Duration
+	for _, d := range p.delays {
+		sum += time.Duration(d.held.Load())
+	}
+	return sum
 }
 
 // AwaitUpstream dials upstream every interval until it accepts a connection or ctx ends, and says

@@ -3,6 +3,7 @@ package link
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/Shopify/toxiproxy/v2/stream"
@@ -53,26 +54,47 @@ func pipe(stub *toxics.ToxicStub, pass func(*stream.StreamChunk) bool) {
 // delayToxic delays every chunk by DelayNanos ± JitterNanos from when it was read: a pipeline, so
 // chunks in flight overlap as on a real link; order is kept, so a chunk whose jitter is shorter
 // than its predecessor's leaves right after it, as TCP would deliver it.
+//
+// It counts how long it held each connection's data: the union of the stretches in which at least
+// one chunk of the connection was held in its direction, summed over the connections. By Little's
+// law that is the link's share of the transactions' time (internal/analysis/budget): a
+// connection carrying one transaction at a time (pgbench's, a pooler's) holds it for the delay of
+// each of its round trips; one that multiplexes several (an SSH tunnel) is counted once for all
+// of them.
 type delayToxic struct {
 	DelayNanos  int64 `json:"delayNanos"`
 	JitterNanos int64 `json:"jitterNanos"`
+
+	held atomic.Int64 // nanoseconds
 }
 
 func (t *delayToxic) GetBufferSize() int { return chunkBuffer }
 
 func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
+	var heldUntil time.Time // this connection's, in this direction
 	pipe(stub, func(c *stream.StreamChunk) bool {
 		d := t.DelayNanos
 		if t.JitterNanos > 0 {
 			d += rand.Int64N(2*t.JitterNanos+1) - t.JitterNanos
 		}
 		deliver := c.Timestamp.Add(time.Duration(d))
+		if from := later(c.Timestamp, heldUntil); deliver.After(from) {
+			t.held.Add(int64(deliver.Sub(from)))
+			heldUntil = deliver
+		}
 		ok := hold(stub, deliver)
 		// Later toxics count from when the chunk left the link's far end.
 		c.Timestamp = deliver
 		stub.Output <- c
 		return ok
 	})
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // handshakeToxic holds a new connection's early chunks as TCP's handshake would: nothing leaves
