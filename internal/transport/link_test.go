@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
@@ -61,9 +62,13 @@ func TestLinkSitsOnEachTransportsHop(t *testing.T) {
 			}
 			proxy := pod.Sidecars[0]
 			args := strings.Join(proxy.Args, " ")
-			want := "link --listen=127.0.0.1:14432 --upstream=" + tt.upstream + " --rtt=10ms --bandwidth=50000000"
+			want := "link --listen=127.0.0.1:14432 --upstream=" + tt.upstream + " --stats=127.0.0.1:14433 --rtt=10ms --bandwidth=50000000"
 			if args != want {
 				t.Errorf("link proxy args %q, want %q", args, want)
+			}
+			// The runner reads what the link held at the load's ends, on the pod's loopback only.
+			if !slices.Contains(run.Probes, runspec.Probe{Name: runspec.LinkProbe, URL: "http://127.0.0.1:14433/"}) {
+				t.Errorf("probes %+v: want the link's counters", run.Probes)
 			}
 			if sc := proxy.SecurityContext; sc == nil || sc.Privileged != nil && *sc.Privileged || sc.AllowPrivilegeEscalation == nil ||
 				*sc.AllowPrivilegeEscalation || sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
@@ -123,4 +128,28 @@ func linkedPod(t *testing.T, c Context) (specs.Pod, runspec.Run) {
 	}
 	WithLink(c, tr, &pod, &run)
 	return pod, run
+}
+
+// TestLinkHeld: what the link held between the runner's two reads, and nothing from a probe that
+// failed, is not the link's, or went backwards (a link restarted between the reads).
+func TestLinkHeld(t *testing.T) {
+	probe := func(before, after, err string) *report.Report {
+		return &report.Report{Probes: []report.Probe{{Name: runspec.LinkProbe, Before: before, After: after, Error: err}}}
+	}
+	for _, tc := range []struct {
+		name string
+		rep  *report.Report
+		want time.Duration
+		ok   bool
+	}{
+		{"read", probe("held_nanoseconds 1000\n", "held_nanoseconds 4001000\n", ""), 4 * time.Millisecond, true},
+		{"no probe", &report.Report{}, 0, false},
+		{"failed", probe("held_nanoseconds 1\n", "", "connection refused"), 0, false},
+		{"not the link's", probe("<html>", "held_nanoseconds 5\n", ""), 0, false},
+		{"backwards", probe("held_nanoseconds 9\n", "held_nanoseconds 5\n", ""), 0, false},
+	} {
+		if got, ok := LinkHeld(tc.rep); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: LinkHeld = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
 }

@@ -113,7 +113,7 @@ type CPU struct {
 // CPU.
 type Threads struct {
 	// WindowSeconds is the window's length.
-	WindowSeconds float64 `json:"window"`
+	WindowSeconds  float64 `json:"window"`
 	OnCPUSeconds   float64 `json:"onCPU"`
 	WaitedSeconds  float64 `json:"waited"`
 	BusiestSeconds float64 `json:"busiest"`
