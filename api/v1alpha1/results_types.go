@@ -454,9 +454,10 @@ type BudgetPart struct {
 	// waiting for one (the node's other parts held the cores).
 	OnCPUMs  float64 `json:"onCPUMs"`
 	WaitedMs float64 `json:"waitedMs"`
-	// HeldMs is the time the part held each transaction by design, as it counted it itself: an
-	// emulated link's delay (per connection, the time any of its data was held; an SSH tunnel's
-	// one connection carries several transactions at once and is counted once for them).
+	// HeldMs is the time the part held each transaction, as it counted it itself: an emulated
+	// link's delay (per connection, the time any of its data was held; an SSH tunnel's one
+	// connection carries several transactions at once and is counted once for them), a PgBouncer's
+	// queue for a server connection (SHOW STATS' total_wait_time).
 	// +optional
 	HeldMs float64 `json:"heldMs,omitempty"`
 	// Threads are the threads it had at the window's end.

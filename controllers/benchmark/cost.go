@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -93,15 +94,19 @@ func decideCosts(rep *report.Report, seen []partSeen, node string, nodeCores flo
 	var parts []benchv1.PartCost
 	var onNode []cost.Shared // the parts that ran on the runner's node
 	var threads []budget.Part
-	// The emulated link counts how long it held the load's data, between the runner's reads at
-	// the load's ends.
+	// The emulated link counts how long it held the load's data, and a pooler how long its clients
+	// waited for a server connection, between the runner's reads at the load's ends.
 	linkHeld, linkCounted := transport.LinkHeld(rep)
 	for _, p := range seen {
 		if len(parts) < maxParts {
 			parts = append(parts, cost.Part(p.name, p.cpu, rep.Result.Transactions, p.cores))
 			bp := budget.Part{Name: p.name, Threads: p.cpu.Threads}
-			if p.name == transport.LinkContainer && linkCounted {
-				bp.Held, bp.HeldWindow = linkHeld, rep.EndTime.Sub(rep.StartTime).Seconds()
+			switch loaded := rep.EndTime.Sub(rep.StartTime).Seconds(); {
+			case p.name == transport.LinkContainer && linkCounted:
+				bp.Held, bp.HeldWindow = linkHeld, loaded
+			case rep.Pooler != nil && rep.Pooler.WaitCounted && p.name == rep.Pooler.Part:
+				// Its clients' wait for a server connection: a queue, in no thread.
+				bp.Held, bp.HeldWindow = time.Duration(max(rep.Pooler.WaitSeconds, 0)*float64(time.Second)), loaded
 			}
 			threads = append(threads, bp)
 		}

@@ -20,12 +20,13 @@ type poolerCounter struct {
 	sess    *session
 	observe func(context.Context) (*pgbouncer.Snapshot, error)
 	before  *pgbouncer.Snapshot
+	part    string // the pooler's part of the path (runspec.Run.PoolerPart)
 }
 
 // startCounting takes the first snapshot; it does nothing without a pooler, or for an opaque one
 // without exporters.
-func startCounting(ctx context.Context, kind runspec.PoolerKind, metrics string, sess *session) (*poolerCounter, error) {
-	c := &poolerCounter{kind: kind, sess: sess}
+func startCounting(ctx context.Context, kind runspec.PoolerKind, metrics, part string, sess *session) (*poolerCounter, error) {
+	c := &poolerCounter{kind: kind, sess: sess, part: part}
 	switch {
 	case kind == runspec.PoolerPgBouncer:
 		c.observe = func(ctx context.Context) (*pgbouncer.Snapshot, error) { return console.Observe(ctx, sess.config) }
@@ -53,7 +54,7 @@ func (c *poolerCounter) stop(ctx context.Context) (*report.Pooler, error) {
 	if c.kind == "" {
 		return nil, nil
 	}
-	out := &report.Pooler{ClientTLS: c.sess.clientTLS}
+	out := &report.Pooler{ClientTLS: c.sess.clientTLS, Part: c.part}
 	if c.before == nil {
 		return out, nil
 	}
@@ -63,6 +64,9 @@ func (c *poolerCounter) stop(ctx context.Context) (*report.Pooler, error) {
 	}
 	out.Counted = true
 	out.Transactions = after.Transactions - c.before.Transactions
+	if c.before.WaitCounted && after.WaitCounted {
+		out.WaitCounted, out.WaitSeconds = true, float64(after.WaitMicros-c.before.WaitMicros)/1e6
+	}
 	out.ServerConnections = after.ServerConnections
 	out.ServerTLS = after.ServerTLS
 	out.Version = after.Version

@@ -74,7 +74,7 @@ func TestRunThroughRealPgBouncer(t *testing.T) {
 			setEnv(t, s.Env(tt.sslmode))
 			setEnv(t, map[string]string{"PGPORT": strconv.Itoa(bouncer.Port), "PGPASSWORD": tt.password})
 
-			rep, out, err := runOnce(t, Options{Run: runspec.Run{Pooler: runspec.PoolerPgBouncer, Storm: 150, Tunnels: 1,
+			rep, out, err := runOnce(t, Options{Run: runspec.Run{Pooler: runspec.PoolerPgBouncer, PoolerPart: "pgbouncer", Storm: 150, Tunnels: 1,
 				Load: runspec.Load{Builtin: "select-only", Protocol: tt.protocol, Reconnect: true, Clients: 4, Threads: 2,
 					Duration: 2 * time.Second}}})
 			if err != nil {
@@ -86,6 +86,10 @@ func TestRunThroughRealPgBouncer(t *testing.T) {
 			}
 			if p == nil || !p.Counted {
 				t.Fatalf("no pooler evidence: %+v", p)
+			}
+			// Its clients' wait for a server connection, read from SHOW STATS, for the budget.
+			if !p.WaitCounted || p.WaitSeconds < 0 || p.Part != "pgbouncer" {
+				t.Errorf("the pooler's wait: counted %v, %.6f s, part %q", p.WaitCounted, p.WaitSeconds, p.Part)
 			}
 			if !strings.HasPrefix(p.Version, "PgBouncer 1.") {
 				t.Errorf("pooler version %q", p.Version)

@@ -268,7 +268,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 		fmt.Fprintf(stream, "tunnelbench-runner: pod %d of %d starts its load with the others\n", opts.PodIndex, run.Pods)
 	}
-	counter, err := startCounting(ctx, run.Pooler, run.PoolerMetrics, sess)
+	counter, err := startCounting(ctx, run.Pooler, run.PoolerMetrics, run.PoolerPart, sess)
 	if err != nil {
 		return fail(err)
 	}

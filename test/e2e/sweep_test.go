@@ -174,6 +174,19 @@ func poolSizeSweep(t *testing.T, ns string, pg *fixture.Postgres) {
 			continue
 		}
 		t.Logf("pool size %d: %.0f tps, %d server connections", p.Value, r.TPS, *r.Pooler.ServerConnections)
+		// Physics: with one server connection, one client sleeps 5 ms in the server while the other
+		// three wait in PgBouncer's queue: the pooler holds 3/4 of the round trip; with four, none.
+		for _, run := range r.Runs {
+			label := fmt.Sprintf("pool size %d", p.Value)
+			if !checkBudgetAddsUp(t, label, run, benchv1.PartClient, "pgbouncer") {
+				continue
+			}
+			held, rt := budgetPart(run.Budget, "pgbouncer").HeldMs, run.Budget.RoundTripMs
+			if p.Value == 1 && (held < 0.6*rt || held > 0.9*rt) || p.Value == 4 && held > 0.15*rt {
+				t.Errorf("%s run %d: PgBouncer's queue held %.3f ms of a %.3f ms round trip: want 3/4 of it with one server "+
+					"connection, none with four", label, run.Round, held, rt)
+			}
+		}
 	}
 	c := end.Status.Sweep.Curves[0]
 	if g := c.Points[1].Gain; g == nil || g.Ratio < 3 || g.Verdict != benchv1.VerdictFaster {

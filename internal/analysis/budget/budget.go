@@ -29,8 +29,8 @@ import (
 const FullCore = 0.9
 
 // Part is one part's threads over a window inside the run's load (report.Threads), and the time
-// it held the load's data by design over HeldWindow seconds (an emulated link's delay, as the link
-// counted it).
+// it held the load's transactions, as it counted it itself, over HeldWindow seconds: an emulated
+// link's delay, a pooler's queue for a server connection.
 type Part struct {
 	Name       string
 	Threads    *report.Threads
@@ -114,7 +114,7 @@ func LatencyLimiter(b *benchv1.TimeBudget) *benchv1.Limiter {
 	for _, p := range parts[:min(len(parts), 3)] {
 		how := fmt.Sprintf("%.3g on a CPU, %.3g waiting for one", p.OnCPUMs, p.WaitedMs)
 		if p.HeldMs > 0 {
-			how = fmt.Sprintf("%.3g held by its delay, ", p.HeldMs) + how
+			how = fmt.Sprintf("%.3g held by it, ", p.HeldMs) + how
 		}
 		held = append(held, fmt.Sprintf("%s %.3g ms (%.0f%%: %s)", p.Part, p.Ms, 100*p.Ms/b.RoundTripMs, how))
 	}

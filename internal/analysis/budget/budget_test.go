@@ -76,7 +76,7 @@ func TestLimiters(t *testing.T) {
 		t.Errorf("FullCoreLimiter = %+v with no thread at a full core", l)
 	}
 	b.Parts[1].HeldMs = 0.05
-	if l := LatencyLimiter(b); l == nil || !strings.Contains(l.Evidence, "(9%: 0.05 held by its delay, 0.6 on a CPU") {
+	if l := LatencyLimiter(b); l == nil || !strings.Contains(l.Evidence, "(9%: 0.05 held by it, 0.6 on a CPU") {
 		t.Errorf("LatencyLimiter = %+v: want the link's delay said", l)
 	}
 	b.Parts[1].HeldMs = 0

@@ -227,6 +227,12 @@ type Pooler struct {
 	Counted bool `json:"counted,omitempty"`
 	// Transactions is the growth of SHOW STATS' total_xact_count during the pgbench run.
 	Transactions int64 `json:"transactions,omitempty"`
+	// WaitSeconds is the growth of SHOW STATS' total_wait_time over the same stretch: how long its
+	// clients waited for a server connection, in all; WaitCounted says it was read. Part is the
+	// pooler's part of the path (runspec.Run.PoolerPart).
+	WaitSeconds float64 `json:"waitSeconds,omitempty"`
+	WaitCounted bool    `json:"waitCounted,omitempty"`
+	Part        string  `json:"part,omitempty"`
 	// ServerConnections and ServerTLS come from SHOW SERVERS at the end of the run.
 	ServerConnections int    `json:"serverConnections,omitempty"`
 	ServerTLS         string `json:"serverTLS,omitempty"`

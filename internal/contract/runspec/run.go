@@ -93,6 +93,10 @@ type Run struct {
 	// PoolerMetrics, for an opaque pooler, is host:port of its pods' metrics exporters (a headless
 	// Service), read instead of the admin console.
 	PoolerMetrics string
+	// PoolerPart is the pooler's part of the path in the run's cost (the sidecar's container, or
+	// the shared PgBouncer's part): where the time clients waited in it for a server connection
+	// goes in the round trip's budget.
+	PoolerPart string
 	// ResultConfigMap is the ConfigMap, in the pod's namespace, where the runner stores its whole
 	// report (ResultKey): the termination message holds only 4 KiB. Empty: the termination
 	// message alone.
@@ -150,6 +154,7 @@ func (r Run) Args() []string {
 	a.addString("ssh-log-dir", r.SSHLogDir)
 	a.addString("pooler", string(r.Pooler))
 	a.addString("pooler-metrics", r.PoolerMetrics)
+	a.addString("pooler-part", r.PoolerPart)
 	a.addString("result-configmap", r.ResultConfigMap)
 	r.Link.addArgs(&a, "link-")
 	a.addBool("await-link", r.AwaitLink)
@@ -238,6 +243,7 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&r.AwaitLink, "await-link", false, "wait until the operator marks the emulated link as in place in --result-configmap")
 	r.Copy.bindFlags(fs)
 	fs.StringVar(&r.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
+	fs.StringVar(&r.PoolerPart, "pooler-part", "", "the pooler's part of the path in the run's cost")
 	fs.Func("cpu-parts", "sidecars whose CPU to sample, as container=port,...", func(s string) (err error) {
 		r.CPUParts, err = parseCPUParts(s)
 		return err

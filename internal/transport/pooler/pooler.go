@@ -226,6 +226,7 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 	run.Pooler = runspec.PoolerPgBouncer
 	switch {
 	case s.Placement == benchv1.PoolerSidecar:
+		run.PoolerPart = PoolerContainer
 		return p.sidecarPod(run)
 	case p.cnpg():
 		run.Pooler = runspec.PoolerOpaque
@@ -234,6 +235,7 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 	default:
 		// The operator's shared PgBouncer serves its container's CPU accounting (deployment).
 		run.CPUParts = append(run.CPUParts, runspec.CPUPart{Name: PoolerPart, Host: p.host(), Port: runspec.PeerCPUPort})
+		run.PoolerPart = PoolerPart
 	}
 	pod := transport.LibPQ(p.c.Server, p.host(), PoolerServicePort, string(s.ClientTLS))
 	p.c.LibPQVia(&pod)

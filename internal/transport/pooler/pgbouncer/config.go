@@ -179,6 +179,11 @@ type Snapshot struct {
 	// Transactions is SHOW STATS' total_xact_count summed over databases: transactions PgBouncer
 	// has passed to a server since it started.
 	Transactions int64
+	// WaitMicros is SHOW STATS' total_wait_time summed over databases: the microseconds clients
+	// have waited for a server connection since PgBouncer started (its queue, which no thread's
+	// time shows). Counted says the column was there.
+	WaitMicros  int64
+	WaitCounted bool
 	// ServerConnections counts SHOW SERVERS' rows: connections PgBouncer holds to the server.
 	ServerConnections int
 	// ServerTLS is the TLS column of SHOW SERVERS ("" for plain TCP), from the first server

@@ -41,6 +41,10 @@ func Observe(ctx context.Context, cfg *pgx.ConnConfig) (*pgbouncer.Snapshot, err
 	}
 	for _, r := range stats {
 		snap.Transactions += atoi(r["total_xact_count"])
+		if wait, ok := r["total_wait_time"]; ok {
+			snap.WaitMicros += atoi(wait)
+			snap.WaitCounted = true
+		}
 	}
 	servers, err := rows(ctx, conn, "SHOW SERVERS")
 	if err != nil {
