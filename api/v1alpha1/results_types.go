@@ -448,7 +448,9 @@ type TimeBudget struct {
 type BudgetPart struct {
 	// +kubebuilder:validation:MaxLength=63
 	Part string `json:"part"`
-	// Ms is OnCPUMs, WaitedMs and HeldMs together: its time per transaction.
+	// Ms is its time per transaction: OnCPUMs, WaitedMs and HeldMs together; for the emulated
+	// link, whose threads work inside its holds (its precise sleep ends on a CPU), the larger of
+	// HeldMs and its threads' time.
 	Ms float64 `json:"ms"`
 	// OnCPUMs is its threads' time on a CPU per transaction, WaitedMs their time runnable but
 	// waiting for one (the node's other parts held the cores).

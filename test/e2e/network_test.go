@@ -118,6 +118,11 @@ func emulatedWAN(t *testing.T, ns string, pg *fixture.Postgres) {
 			if name != "wan-ssh" && math.Abs(link.HeldMs-10) > 1 {
 				t.Errorf("%s run %d: the link held each transaction %.3f ms, want 10 ms within 10 %%", name, run.Round, link.HeldMs)
 			}
+			// The link's threads work inside its holds: counted once, the shares fit the round trip.
+			if b := run.Budget; b.UnattributedMs < -0.05*b.RoundTripMs {
+				t.Errorf("%s run %d: the shares add up to %.3f ms more than the %.3f ms round trip", name, run.Round,
+					-b.UnattributedMs, b.RoundTripMs)
+			}
 		}
 	}
 	if lan != nil {

@@ -31,11 +31,17 @@ const FullCore = 0.9
 // Part is one part's threads over a window inside the run's load (report.Threads), and the time
 // it held the load's transactions, as it counted it itself, over HeldWindow seconds: an emulated
 // link's delay, a pooler's queue for a server connection.
+//
+// HeldCoversThreads says the part's threads work inside its holds, not beside them: the link
+// emulator's precise sleep ends each hold on a CPU (a nanosleep's wake-up, then a spin of up to
+// 100 µs), so its share is the larger of the two, not their sum. A pooler's threads serve other
+// transactions while one waits in its queue: its share is their sum.
 type Part struct {
-	Name       string
-	Threads    *report.Threads
-	Held       time.Duration
-	HeldWindow float64
+	Name              string
+	Threads           *report.Threads
+	Held              time.Duration
+	HeldWindow        float64
+	HeldCoversThreads bool
 }
 
 // maxParts is the API's bound on a budget's parts.
@@ -69,6 +75,9 @@ func Of(cycleMs *float64, tps float64, parts []Part) *benchv1.TimeBudget {
 			bp.HeldMs = round(1000 * p.Held.Seconds() / p.HeldWindow / tps)
 		}
 		bp.Ms = round(bp.OnCPUMs + bp.WaitedMs + bp.HeldMs)
+		if held && p.HeldCoversThreads {
+			bp.Ms = round(max(bp.HeldMs, bp.OnCPUMs+bp.WaitedMs))
+		}
 		if !finite(bp.Ms, bp.BusiestThreadCores, rest-bp.Ms) {
 			// Figures past float64's range are no share: the part is left out of the budget.
 			continue

@@ -42,11 +42,14 @@ func TestOf(t *testing.T) {
 			Threads: &report.Threads{WindowSeconds: 1e-300, OnCPUSeconds: 1.7e308, Count: 1}}, client},
 			want: &benchv1.TimeBudget{RoundTripMs: 8, UnattributedMs: 7.7, Parts: []benchv1.BudgetPart{
 				{Part: "client", Ms: 0.3, OnCPUMs: 0.25, WaitedMs: 0.05, Threads: 1, BusiestThreadCores: 0.25}}}},
-		{name: "a link's delay is its own", cycle: ptr.To(11.0), tps: 400, parts: []Part{
-			{Name: "link", Held: 4 * time.Second, HeldWindow: 1, Threads: &report.Threads{WindowSeconds: 1, OnCPUSeconds: 0.04, Count: 8}},
+		{name: "a link's delay is its own, its threads inside it", cycle: ptr.To(11.0), tps: 400, parts: []Part{
+			{Name: "link", Held: 4 * time.Second, HeldWindow: 1, HeldCoversThreads: true,
+				Threads: &report.Threads{WindowSeconds: 1, OnCPUSeconds: 0.2, WaitedSeconds: 0.2, Count: 8}},
+			{Name: "pooler", Held: 40 * time.Millisecond, HeldWindow: 1, Threads: &report.Threads{WindowSeconds: 1, OnCPUSeconds: 0.04}},
 			{Name: "counted only", Held: 40 * time.Millisecond, HeldWindow: 1}},
-			want: &benchv1.TimeBudget{RoundTripMs: 11, UnattributedMs: 0.8, Parts: []benchv1.BudgetPart{
-				{Part: "link", Ms: 10.1, OnCPUMs: 0.1, HeldMs: 10, Threads: 8},
+			want: &benchv1.TimeBudget{RoundTripMs: 11, UnattributedMs: 0.7, Parts: []benchv1.BudgetPart{
+				{Part: "link", Ms: 10, OnCPUMs: 0.5, WaitedMs: 0.5, HeldMs: 10, Threads: 8},
+				{Part: "pooler", Ms: 0.2, OnCPUMs: 0.1, HeldMs: 0.1},
 				{Part: "counted only", Ms: 0.1, HeldMs: 0.1}}}},
 		{name: "more than the round trip is said", cycle: ptr.To(1.0), tps: 1000, parts: []Part{server},
 			want: &benchv1.TimeBudget{RoundTripMs: 1, UnattributedMs: -2, Parts: []benchv1.BudgetPart{
