@@ -119,7 +119,7 @@ func decideCosts(rep *report.Report, seen []partSeen, node string, nodeCores flo
 	out := runCosts{parts: parts, unmeasured: unmeasured(parts), budget: budget.Of(cycleMs, rep.Result.TPS, threads)}
 	limiter := cost.Limiter(parts)
 	if limiter == nil {
-		limiter = budget.FullCoreLimiter(out.budget)
+		limiter = budget.FullCoreLimiter(threads)
 	}
 	if limiter == nil && rep.CPU != nil {
 		limiter = cost.Node(node, onNode, rep.CPU.WindowSeconds, nodeCores)

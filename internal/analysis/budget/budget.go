@@ -94,18 +94,20 @@ func Of(cycleMs *float64, tps float64, parts []Part) *benchv1.TimeBudget {
 	return out
 }
 
-// FullCoreLimiter is the first part, in the path's order, whose busiest thread was on a CPU for
-// FullCore of the window or more; nil when none was.
-func FullCoreLimiter(b *benchv1.TimeBudget) *benchv1.Limiter {
-	if b == nil {
-		return nil
-	}
-	for _, p := range b.Parts {
-		if p.BusiestThreadCores >= FullCore {
-			return &benchv1.Limiter{Part: p.Part, Evidence: fmt.Sprintf(
+// FullCoreLimiter is the first part, in the path's order, one of whose threads was on a CPU for
+// FullCore of its window or more; nil when none was. It needs no round trip: a copy's or an open
+// loop's single-threaded part at a full core set their pace too.
+func FullCoreLimiter(parts []Part) *benchv1.Limiter {
+	for _, p := range parts {
+		t := p.Threads
+		if t == nil || t.WindowSeconds <= 0 {
+			continue
+		}
+		if busiest := t.BusiestSeconds / t.WindowSeconds; busiest >= FullCore && !math.IsInf(busiest, 0) {
+			return &benchv1.Limiter{Part: p.Name, Evidence: fmt.Sprintf(
 				"one thread of %s was on a CPU %.0f%% of the window (threshold %.0f%% of a core): a thread cannot use more "+
 					"than one core, so it set the pace however small %s's share of the node",
-				p.Part, 100*p.BusiestThreadCores, 100*FullCore, p.Part)}
+				p.Name, 100*min(busiest, 1), 100*FullCore, p.Name)}
 		}
 	}
 	return nil

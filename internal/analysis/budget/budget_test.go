@@ -64,19 +64,29 @@ func TestOf(t *testing.T) {
 }
 
 func TestLimiters(t *testing.T) {
-	b := Of(ptr.To(8.0), 1000, []Part{
+	parts := []Part{
 		{Name: "client", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 0.5, BusiestSeconds: 0.5, Count: 1}},
 		{Name: "tunnel-0", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 1.2, WaitedSeconds: 0.2, BusiestSeconds: 1.2, Count: 1}},
 		{Name: "gateway", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 1.85, BusiestSeconds: 1.85, Count: 2}},
 		{Name: "server", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 1.9, BusiestSeconds: 1.9, Count: 9}},
-	})
-	// The first at a full core in the path's order, not the busiest.
-	if l := FullCoreLimiter(b); l == nil || l.Part != "gateway" || !strings.Contains(l.Evidence, "92%") {
+	}
+	// The first at a full core in the path's order, not the busiest; with or without a round trip.
+	if l := FullCoreLimiter(parts); l == nil || l.Part != "gateway" || !strings.Contains(l.Evidence, "92%") {
 		t.Errorf("FullCoreLimiter = %+v, want gateway at 92%%", l)
 	}
-	b.Parts[2].BusiestThreadCores, b.Parts[3].BusiestThreadCores = 0.5, 0.5
-	if l := FullCoreLimiter(b); l != nil {
+	b := Of(ptr.To(8.0), 1000, parts)
+	parts[2].Threads.BusiestSeconds, parts[3].Threads.BusiestSeconds = 1, 1
+	if l := FullCoreLimiter(parts); l != nil {
 		t.Errorf("FullCoreLimiter = %+v with no thread at a full core", l)
+	}
+	// A runner's made-up thread: more than the window is said as a full core, past float64's range
+	// as nothing.
+	if l := FullCoreLimiter([]Part{{Name: "x", Threads: &report.Threads{WindowSeconds: 2, BusiestSeconds: 5}}}); l == nil ||
+		!strings.Contains(l.Evidence, "100%") {
+		t.Errorf("a made-up busiest thread: %+v", l)
+	}
+	if l := FullCoreLimiter([]Part{{Name: "x", Threads: &report.Threads{WindowSeconds: 1e-300, BusiestSeconds: 1e300}}}); l != nil {
+		t.Errorf("a busiest thread past float64's range: %+v", l)
 	}
 	b.Parts[1].HeldMs = 0.05
 	if l := LatencyLimiter(b); l == nil || !strings.Contains(l.Evidence, "(9%: 0.05 held by it, 0.6 on a CPU") {
@@ -91,6 +101,6 @@ func TestLimiters(t *testing.T) {
 		t.Errorf("LatencyLimiter = %+v\nwant evidence starting %q", l, want)
 	}
 	if FullCoreLimiter(nil) != nil || LatencyLimiter(nil) != nil {
-		t.Error("a run without a budget has no limiter from it")
+		t.Error("a run without threads has no limiter from them")
 	}
 }
