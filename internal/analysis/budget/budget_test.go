@@ -15,9 +15,11 @@ import (
 func TestOf(t *testing.T) {
 	// 8 clients at 1,000 tps: 8 ms per transaction and client.
 	cycle := ptr.To(8.0)
-	client := Part{Name: "client", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 0.5, WaitedSeconds: 0.1, BusiestSeconds: 0.5, Count: 1}}
+	client := Part{Name: "client", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 0.5, WaitedSeconds: 0.1,
+		BusiestSeconds: 0.5, Count: 1}}
 	gateway := Part{Name: "gateway", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 1.9, BusiestSeconds: 1.9, Count: 1}}
-	server := Part{Name: "server", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 4, WaitedSeconds: 2, BusiestSeconds: 0.6, Count: 12}}
+	server := Part{Name: "server", Threads: &report.Threads{WindowSeconds: 2, OnCPUSeconds: 4, WaitedSeconds: 2,
+		BusiestSeconds: 0.6, Count: 12}}
 	for _, tc := range []struct {
 		name  string
 		cycle *float64

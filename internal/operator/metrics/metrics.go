@@ -106,10 +106,8 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 		cpuPerTx: gauge("transport_cpu_seconds_per_transaction",
 			"CPU time per transaction of each part of a transport's path (client, a sidecar), from its cgroup, median over the runs.",
 			append(transportLabels[:3:3], "part")),
-		roundTrip: gauge("transport_round_trip_seconds",
-			"A closed-loop transport's round trip (clients / tps, part=\"total\") and where it went: each measured part's "+
-				"threads on a CPU or waiting for one per transaction, and the rest in none of them (part=\"unattributed\"), "+
-				"median over the runs.",
+		roundTrip: gauge("transport_round_trip_seconds", "A closed-loop transport's round trip (clients / tps, part=\"total\") "+
+			"and each measured part's share of it, the rest in no part (part=\"unattributed\"), median over the runs.",
 			append(transportLabels[:3:3], "part")),
 		wireBytes: gauge("transport_wire_bytes",
 			"Bytes a transport's path put on the network from the runner's pod, both directions, per transaction or per row "+

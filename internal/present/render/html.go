@@ -96,7 +96,8 @@ beyond 5 %. The ratio to {{.S.Baseline}} is taken at the same point.</p>
 {{if .Series}}<section id="series"><h2>tps over time (every run)</h2>{{.Series}}</section>{{end}}
 {{if .Connect}}<section id="connect"><h2>Connection cost: one new connection (ms)</h2>{{.Connect}}</section>{{end}}
 {{if .Cost}}<section id="cost"><h2>CPU per transaction by part (µs, median of the runs), and limiters</h2>{{.Cost}}</section>{{end}}
-{{if .Budget}}<section id="budget"><h2>Where each transaction's round trip went (ms, median of the runs): each part's threads on a CPU or waiting for one, and the rest in none of them</h2>{{.Budget}}</section>{{end}}
+{{if .Budget}}<section id="budget"><h2>Where each transaction's round trip went (ms, median of the runs)</h2>
+{{.Budget}}</section>{{end}}
 </div>
 <section id="results"><h2>Results</h2><table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table></section>

@@ -1,6 +1,7 @@
 package schedstat
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,7 +97,7 @@ func TestReadAndThreads(t *testing.T) {
 		t.Fatalf("PodThreads = %v, want [10 11]", ids)
 	}
 	got := Read(proc, append(ids, 99))
-	if want := (Tasks{10: {OnCPU: 100, Waited: 10}, 11: {OnCPU: 200, Waited: 20}}); !equal(got, want) {
+	if want := (Tasks{10: {OnCPU: 100, Waited: 10}, 11: {OnCPU: 200, Waited: 20}}); !maps.Equal(got, want) {
 		t.Errorf("Read = %v, want %v (99 does not exist)", got, want)
 	}
 
@@ -112,18 +113,6 @@ func TestReadAndThreads(t *testing.T) {
 	if !slices.Equal(ids, []int{1, 10, 11, 20}) {
 		t.Errorf("CgroupThreads = %v, want [1 10 11 20]", ids)
 	}
-}
-
-func equal(a, b Tasks) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestAlwaysRunnable checks the instrument against what it must show: a thread that never sleeps
