@@ -211,8 +211,9 @@ func (r *TunnelBenchmarkReconciler) warnClientBound(tb *benchv1.TunnelBenchmark,
 	case benchv1.PartClient:
 		reason = conditions.ReasonClientLimited
 		msg = fmt.Sprintf("run %d of transport %s was limited by its client: %s; its tps, and its ratio to the baseline, "+
-			"measure this runner's CPU, not the path: give the runner more CPU (spec.runner.resources), or run it on a node "+
-			"apart from the server (spec.runner.affinity)", run.Round, transport, run.Limiter.Evidence)
+			"measure this runner's CPU, not the path: give the runner more CPU (spec.runner.resources) or, where one pgbench "+
+			"thread was at a full core, more threads (spec.load.threads), or run it on a node apart from the server "+
+			"(spec.runner.affinity)", run.Round, transport, run.Limiter.Evidence)
 	case benchv1.PartNode:
 		reason = conditions.ReasonNodeContention
 		msg = fmt.Sprintf("run %d of transport %s was limited by its runner's node: %s; its tps, and its ratio to the "+
