@@ -80,9 +80,9 @@ func (w *cpuWindow) readThreadsWithin(ctx context.Context, load time.Duration) {
 				return
 			case <-time.After(time.Until(at)):
 			}
-			tw.client[i], tw.clientErr[i] = cgroupcpu.Read(w.root)
+			tw.client[i], tw.clientErr[i] = cgroupcpu.ReadThreads(w.root)
 			tw.at[i] = time.Now()
-			tw.parts[i] = w.sampleParts(ctx)
+			tw.parts[i] = w.sampleParts(ctx, runspec.CPUPart.ThreadsURL)
 			tw.taken++
 		}
 	}()
@@ -162,7 +162,7 @@ func awaitParts(ctx context.Context, out io.Writer, parts []runspec.CPUPart, wai
 
 func startCPU(ctx context.Context, root string, parts []runspec.CPUPart) *cpuWindow {
 	w := &cpuWindow{root: cmp.Or(root, cgroupcpu.Root), parts: parts}
-	w.starts = w.sampleParts(ctx)
+	w.starts = w.sampleParts(ctx, runspec.CPUPart.URL)
 	w.client.s, w.client.err = cgroupcpu.Read(w.root)
 	w.at = time.Now()
 	return w
@@ -170,13 +170,13 @@ func startCPU(ctx context.Context, root string, parts []runspec.CPUPart) *cpuWin
 
 // sampleParts asks every part at once: a slow one must not move the others' samples away from
 // the window's ends.
-func (w *cpuWindow) sampleParts(ctx context.Context) []sampled {
+func (w *cpuWindow) sampleParts(ctx context.Context, url func(runspec.CPUPart) string) []sampled {
 	out := make([]sampled, len(w.parts))
 	var wg sync.WaitGroup
 	for i, p := range w.parts {
 		wg.Go(func() {
 			out[i].sent = time.Now()
-			out[i].s, out[i].err = cgroupcpu.Fetch(ctx, p.URL())
+			out[i].s, out[i].err = cgroupcpu.Fetch(ctx, url(p))
 			out[i].got = time.Now()
 		})
 	}
@@ -193,7 +193,7 @@ func (w *cpuWindow) stop(ctx context.Context, out io.Writer) (client *report.CPU
 	end, err := cgroupcpu.Read(w.root)
 	ended := time.Now()
 	window := ended.Sub(w.at).Seconds()
-	ends := w.sampleParts(ctx)
+	ends := w.sampleParts(ctx, runspec.CPUPart.URL)
 	unknown := func(part, why string) {
 		fmt.Fprintf(out, "tunnelbench-runner: the CPU time of %s is not known: %s\n", part, why)
 		unmeasured = append(unmeasured, report.Unmeasured{Part: part, Reason: bounded.Text(why, 200)})

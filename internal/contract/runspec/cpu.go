@@ -48,6 +48,19 @@ func (p CPUPart) URL() string {
 	return u
 }
 
+// ThreadsQuery is the query parameter that asks a part's sample for its threads too (read within
+// the load only: the window's ends need the counters alone, as fast as they can be read).
+const ThreadsQuery = "threads"
+
+// ThreadsURL is URL asking for the part's threads too.
+func (p CPUPart) ThreadsURL() string {
+	u := p.URL()
+	if p.Pod != "" {
+		return u + "&" + ThreadsQuery + "=1"
+	}
+	return u + "?" + ThreadsQuery + "=1"
+}
+
 var podUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 var partName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)

@@ -194,3 +194,20 @@ func TestLinkHeldText(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadsURL: a part's sample with its threads is the same URL with the threads query, after
+// the node reader's pod parameter when there is one.
+func TestThreadsURL(t *testing.T) {
+	for _, tc := range []struct {
+		part CPUPart
+		want string
+	}{
+		{CPUPart{Name: "tunnel-0", Port: 14500}, "http://127.0.0.1:14500" + CPUStatsPath + "?threads=1"},
+		{CPUPart{Name: "server", Host: "10.0.0.7", Port: NodeReaderPort, Pod: "0f3c2a9e-5b7d-4c1e-9a2b-3d4e5f6a7b8c"},
+			"http://10.0.0.7:14700" + CPUStatsPath + "?pod=0f3c2a9e-5b7d-4c1e-9a2b-3d4e5f6a7b8c&threads=1"},
+	} {
+		if got := tc.part.ThreadsURL(); got != tc.want {
+			t.Errorf("ThreadsURL() = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -52,24 +52,34 @@ func (s Sample) Threads(earlier Sample) schedstat.Window { return s.Tasks.Sub(ea
 
 // Read samples the cgroup mounted at root: v2 when root holds cgroup.controllers (a unified
 // mount), else v1 from root's cpuacct and cpu controllers (mounted apart, or together as
-// cpu,cpuacct); and its threads, through this process's /proc (a container's cgroup lists the
-// IDs of its own PID namespace).
+// cpu,cpuacct).
 func Read(root string) (Sample, error) {
-	dir := root
-	s, err := func() (Sample, error) {
-		if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
-			return readV2(root)
-		}
-		dir = firstDir(root, "cpuacct", "cpu,cpuacct", "cpuacct,cpu")
-		return readV1(root)
-	}()
+	if unified(root) {
+		return readV2(root)
+	}
+	return readV1(root)
+}
+
+// ReadThreads is Read with the cgroup's threads, through this process's /proc (a container's
+// cgroup lists the IDs of its own PID namespace).
+func ReadThreads(root string) (Sample, error) {
+	s, err := Read(root)
 	if err != nil {
 		return s, err
+	}
+	dir := root
+	if !unified(root) {
+		dir = firstDir(root, "cpuacct", "cpu,cpuacct", "cpuacct,cpu")
 	}
 	if tids, err := schedstat.CgroupThreads(dir); err == nil {
 		s.Tasks = schedstat.Read("/proc", tids)
 	}
 	return s, nil
+}
+
+func unified(root string) bool {
+	_, err := os.Stat(filepath.Join(root, "cgroup.controllers"))
+	return err == nil
 }
 
 // readV2 reads cpu.stat: usage_usec, user_usec, system_usec always; nr_periods, nr_throttled and

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/runner/schedstat"
 )
 
@@ -93,7 +94,11 @@ func fileExists(path string) bool {
 // whose UID the asker already knows.
 func PodHandler(root, proc string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s, err := ReadPod(root, proc, r.URL.Query().Get("pod"))
+		threadsRoot := ""
+		if r.URL.Query().Has(runspec.ThreadsQuery) {
+			threadsRoot = proc
+		}
+		s, err := ReadPod(root, threadsRoot, r.URL.Query().Get("pod"))
 		switch {
 		case errors.Is(err, ErrNoPod):
 			http.Error(w, err.Error(), http.StatusNotFound)

@@ -134,6 +134,29 @@ func mustLink(t *testing.T, target, link string) {
 	}
 }
 
+// TestPodHandlerThreadsWhenAsked: the node reader scans the node's /proc for a pod's threads only
+// when asked (within the load), never for the window's ends.
+func TestPodHandlerThreadsWhenAsked(t *testing.T) {
+	root, proc := t.TempDir(), t.TempDir()
+	writeFiles(t, root, map[string]string{"cgroup.controllers": "cpu\n", "kubepods/pod" + uid + "/cpu.stat": "usage_usec 1\n"})
+	writeFiles(t, proc, map[string]string{"7/cgroup": "0::/kubepods/pod" + uid + "/c\n", "7/task/7/schedstat": "5 6 1\n",
+		"7/schedstat": "5 6 1\n"})
+	srv := httptest.NewServer(PodHandler(root, proc))
+	defer srv.Close()
+	for query, want := range map[string]int{"": 0, "&threads=1": 1} {
+		resp, err := http.Get(srv.URL + "/cpu?pod=" + uid + query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s Sample
+		err = json.NewDecoder(resp.Body).Decode(&s)
+		_ = resp.Body.Close()
+		if err != nil || len(s.Tasks) != want {
+			t.Errorf("query %q: %d threads (%v), want %d", query, len(s.Tasks), err, want)
+		}
+	}
+}
+
 // TestReadPodThreads: the pod's threads are found through the node's /proc by the cgroup path of
 // their process, with either cgroup driver's names, and another pod's are not.
 func TestReadPodThreads(t *testing.T) {

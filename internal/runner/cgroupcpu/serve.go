@@ -7,14 +7,20 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/runner/schedstat"
 )
 
-// Handler serves the accounting of the cgroup at root, read at each request: a sidecar's
-// container answers the runner, which samples it at the ends of its measured window.
+// Handler serves the accounting of the cgroup at root, read at each request, with its threads
+// when the request asks for them (runspec.ThreadsQuery): a sidecar's container answers the
+// runner, which samples it at the ends of its measured window and, threads too, within its load.
 func Handler(root string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		s, err := Read(root)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		read := Read
+		if r.URL.Query().Has(runspec.ThreadsQuery) {
+			read = ReadThreads
+		}
+		s, err := read(root)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
