@@ -100,8 +100,9 @@ type TemplateMetadata struct {
 
 // RegressionSpec is how a schedule judges each new result against its history: per transport,
 // the paired ratio to the baseline and the absolute figure (tps; latency for an open loop; MB/s
-// for a copy), each against a 99 % prediction band of the earlier results in the window, with a
-// minimum effect (docs/user-guide/schedules.md, "Regressions").
+// for a copy), each figure across the benchmark's transports at once: a closed test of prediction
+// bands of the earlier results in the window, at most 2.5 % false alarms a figure, with a minimum
+// effect (docs/user-guide/schedules.md, "Regressions").
 type RegressionSpec struct {
 	// Window is how many earlier results (the newest, those not found regressed) form the
 	// reference. Default 10; at least 3 are needed before anything is judged.
@@ -141,8 +142,9 @@ type ScheduledBenchmark struct {
 	Recorded bool `json:"recorded,omitempty"`
 }
 
-// TrendBand is the reference a result was judged against: the earlier results' level and the
-// 99 % band a result falls in when nothing changed.
+// TrendBand is the reference a result was judged against: the earlier results' level and the band
+// a result of this transport alone falls in when nothing changed (at 2.5 % a side for a benchmark
+// of one transport, 2.5 %/2k for k transports judged together).
 type TrendBand struct {
 	Level float64 `json:"level"`
 	Low   float64 `json:"low"`
@@ -179,14 +181,25 @@ type TransportJudgement struct {
 	// ChangePercent is After over the reference level, minus 1, in percent, rounded.
 	// +optional
 	ChangePercent int32 `json:"changePercent,omitempty"`
-	// Regressed is true when the newest result lies beyond the band on the worse side by at
-	// least the minimum effect.
+	// Regressed is true when the newest result is worse by at least the minimum effect and lies
+	// beyond the band on the worse side, or worse together with the benchmark's other transports
+	// (every group of them beyond its band: a closed test over the transports).
 	Regressed bool `json:"regressed"`
-	// DetectablePercent is the smallest worsening, in percent of the reference level, that this
-	// check could have found (the band's edge on the worse side, or the minimum effect): a smaller
-	// one passes unseen. Absent when nothing was judged.
+	// DetectablePercent is the smallest worsening of this transport's figure alone, in percent of
+	// the reference level, that this check is sure to find (its band's edge on the worse side, or
+	// the minimum effect): a smaller one passes unseen unless the other transports worsen with it.
+	// Absent when nothing was judged.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	DetectablePercent int32 `json:"detectablePercent,omitempty"`
+	// DetectableTogetherPercent is the smallest worsening found when every transport's figure
+	// worsens alike (a slower server or node): the transports' mean is judged too, with a
+	// narrower band. Absent when nothing was judged.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	DetectableTogetherPercent int32 `json:"detectableTogetherPercent,omitempty"`
 	// Reason says so in words.
 	// +kubebuilder:validation:MaxLength=512
 	Reason string `json:"reason"`

@@ -82,29 +82,25 @@ func completedAt(tb *benchv1.TunnelBenchmark) time.Time {
 	return tb.CreationTimestamp.Time
 }
 
-// judge judges every figure of tb against ref by rule: in status order, the ratio before the
-// absolute figure.
+// judge judges every figure of tb against ref by rule, each figure across the transports at once
+// (regress.JudgeFigures): in status order, the ratio before the absolute figure.
 func judge(tb *benchv1.TunnelBenchmark, ref reference, rule regress.Rule) []benchv1.TransportJudgement {
+	figures := regress.FromBenchmark(tb)
+	history := func(transport string, fig regress.Figure) []regress.Sample { return ref[seriesKey{transport, fig}] }
 	var out []benchv1.TransportJudgement
-	for _, f := range regress.FromBenchmark(tb) {
-		for _, fig := range []regress.Figure{regress.FigureRatio, regress.FigureTPS, regress.FigureLatency, regress.FigureThroughput} {
-			s, ok := f.Samples[fig]
-			if !ok {
-				continue
-			}
-			s.Benchmark = tb.Name
-			found := regress.Check(fig, ref[seriesKey{f.Transport, fig}], s, rule)
-			j := benchv1.TransportJudgement{Transport: f.Transport, Figure: string(fig), Regressed: found.Regressed,
-				After:  benchv1.TrendPoint{Benchmark: tb.Name, Value: s.Value, Low: s.Low, High: s.High},
-				Reason: bounded.Text(found.Reason, 512)}
-			if found.Checked {
-				j.Before = &benchv1.TrendBand{Level: found.Before.Level, Low: found.Before.Low, High: found.Before.High,
-					Results: int32(found.Before.N)}
-				j.ChangePercent = int32(math.Round(100 * found.Change))
-				j.DetectablePercent = int32(math.Round(100 * min(found.Detectable, 100)))
-			}
-			out = append(out, j)
+	for _, found := range regress.JudgeFigures(figures, history, rule) {
+		s := found.After
+		j := benchv1.TransportJudgement{Transport: found.Transport, Figure: string(found.Figure), Regressed: found.Regressed,
+			After:  benchv1.TrendPoint{Benchmark: tb.Name, Value: s.Value, Low: s.Low, High: s.High},
+			Reason: bounded.Text(found.Reason, 512)}
+		if found.Checked {
+			j.Before = &benchv1.TrendBand{Level: found.Before.Level, Low: found.Before.Low, High: found.Before.High,
+				Results: int32(found.Before.N)}
+			j.ChangePercent = int32(math.Round(100 * found.Change))
+			j.DetectablePercent = int32(math.Round(100 * min(found.Detectable, 100)))
+			j.DetectableTogetherPercent = int32(math.Round(100 * min(found.DetectableTogether, 100)))
 		}
+		out = append(out, j)
 	}
 	return out
 }
@@ -137,8 +133,8 @@ func regressedCondition(js []benchv1.TransportJudgement, gen int64) metav1.Condi
 	default:
 		c.Status, c.Reason = metav1.ConditionFalse, conditions.ReasonWithinHistory
 		c.Message = fmt.Sprintf("%d figures judged, none regressed; the least sensitive check, %s's %s, could not have seen a "+
-			"worsening smaller than %d %%: more earlier results narrow the bands", checked, blindest.Transport, blindest.Figure,
-			blindest.DetectablePercent)
+			"worsening smaller than %d %% of its own, or %d %% of every transport together: more earlier results narrow the bands",
+			checked, blindest.Transport, blindest.Figure, blindest.DetectablePercent, blindest.DetectableTogetherPercent)
 	}
 	c.Message = bounded.Text(c.Message, bounded.ConditionMessage)
 	return c

@@ -1,31 +1,31 @@
 // Package regress decides whether a schedule's newest result for a transport regressed against
 // the results before it.
 //
-// The test is a prediction interval (Hahn & Meeker, "Statistical Intervals", Wiley 1991, §4.7;
-// NIST/SEMATECH e-Handbook of Statistical Methods, §7.2.2): if the earlier results x₁…xₙ (their
-// logarithms: the noise of a rate is multiplicative) and the new one y are drawn from one normal
-// distribution, (x̄ − y) / (s·√(1 + 1/n)) follows Student's t on n − 1 degrees of freedom, so a new
-// result below the band x̄ ± t(1 − α, n − 1)·s·√(1 + 1/n) happens by chance with probability α,
-// whatever the noise's size. That is the false-alarm rate by construction; a minimum effect on top
-// (the drop must also be at least MinEffect of the level) lowers it further and keeps a tiny but
-// significant change on a very quiet history from alarming. orion/Hunter use E-divisive change
-// points (Matteson & James 2014) over a whole history; a schedule asks a simpler question of each
-// new result — is it beyond what the history says a result varies by — which this answers at the
-// first result after a change, where a change-point test needs several on both sides.
+// One transport's test is a prediction interval (Hahn & Meeker, "Statistical Intervals", Wiley
+// 1991, §4.7; NIST/SEMATECH e-Handbook of Statistical Methods, §7.2.2): if the earlier results
+// x₁…xₙ (their logarithms: the noise of a rate is multiplicative) and the new one y are drawn
+// from one normal distribution, (x̄ − y) / (s·√(1 + 1/n)) follows Student's t on n − 1 degrees of
+// freedom, so a new result below the band x̄ − t(1 − a, n − 1)·s·√(1 + 1/n) happens by chance with
+// probability a, whatever the noise's size. The transports of a benchmark are judged together,
+// one figure at a time, by a closed test of such bands (family.go): at most Alpha false alarms a
+// figure by construction. A minimum effect on top (the change must also be at least MinEffect of
+// the level) lowers it further and keeps a tiny but significant change on a very quiet history
+// from alarming. orion/Hunter use E-divisive change points (Matteson & James 2014) over a whole
+// history; a schedule asks a simpler question of each new result — is it beyond what the history
+// says a result varies by — which this answers at the first result after a change, where a
+// change-point test needs several on both sides.
 //
 // A result found regressed leaves the reference: the next results are compared with the level
 // before the change, so a lasting regression stays raised until the path is fixed or a person
 // accepts the new level (the reference then starts after it: Reference.Since).
 //
-// Simulated false-alarm rates at this machine's noise are in TestFalseAlarms and docs/user-guide/schedules.md.
+// Simulated false-alarm rates and power at this machine's noise are in TestFalseAlarms,
+// TestServerSlowed and docs/user-guide/schedules.md.
 package regress
 
 import (
 	"fmt"
-	"math"
 	"time"
-
-	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
 )
 
 // Figure is what is compared: each has a direction in which it is worse.
@@ -57,11 +57,13 @@ func (f Figure) smallerChange(d float64) string {
 	return fmt.Sprintf("a drop smaller than %.0f %% (÷%.2g)", 100*d, 1/(1-d))
 }
 
-// Alpha is the one-sided false-alarm rate of a check under the test's assumptions: 0.5 %, the
-// edge of a 99 % two-sided prediction band. A schedule runs several checks each time (a figure
-// per transport); at 0.5 % each, eight checks alarm falsely in at most 4 % of runs before the
-// minimum effect, which cuts that further (TestFalseAlarms).
-const Alpha = 0.005
+// Alpha is the one-sided false-alarm rate of one figure across all the transports of a
+// benchmark (a family: every transport's tps, or every transport's ratio to the baseline) under
+// the test's assumptions: closed testing (familyRejects) holds the chance that any transport of
+// the family is raised while none changed to Alpha, whatever their correlation. A benchmark has
+// two families (its ratios and its absolute figure): at most 5 % of an unchanged schedule's runs
+// raise a false alarm, before the minimum effect cuts that further (TestFalseAlarms).
+const Alpha = 0.025
 
 // MinHistory is the fewest earlier results a check needs: with two, s has one degree of freedom
 // and the band is too wide to find anything but a collapse; three give two.
@@ -114,47 +116,26 @@ type Finding struct {
 	Regressed bool `json:"regressed"`
 	// Checked is false when the reference had fewer than MinHistory results: nothing was judged.
 	Checked bool `json:"checked"`
-	// Detectable is the smallest worsening the check could have found, as a fraction of the
-	// level (0.78: a result 78 % lower): the band's edge on the worse side, or the minimum effect
-	// when that is further. A smaller change passes unseen, whatever its cause.
+	// Detectable is the smallest worsening of this transport's figure alone that the check is
+	// sure to find, as a fraction of the level (0.78: a result 78 % lower): its band's edge on the
+	// worse side, or the minimum effect when that is further. A smaller one passes unseen unless
+	// other transports worsen with it.
 	Detectable float64 `json:"detectable"`
+	// DetectableTogether is the smallest worsening found when every transport of the family
+	// worsens alike (a slower server or node): the family's mean is judged too, whose band is
+	// narrower than one transport's (a result's noise that is its own averages out) and whose
+	// test has more of the false-alarm rate to itself (familyRejects).
+	DetectableTogether float64 `json:"detectableTogether"`
+	// Together is true when the finding needed the other transports: this transport's result
+	// lies within its own band, but every group of the family it belongs to is beyond its band.
+	Together bool `json:"together,omitempty"`
 	// Reason says why, in words.
 	Reason string `json:"reason"`
 }
 
-// Check judges latest against the results before it, oldest first.
+// Check judges latest against the results before it, oldest first: a family of one transport.
 func Check(fig Figure, history []Sample, latest Sample, rule Rule) Finding {
-	f := Finding{Figure: fig, After: latest}
-	ref := Reference(history, rule)
-	if len(ref) < MinHistory {
-		f.Reason = fmt.Sprintf("%d earlier result(s) in the reference, %d needed", len(ref), MinHistory)
-		return f
-	}
-	if latest.Value <= 0 || math.IsNaN(latest.Value) || math.IsInf(latest.Value, 0) {
-		f.Reason = fmt.Sprintf("the new %s (%g) is not a positive figure", fig, latest.Value)
-		return f
-	}
-	logs := make([]float64, len(ref))
-	for i, s := range ref {
-		logs[i] = math.Log(s.Value)
-	}
-	sum := stats.Summarize(logs)
-	n := len(logs)
-	half := stats.TQuantile(1-Alpha, n-1) * sum.StdDev * math.Sqrt(1+1/float64(n))
-	f.Before = Band{Level: math.Exp(sum.Mean), Low: math.Exp(sum.Mean - half), High: math.Exp(sum.Mean + half), N: n}
-	f.Checked = true
-	f.Change = latest.Value/f.Before.Level - 1
-	worse, beyond := -f.Change, latest.Value < f.Before.Low
-	if fig.higherIsWorse() {
-		worse, beyond = f.Change, latest.Value > f.Before.High
-	}
-	f.Regressed = beyond && worse >= rule.MinEffect
-	f.Detectable = max(rule.MinEffect, 1-f.Before.Low/f.Before.Level)
-	if fig.higherIsWorse() {
-		f.Detectable = max(rule.MinEffect, f.Before.High/f.Before.Level-1)
-	}
-	f.Reason = reason(f, rule)
-	return f
+	return CheckFamily(fig, []Series{{History: history, Latest: latest}}, rule)[0]
 }
 
 // Reference is the part of history a new result is compared with: results not found regressed,
@@ -178,14 +159,21 @@ func reason(f Finding, rule Rule) string {
 	if f.After.High > 0 {
 		after += fmt.Sprintf(" [%s, %s]", figure(f.After.Low), figure(f.After.High))
 	}
-	where := fmt.Sprintf("%s %s is %+.1f %% from the %d earlier results' %s (99 %% band %s–%s)",
+	where := fmt.Sprintf("%s %s is %+.1f %% from the %d earlier results' %s (band %s–%s)",
 		f.Figure, after, 100*f.Change, f.Before.N, figure(f.Before.Level),
 		figure(f.Before.Low), figure(f.Before.High))
 	switch {
+	case f.Regressed && f.Together:
+		return where + fmt.Sprintf(": within its own band, but worse with every other transport of the benchmark "+
+			"beyond theirs together, and by at least %.0f %%", 100*rule.MinEffect)
 	case f.Regressed:
 		return where + fmt.Sprintf(": beyond the band on the worse side and by at least %.0f %%", 100*rule.MinEffect)
 	case f.After.Value < f.Before.Low || f.After.Value > f.Before.High:
 		return where + fmt.Sprintf(": beyond the band, but better or by less than %.0f %%", 100*rule.MinEffect)
+	case f.DetectableTogether < f.Detectable:
+		return where + fmt.Sprintf(": within the band; %s alone, or %s of every transport together, cannot be told "+
+			"from noise with %d earlier results", f.Figure.smallerChange(f.Detectable),
+			f.Figure.smallerChange(f.DetectableTogether), f.Before.N)
 	default:
 		return where + fmt.Sprintf(": within the band; %s cannot be told from noise with %d earlier results",
 			f.Figure.smallerChange(f.Detectable), f.Before.N)
