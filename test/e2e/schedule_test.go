@@ -140,8 +140,13 @@ func scheduleOfRevokedAuthor(t *testing.T, ns string, template benchv1.TunnelBen
 	}
 	cmd := exec.Command("kubectl", "apply", "--as="+erin, "-f", "-")
 	cmd.Stdin = strings.NewReader(string(b))
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("erin's schedule: %v: %s", err, out)
+	}
+	// Two rounds give the history's ratios no usable interval: admitted, and warned of.
+	if !strings.Contains(string(out), "Warning: spec.benchmarkTemplate.spec.load.repetitions is 2") {
+		t.Errorf("kubectl apply of a schedule of two rounds warned of nothing: %s", out)
 	}
 	if err := k8s.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "e2e-erin-secrets"}}); err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ var _ admission.Validator[*benchv1.ScheduledTunnelBenchmark] = (*ScheduleValidat
 
 // ValidateCreate checks a new schedule.
 func (v *ScheduleValidator) ValidateCreate(ctx context.Context, stb *benchv1.ScheduledTunnelBenchmark) (admission.Warnings, error) {
-	return nil, v.validate(ctx, stb)
+	return ScheduleWarnings(stb), v.validate(ctx, stb)
 }
 
 // ValidateUpdate checks a schedule whose template or schedule changed; other updates (suspend,
@@ -49,7 +49,30 @@ func (v *ScheduleValidator) ValidateUpdate(ctx context.Context, old, stb *benchv
 		}
 		return nil, invalidSchedule(stb, forgedAuthor(req, stb))
 	}
-	return nil, v.validate(ctx, stb)
+	return ScheduleWarnings(stb), v.validate(ctx, stb)
+}
+
+// ScheduleWarnings are what `kubectl apply` warns of in a schedule it admits: a template whose
+// results a schedule cannot use as it promises. They do not refuse it: two short rounds are a
+// cheap smoke schedule, whose tps is still judged.
+func ScheduleWarnings(stb *benchv1.ScheduledTunnelBenchmark) admission.Warnings {
+	spec := &stb.Spec.BenchmarkTemplate.Spec
+	var warnings admission.Warnings
+	if spec.Sweep != nil {
+		warnings = append(warnings, templatePath.Child("sweep").String()+": a sweep's results are not judged "+
+			"for regressions (a schedule judges one figure a transport); they are recorded and kept only")
+	}
+	rounds := spec.Load.Repetitions
+	if rounds == 0 {
+		rounds = 3
+	}
+	if rounds < 3 && len(spec.Transports) > 1 {
+		warnings = append(warnings, fmt.Sprintf("%s is %d: each result's ratio to the baseline has %s, so "+
+			"the schedule's history shows ratios without a usable interval (3 or more give one)",
+			templatePath.Child("load", "repetitions"), rounds,
+			map[int32]string{1: "no interval", 2: "an interval from 2 paired rounds (Student's t of 12.7 on one degree of freedom: 3.6 times as wide as from 3)"}[rounds]))
+	}
+	return warnings
 }
 
 // ValidateDelete admits every deletion.
