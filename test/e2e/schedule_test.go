@@ -16,8 +16,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -40,8 +42,9 @@ const slowSSH = 200_000
 // CloudNativePG history store and judged (too few earlier results to judge anything); then a
 // chaos-mesh bandwidth limit on the fourth benchmark's SSH gateway slows its ssh path from outside
 // the spec, and the fourth raises Regressed for ssh and for no other transport, on itself and on
-// the schedule; the alert fires in a real Prometheus; and `kubectl tunnelbench history` prints the
-// four benchmarks from the store. The schedule stays, suspended and regressed, for the dashboard's
+// the schedule; the alert fires in a real Prometheus; then the server itself gets a small CPU
+// limit in place, and the fifth raises Regressed on every transport's tps and on no ratio; and
+// `kubectl tunnelbench history` prints the five benchmarks from the store. The schedule stays, suspended and regressed, for the dashboard's
 // and rules' check (scrapeWithPrometheus).
 func scheduledRegression(t *testing.T, ns string, pg *fixture.Postgres) {
 	template := benchmark(ns, "template", pg, fixture.CredentialsSecret).Spec
@@ -112,8 +115,94 @@ func scheduledRegression(t *testing.T, ns string, pg *fixture.Postgres) {
 		return nil
 	})
 	alertFires(t, ns, stb.Name, drift)
-	printHistory(t, ns, stb.Name, append(first, fourth))
+	if err := k8s.Delete(ctx, chaos); err != nil {
+		t.Fatalf("cannot end the SSH gateway's slowdown: %v", err)
+	}
+	fifth := serverSlowed(t, stb, append(first, fourth))
+	printHistory(t, ns, stb.Name, append(first, fourth, fifth))
 	revokedAuthorRanNothing(t, revoked)
+}
+
+// slowServerCPU is the CPU limit the server gets in place for the schedule's fifth benchmark: a
+// smaller node's share, far below the core and more its backends use unlimited.
+const slowServerCPU = "150m"
+
+// serverSlowed resizes the server's container in place to slowServerCPU, resumes the schedule
+// for one more benchmark and expects it Regressed on every transport's tps and on no ratio:
+// every path is slower alike, and the paths are not. The server gets its CPU back at the end.
+func serverSlowed(t *testing.T, stb *benchv1.ScheduledTunnelBenchmark, earlier []string) string {
+	t.Helper()
+	ns := stb.Namespace
+	resizeServer(t, ns, `{"requests":{"cpu":"100m"},"limits":{"cpu":"`+slowServerCPU+`"}}`, slowServerCPU)
+	// The limit stays (a resize cannot remove one) but at the node's two cores it never throttles.
+	t.Cleanup(func() { resizeServer(t, ns, `{"requests":{"cpu":"500m"},"limits":{"cpu":"2"}}`, "2") })
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"suspend":false}}`))
+	if err := k8s.Patch(ctx, stb.DeepCopy(), patch); err != nil {
+		t.Fatal(err)
+	}
+	var fifth string
+	poll.Until(t, 2*time.Minute, time.Second, "the schedule's fifth benchmark", func() error {
+		for _, tb := range scheduled(t, stb) {
+			if !containsString(earlier, tb.Name) {
+				fifth = tb.Name
+				return nil
+			}
+		}
+		return fmt.Errorf("no fifth benchmark yet")
+	})
+	suspend(t, stb)
+	end := waitForEnd(t, ns, fifth, 4*time.Minute)
+	if end.Status.Phase != benchv1.PhaseCompleted {
+		t.Fatalf("the fifth benchmark: %s %+v", end.Status.Phase, end.Status.Conditions)
+	}
+	judged := waitForJudged(t, ns, fifth)
+	c := meta.FindStatusCondition(judged.Status.Conditions, conditions.Regressed)
+	t.Logf("%s, the server at %s CPU: Regressed %s: %s", fifth, slowServerCPU, c.Status, c.Message)
+	tps := map[string]bool{}
+	for _, j := range judged.Status.Regression {
+		t.Logf("  %s %s: %+d %%, regressed %v: %s", j.Transport, j.Figure, j.ChangePercent, j.Regressed, j.Reason)
+		switch {
+		case j.Figure == "tps":
+			tps[j.Transport] = j.Regressed
+		case j.Regressed:
+			t.Errorf("%s's %s regressed, though the server slowed every path alike: %s", j.Transport, j.Figure, j.Reason)
+		}
+	}
+	for _, tr := range stb.Spec.BenchmarkTemplate.Spec.Transports {
+		if !tps[tr.Name] {
+			t.Errorf("%s's tps did not regress with the server at %s CPU", tr.Name, slowServerCPU)
+		}
+	}
+	return fifth
+}
+
+// resizeServer resizes the server's container in place (the pod's resize subresource) and waits
+// until its cgroup has the CPU limit.
+func resizeServer(t *testing.T, ns, resources, limit string) {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := k8s.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/name": "postgres"}); err != nil ||
+		len(pods.Items) != 1 {
+		t.Fatalf("the server's pod: %d, %v", len(pods.Items), err)
+	}
+	pod := &pods.Items[0]
+	patch := client.RawPatch(types.StrategicMergePatchType,
+		[]byte(`{"spec":{"containers":[{"name":"postgres","resources":`+resources+`}]}}`))
+	if err := k8s.SubResource("resize").Patch(ctx, pod, patch); err != nil {
+		t.Fatalf("cannot resize the server: %v", err)
+	}
+	poll.Until(t, time.Minute, time.Second, "the server resized to "+limit+" CPU", func() error {
+		cur := &corev1.Pod{}
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(pod), cur); err != nil {
+			return err
+		}
+		for _, cs := range cur.Status.ContainerStatuses {
+			if cs.Name == "postgres" && cs.Resources != nil && cs.Resources.Limits.Cpu().Cmp(resource.MustParse(limit)) == 0 {
+				return nil
+			}
+		}
+		return fmt.Errorf("status %+v", cur.Status.ContainerStatuses)
+	})
 }
 
 // scheduleOfRevokedAuthor applies, as e2e-erin, who may then read the server's Secrets, a
