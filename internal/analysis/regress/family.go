@@ -85,7 +85,7 @@ func CheckFamily(fig Figure, family []Series, rule Rule) []Finding {
 	if k == 0 {
 		return out
 	}
-	rejects := closedTest(fig, family, members)
+	closed := closedTest(fig, family, members)
 	for bit, m := range members {
 		f := &out[m.index]
 		n := len(m.logs)
@@ -100,10 +100,11 @@ func CheckFamily(fig Figure, family []Series, rule Rule) []Finding {
 		if fig.higherIsWorse() {
 			worseBy = f.Change
 		}
-		f.Regressed = worseBy >= rule.MinEffect && rejects(bit)
+		rejected, together := closed(bit)
+		f.Regressed = worseBy >= rule.MinEffect && rejected
 		f.Together = f.Regressed && m.worse <= half
 		f.Detectable = max(rule.MinEffect, fig.fraction(half))
-		f.DetectableTogether = max(rule.MinEffect, fig.fraction(togetherEdge(fig, family, members, bit)))
+		f.DetectableTogether = max(rule.MinEffect, fig.fraction(together))
 		f.Reason = reason(*f, rule)
 	}
 	return out
@@ -132,72 +133,119 @@ func (f Figure) fraction(worse float64) float64 {
 	return 1 - math.Exp(-worse)
 }
 
-// closedTest says, for each member (by its place in members), whether every group of members
-// containing it is beyond its band.
-func closedTest(fig Figure, family []Series, members []member) func(bit int) bool {
+// closedTest tests every group of members once and says, for each member (by its place in
+// members), whether every group containing it is beyond its band, and how much worse (in
+// logarithms) every member must be at once for that: the hardest of its groups, each beyond its
+// band by the nearer of its two halves, on results at their levels.
+func closedTest(fig Figure, family []Series, members []member) func(bit int) (bool, float64) {
 	k := len(members)
 	if k > maxFamily {
-		return func(bit int) bool {
-			return members[bit].worse > edge(Alpha/float64(k), members[bit].sd, len(members[bit].logs))
+		return func(bit int) (bool, float64) {
+			m := members[bit]
+			e := edge(Alpha/float64(k), m.sd, len(m.logs))
+			return m.worse > e, e
 		}
 	}
-	rejected := make([]bool, 1<<k)
-	for mask := 1; mask < len(rejected); mask++ {
-		rejected[mask] = groupRejects(fig, family, members, uint(mask))
+	groups := 1 << k
+	rejected, nearest := make([]bool, groups), make([]float64, groups)
+	byBenchmark := align(family, members)
+	for mask := 1; mask < groups; mask++ {
+		rejected[mask], nearest[mask] = groupTest(fig, members, byBenchmark, uint(mask))
 	}
-	return func(bit int) bool {
-		for mask := 1; mask < len(rejected); mask++ {
-			if mask&(1<<bit) != 0 && !rejected[mask] {
-				return false
+	return func(bit int) (bool, float64) {
+		all, hardest := true, 0.0
+		for mask := 1; mask < groups; mask++ {
+			if mask&(1<<bit) != 0 {
+				all = all && rejected[mask]
+				hardest = max(hardest, nearest[mask])
 			}
 		}
-		return true
+		return all, hardest
 	}
 }
 
-// groupRejects tests the group of members in mask: is any of them worse than its history says?
-func groupRejects(fig Figure, family []Series, members []member, mask uint) bool {
+// groupTest tests the group of members in mask: is any of them worse than its history says? It
+// also says how far worse than its level every member must be at once for the group's test to
+// say so.
+func groupTest(fig Figure, members []member, byBenchmark *aligned, mask uint) (rejected bool, nearest float64) {
 	size := bits.OnesCount(mask)
+	nearest = math.Inf(1)
 	for bit, m := range members {
-		if mask&(1<<bit) != 0 && m.worse > edge(aloneAlpha(size), m.sd, len(m.logs)) {
-			return true
+		if mask&(1<<bit) == 0 {
+			continue
 		}
+		e := edge(aloneAlpha(size), m.sd, len(m.logs))
+		rejected = rejected || m.worse > e
+		nearest = min(nearest, e)
 	}
 	if size == 1 {
-		return false
+		return rejected, nearest
 	}
-	mean, ok := groupMean(fig, family, members, mask)
-	return ok && mean.worse > edge(Alpha/2, mean.sd, len(mean.logs))
+	if mean, ok := byBenchmark.groupMean(fig, mask); ok {
+		e := edge(Alpha/2, mean.sd, len(mean.logs))
+		rejected = rejected || mean.worse > e
+		nearest = min(nearest, e)
+	}
+	return rejected, nearest
+}
+
+// aligned is the members' reference logarithms by earlier benchmark: logs[b][i] is member i's at
+// benchmark b, NaN where its reference lacks it; latest[i] is its newest result's. It is nil when
+// a sample names no benchmark to match by.
+type aligned struct {
+	logs   [][]float64
+	latest []float64
+}
+
+func align(family []Series, members []member) *aligned {
+	index := map[string]int{}
+	a := &aligned{latest: make([]float64, len(members))}
+	for i, m := range members {
+		a.latest[i] = math.Log(family[m.index].Latest.Value)
+		for j, s := range m.ref {
+			if s.Benchmark == "" {
+				return nil
+			}
+			b, ok := index[s.Benchmark]
+			if !ok {
+				b = len(a.logs)
+				index[s.Benchmark] = b
+				row := make([]float64, len(members))
+				for r := range row {
+					row[r] = math.NaN()
+				}
+				a.logs = append(a.logs, row)
+			}
+			a.logs[b][i] = m.logs[j]
+		}
+	}
+	return a
 }
 
 // groupMean is the group's mean logarithm as a member of its own, over the earlier benchmarks
 // every one of them has in its reference; false when fewer than MinHistory are common (or a
 // sample names no benchmark to match by).
-func groupMean(fig Figure, family []Series, members []member, mask uint) (member, bool) {
-	sums, counts := map[string]float64{}, map[string]int{}
-	size, latest := 0, 0.0
-	var order []string
-	for bit, m := range members {
-		if mask&(1<<bit) == 0 {
-			continue
-		}
-		size++
-		latest += math.Log(family[m.index].Latest.Value)
-		for i, s := range m.ref {
-			if s.Benchmark == "" {
-				return member{}, false
-			}
-			if _, seen := counts[s.Benchmark]; !seen {
-				order = append(order, s.Benchmark)
-			}
-			sums[s.Benchmark] += m.logs[i]
-			counts[s.Benchmark]++
+func (a *aligned) groupMean(fig Figure, mask uint) (member, bool) {
+	if a == nil {
+		return member{}, false
+	}
+	size := float64(bits.OnesCount(mask))
+	g, latest := member{}, 0.0
+	for i, v := range a.latest {
+		if mask&(1<<i) != 0 {
+			latest += v
 		}
 	}
-	g := member{}
-	for _, b := range order {
-		if counts[b] == size {
-			g.logs = append(g.logs, sums[b]/float64(size))
+	for _, row := range a.logs {
+		sum, common := 0.0, true
+		for i, v := range row {
+			if mask&(1<<i) != 0 {
+				common = common && !math.IsNaN(v)
+				sum += v
+			}
+		}
+		if common {
+			g.logs = append(g.logs, sum/size)
 		}
 	}
 	if len(g.logs) < MinHistory {
@@ -205,42 +253,11 @@ func groupMean(fig Figure, family []Series, members []member, mask uint) (member
 	}
 	sum := stats.Summarize(g.logs)
 	g.mean, g.sd = sum.Mean, sum.StdDev
-	g.worse = g.mean - latest/float64(size)
+	g.worse = g.mean - latest/size
 	if fig.higherIsWorse() {
 		g.worse = -g.worse
 	}
 	return g, true
-}
-
-// togetherEdge is how much worse, in logarithms, every member must be at once for the closed test
-// to raise the member at bit, on results at their levels: the hardest of its groups, each beyond
-// its band by the nearer of its two halves.
-func togetherEdge(fig Figure, family []Series, members []member, bit int) float64 {
-	k := len(members)
-	if k > maxFamily {
-		m := members[bit]
-		return edge(Alpha/float64(k), m.sd, len(m.logs))
-	}
-	hardest := 0.0
-	for mask := uint(1); mask < 1<<k; mask++ {
-		if mask&(1<<bit) == 0 {
-			continue
-		}
-		size := bits.OnesCount(mask)
-		nearest := math.Inf(1)
-		for b, m := range members {
-			if mask&(1<<b) != 0 {
-				nearest = min(nearest, edge(aloneAlpha(size), m.sd, len(m.logs)))
-			}
-		}
-		if size > 1 {
-			if mean, ok := groupMean(fig, family, members, mask); ok {
-				nearest = min(nearest, edge(Alpha/2, mean.sd, len(mean.logs)))
-			}
-		}
-		hardest = max(hardest, nearest)
-	}
-	return hardest
 }
 
 // Figures judged, in the order a benchmark's status shows them: the ratio before the absolute

@@ -423,3 +423,19 @@ func TestFamilyAlphaByConstruction(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckFamily16 judges the largest family a benchmark can have, 16 transports with 10
+// earlier results each: the closed test's 65,535 groups, each tested once.
+func BenchmarkCheckFamily16(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	family := make([]Series, 16)
+	for i := range family {
+		for r := range 10 {
+			family[i].History = append(family[i].History, Sample{Benchmark: fmt.Sprint(r), Value: 1000 * math.Exp(0.05*rng.NormFloat64())})
+		}
+		family[i].Transport, family[i].Latest = fmt.Sprint(i), Sample{Value: 900}
+	}
+	for b.Loop() {
+		CheckFamily(FigureTPS, family, Rule{MinEffect: DefaultMinEffect})
+	}
+}
