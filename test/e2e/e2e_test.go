@@ -320,7 +320,7 @@ func TestEndToEnd(t *testing.T) {
 		sshSecurity(t, ns, pg)
 	})
 
-	t.Run("a schedule every minute: history in CloudNativePG, a slowed SSH gateway regressed alone, a slowed server on every tps, alerted and printed", func(t *testing.T) {
+	t.Run("a schedule every minute: history in CloudNativePG, a slowed gateway or server regressed, alerted and printed", func(t *testing.T) {
 		scheduledRegression(t, ns, pg)
 	})
 

@@ -70,7 +70,8 @@ func ScheduleWarnings(stb *benchv1.ScheduledTunnelBenchmark) admission.Warnings 
 		warnings = append(warnings, fmt.Sprintf("%s is %d: each result's ratio to the baseline has %s, so "+
 			"the schedule's history shows ratios without a usable interval (3 or more give one)",
 			templatePath.Child("load", "repetitions"), rounds,
-			map[int32]string{1: "no interval", 2: "an interval from 2 paired rounds (Student's t of 12.7 on one degree of freedom: 3.6 times as wide as from 3)"}[rounds]))
+			map[int32]string{1: "no interval", 2: "an interval from 2 paired rounds " +
+				"(Student's t of 12.7 on one degree of freedom: 3.6 times as wide as from 3)"}[rounds]))
 	}
 	return warnings
 }

@@ -23,7 +23,8 @@ func TestScheduleWarnings(t *testing.T) {
 		{"two rounds", two, 2, nil, []string{"spec.benchmarkTemplate.spec.load.repetitions is 2", "Student's t of 12.7"}},
 		{"one round", two, 1, nil, []string{"load.repetitions is 1: each result's ratio to the baseline has no interval"}},
 		{"one round of one transport: no ratio", two[:1], 1, nil, nil},
-		{"a sweep", two, 3, &benchv1.SweepSpec{Clients: []int32{1, 2}}, []string{"spec.benchmarkTemplate.spec.sweep: a sweep's results are not judged"}},
+		{"a sweep", two, 3, &benchv1.SweepSpec{Clients: []int32{1, 2}},
+			[]string{"spec.benchmarkTemplate.spec.sweep: a sweep's results are not judged"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
