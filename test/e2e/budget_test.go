@@ -54,9 +54,10 @@ func checkBudgetAddsUp(t *testing.T, label string, run benchv1.RunResult, parts 
 // timeBudgetIsPhysics checks the budget against times it can be sure of. One client runs a
 // statement that keeps its server backend on a CPU (counting 300,000 rows of generate_series: no
 // parallel plan for a function scan), then sleeps 10 ms in pgbench. The statement's time is the
-// server's: its share is most of the round trip less the sleep. The sleep is in no part (pgbench's
-// thread is off the CPU) but for its end, when pgbench waits for a CPU: the unattributed rest and
-// the client's wait hold the 10 ms. The client's share is small.
+// server's: its share holds the round trip less the sleep, and its backend was on a CPU no longer.
+// The sleep is in no part (pgbench's thread is off the CPU) but for its end, when pgbench waits
+// for a CPU, and for the server's other threads' work meanwhile: the unattributed rest, the
+// client's wait and those threads hold the 10 ms. The client's share is small.
 // Nothing ran out, so the limiter is latency, or the server's one backend at a full core.
 func timeBudgetIsPhysics(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb := benchmark(ns, "time-budget", pg, fixture.CredentialsSecret)
@@ -76,15 +77,23 @@ func timeBudgetIsPhysics(t *testing.T, ns string, pg *fixture.Postgres) {
 	}
 	b := run.Budget
 	server, client := budgetPart(b, benchv1.PartServer), budgetPart(b, benchv1.PartClient)
-	if statement := b.RoundTripMs - 10; statement < 2 || server.Ms < 0.8*statement || server.Ms > 1.05*statement {
-		t.Errorf("the server's share %.3f ms of a %.3f ms round trip whose statement took %.3f ms: want 80–105 %% of it",
-			server.Ms, b.RoundTripMs, statement)
+	// The server's share holds the statement: its backend on a CPU and waiting for one. Its
+	// backend, the busiest thread, was on a CPU no longer than the statement lasted. Its share may
+	// exceed the statement: its other threads work (and wait for a CPU) while pgbench sleeps.
+	backend := server.BusiestThreadCores * b.RoundTripMs
+	if statement := b.RoundTripMs - 10; statement < 2 || server.Ms < 0.8*statement || backend > 1.05*statement {
+		t.Errorf("the server's share %.3f ms, its backend %.3f ms on a CPU, of a %.3f ms round trip whose statement took "+
+			"%.3f ms: want the share 80 %% of it at least, the backend 105 %% at most", server.Ms, backend, b.RoundTripMs, statement)
 	}
 	// The sleep ends with pgbench runnable, waiting for a CPU the server's backend holds: that
-	// stretch is the client's wait, the rest of the sleep in no part.
-	if slept := b.UnattributedMs + client.WaitedMs; slept < 9.5 || b.UnattributedMs > 0.2*(b.RoundTripMs-10)+10.5 {
-		t.Errorf("unattributed %.3f ms and the client's wait for a CPU %.3f ms: want the 10 ms sleep between them, and little more",
-			b.UnattributedMs, client.WaitedMs)
+	// stretch is the client's wait, the rest of the sleep in no part. The server's other threads
+	// (its walwriter, checkpointer, instance manager) work while pgbench sleeps too, and their share
+	// overlaps the sleep: at most the server's share less its busiest thread's time on a CPU. CI
+	// measured 1.7 ms of it in a 57.5 ms round trip (unattributed 8.27, the client's wait 1.07).
+	others := max(server.Ms-backend, 0)
+	if slept := b.UnattributedMs + client.WaitedMs + others; slept < 9.5 || b.UnattributedMs > 0.2*(b.RoundTripMs-10)+10.5 {
+		t.Errorf("unattributed %.3f ms, the client's wait for a CPU %.3f ms and the server's other threads' %.3f ms: "+
+			"want the 10 ms sleep between them, and little more", b.UnattributedMs, client.WaitedMs, others)
 	}
 	if client.Ms > 0.1*b.RoundTripMs {
 		t.Errorf("the client's share %.3f ms of %.3f ms: pgbench only sends a statement and sleeps", client.Ms, b.RoundTripMs)
