@@ -269,6 +269,14 @@ type Steadiness struct {
 	// the rest was; absent when it never settled.
 	// +optional
 	SettledAfterSeconds *float64 `json:"settledAfterSeconds,omitempty"`
+	// MeanErrorPercent is the standard error of the run's mean tps from the spread of its progress
+	// reports, allowing for their autocorrelation, in percent of it: the noise within the run,
+	// which a longer run averages away. The spread between rounds beyond it is drift a longer run
+	// does not remove; `kubectl tunnelbench plan` weighs the two to advise run length or rounds.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	MeanErrorPercent *float64 `json:"meanErrorPercent,omitempty"`
 }
 
 // OpenLoopRun is how an open-loop run kept its schedule.

@@ -81,6 +81,7 @@ func TestPlugin(t *testing.T) {
 
 	// What init writes, the real API server takes (schema and CEL rules), with no edit.
 	t.Run("init", func(t *testing.T) { testInitAccepted(t, c, plugin) })
+	t.Run("plan from the namespace's pilots", func(t *testing.T) { testPlanFindsPilots(t, plugin) })
 
 	out, err := plugin("report", "paths")
 	if err != nil || !strings.Contains(out, "db-team/paths: Completed") || !strings.Contains(out, "20100") ||
@@ -171,5 +172,44 @@ func store(t *testing.T, c client.Client, tb *benchv1.TunnelBenchmark) {
 	tb.Status = status
 	if err := c.Status().Update(ctx, tb); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// testPlanFindsPilots plans a precision target of the stored benchmarks' setup: the plugin finds
+// both as pilots in the namespace (the manifest defaulted by the API server's dry run, so that its
+// unset fields compare equal to theirs), or only the one --like names; a manifest of another load
+// finds none and needs a pilot.
+func testPlanFindsPilots(t *testing.T, plugin func(args ...string) (string, error)) {
+	manifest := func(clients int) string {
+		tb := fixtureBenchmark(t)
+		tb.Name, tb.Status = "precise", benchv1.TunnelBenchmarkStatus{}
+		tb.Spec.Load.Clients, tb.Spec.Load.Repetitions = int32(clients), 8
+		tb.Spec.Load.Precision = &benchv1.PrecisionTarget{Goal: benchv1.PrecisionDecide}
+		b, err := yaml.Marshal(tb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "precise.yaml")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	same := manifest(4)
+	out, err := plugin("plan", "-f", same)
+	if err != nil || !strings.Contains(out, "tls in paths:") || !strings.Contains(out, "tls in paths-after:") ||
+		!strings.Contains(out, "PLANNED: ") || strings.Contains(out, "needs a pilot") {
+		t.Errorf("plan: %v\n%s", err, out)
+	}
+	out, err = plugin("plan", "-f", same, "--like", "paths-after")
+	if err != nil || strings.Contains(out, "tls in paths:") || !strings.Contains(out, "tls in paths-after:") {
+		t.Errorf("plan --like: %v\n%s", err, out)
+	}
+	out, err = plugin("plan", "-f", manifest(16))
+	if err != nil || !strings.Contains(out, "PLANNED: needs a pilot (no completed benchmark of the same setup in db-team)") {
+		t.Errorf("plan of another load: %v\n%s", err, out)
+	}
+	if _, err = plugin("plan", "-f", manifest(16), "--like", "paths"); err == nil || !strings.Contains(err.Error(), "spec.load") {
+		t.Errorf("plan --like a pilot of another load: %v", err)
 	}
 }

@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/crossbench"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/precision"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
 )
@@ -24,15 +28,18 @@ func planCmd(k *kube, out io.Writer) *cobra.Command {
 		Long: "plan reads a TunnelBenchmark manifest (- for standard input) and prints its runs (sweep points × " +
 			"transports × repetitions), each run's length and the least time they take together, against spec.timeout. " +
 			"It needs no cluster. For a manifest with a precision target (spec.load.precision) it prints the sequential " +
-			"design, and with --like, a completed benchmark of the same transports (a pilot), the rounds the target is " +
-			"expected to take: simulated through the operator's own stopping rule on paths drawn like the pilot's.",
+			"design and the rounds the target is expected to take, simulated through the operator's own stopping rule " +
+			"on paths drawn like its pilots': the completed benchmarks of the same setup in the manifest's namespace " +
+			"(or --like one). Where the pilots' runs carry their own error (progress reports every second), it says " +
+			"how much of the spread is within the runs and how much drift between rounds, and advises the run " +
+			"length that reaches the target soonest.",
 		Example: `  # The runs a manifest makes and the least time they take, against spec.timeout
   kubectl tunnelbench plan -f first-benchmark.yaml
 
-  # Check what init writes before applying it
-  kubectl tunnelbench init --cnpg-cluster pg --transports direct,tls,ssh | kubectl tunnelbench plan -f -
+  # The rounds a precision target will take, from the earlier benchmarks of the same setup
+  kubectl tunnelbench plan -f precise.yaml
 
-  # The rounds a precision target will take, from an earlier benchmark of the same paths
+  # ... from one of them only
   kubectl tunnelbench plan -f precise.yaml --like direct-vs-tls`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -52,13 +59,11 @@ func planCmd(k *kube, out io.Writer) *cobra.Command {
 			}
 			text, fits := plan(tb)
 			if tb.Spec.Load.Precision != nil {
-				var pilot *benchv1.TunnelBenchmark
-				if like != "" {
-					if pilot, err = k.get(cmd.Context(), like); err != nil {
-						return err
-					}
+				pilots, why, err := findPilots(cmd.Context(), k, tb, like)
+				if err != nil {
+					return err
 				}
-				planned, err := planPrecision(tb, pilot)
+				planned, err := planPrecision(tb, pilots, why)
 				if err != nil {
 					return err
 				}
@@ -75,7 +80,8 @@ func planCmd(k *kube, out io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "the manifest (- for standard input)")
 	cmd.Flags().StringVar(&like, "like", "", "a completed benchmark (NAME or NAMESPACE/NAME) of the same transports: "+
-		"the pilot a precision target's rounds are planned from")
+		"the one pilot a precision target's rounds are planned from (default: every completed benchmark of the same setup "+
+		"in the namespace, the newest "+fmt.Sprint(maxPilots)+")")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -110,48 +116,180 @@ func plan(tb *benchv1.TunnelBenchmark) (string, bool) {
 	return b.String(), least <= tb.TimeoutDuration()
 }
 
-// planPrecision says what a precision target looks like and, from a pilot (a completed benchmark
-// whose first transport is the manifest's baseline), how many rounds it is expected to take.
-func planPrecision(tb, pilot *benchv1.TunnelBenchmark) (string, error) {
+// maxPilots bounds the pilots a plan pools: the newest of them, as the machine and the paths
+// drift.
+const maxPilots = 5
+
+// findPilots are the completed benchmarks a precision target is planned from: like alone when
+// named (an error if it is no pilot of tb), else the newest of the same setup in tb's namespace.
+// Without them, why says so: a plan needs no cluster, and tells what it would need.
+func findPilots(ctx context.Context, k *kube, tb *benchv1.TunnelBenchmark, like string) ([]*benchv1.TunnelBenchmark, string, error) {
+	c, err := k.client()
+	if err != nil {
+		if like != "" {
+			return nil, "", err
+		}
+		return nil, fmt.Sprintf("no cluster to find one in (%v)", err), nil
+	}
+	planned, err := defaulted(ctx, k, c, tb)
+	if err != nil {
+		if like != "" {
+			return nil, "", err
+		}
+		return nil, fmt.Sprintf("the API server did not take the manifest to compare it with earlier benchmarks (%v)", err), nil
+	}
+	if like != "" {
+		pilot, err := k.get(ctx, like)
+		if err != nil {
+			return nil, "", err
+		}
+		if why := pilotProblem(planned, pilot); why != "" {
+			return nil, "", fmt.Errorf("%s/%s is no pilot for this manifest: %s", pilot.Namespace, pilot.Name, why)
+		}
+		return []*benchv1.TunnelBenchmark{pilot}, "", nil
+	}
+	list := &benchv1.TunnelBenchmarkList{}
+	if err := c.List(ctx, list, client.InNamespace(planned.Namespace)); err != nil {
+		return nil, fmt.Sprintf("the benchmarks of %s could not be listed (%v)", planned.Namespace, err), nil
+	}
+	pilots := choosePilots(planned, list.Items)
+	if len(pilots) == 0 {
+		return nil, fmt.Sprintf("no completed benchmark of the same setup in %s", planned.Namespace), nil
+	}
+	return pilots, "", nil
+}
+
+// defaulted is tb as the API server would store it, its defaults filled in (a dry run of its
+// creation under a generated name, so that an existing one of its name does not refuse it): what
+// earlier benchmarks, stored with theirs, are compared with.
+func defaulted(ctx context.Context, k *kube, c client.Client, tb *benchv1.TunnelBenchmark) (*benchv1.TunnelBenchmark, error) {
+	out := tb.DeepCopy()
+	out.ResourceVersion, out.Status = "", benchv1.TunnelBenchmarkStatus{}
+	out.GenerateName, out.Name = "plan-", ""
+	if out.Namespace == "" {
+		ns, err := k.namespace()
+		if err != nil {
+			return nil, err
+		}
+		out.Namespace = ns
+	}
+	if err := c.Create(ctx, out, client.DryRunAll); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// pilotProblem says why pilot cannot plan planned's rounds, or "": it must have completed,
+// interleaved (its rounds pair with its baseline), with the same setup (crossbench).
+func pilotProblem(planned, pilot *benchv1.TunnelBenchmark) string {
+	switch {
+	case pilot.Status.Phase != benchv1.PhaseCompleted:
+		return "it has not completed"
+	case pilot.Order() != benchv1.OrderInterleaved:
+		return "its rounds ran in sequence, with no pairs to its baseline"
+	}
+	if d := crossbench.PilotDifferences(planned, pilot); len(d) > 0 {
+		return fmt.Sprintf("its setup differs in %s", strings.Join(d, ", "))
+	}
+	return ""
+}
+
+// choosePilots are the newest candidates (by completion) that can plan planned's rounds, at most
+// maxPilots.
+func choosePilots(planned *benchv1.TunnelBenchmark, candidates []benchv1.TunnelBenchmark) []*benchv1.TunnelBenchmark {
+	var out []*benchv1.TunnelBenchmark
+	for i := range candidates {
+		if pilotProblem(planned, &candidates[i]) == "" {
+			out = append(out, &candidates[i])
+		}
+	}
+	completed := func(tb *benchv1.TunnelBenchmark) time.Time {
+		if tb.Status.CompletionTime == nil {
+			return time.Time{}
+		}
+		return tb.Status.CompletionTime.Time
+	}
+	slices.SortStableFunc(out, func(a, b *benchv1.TunnelBenchmark) int { return completed(b).Compare(completed(a)) })
+	return out[:min(len(out), maxPilots)]
+}
+
+// planPrecision says what a precision target looks like and, from pilots (completed benchmarks of
+// the same setup), how many rounds it is expected to take, where the pilots' noise sat and what
+// run length reaches the target soonest. Without pilots, why says what is missing.
+func planPrecision(tb *benchv1.TunnelBenchmark, pilots []*benchv1.TunnelBenchmark, why string) (string, error) {
 	var b strings.Builder
 	design := stats.Sequential{Rounds: int(tb.Repetitions())}
 	fmt.Fprintf(&b, "precision target %s: looks after rounds %d to %d, each interval at %.2f %% so that all of them "+
 		"together keep 95 %%\n", tb.Spec.Load.Precision.Goal, stats.FirstLook, tb.Repetitions(),
 		100*(1-design.Nominal(stats.FamilyAlpha)))
-	if pilot == nil {
-		b.WriteString("PLANNED: needs a pilot: run the transports once without the target (3 repetitions), then " +
-			"plan --like it\n")
+	if len(pilots) == 0 {
+		fmt.Fprintf(&b, "PLANNED: needs a pilot (%s): run the transports once without the target (3 repetitions, "+
+			"spec.load.progressInterval 1s), then plan again\n", why)
 		return b.String(), nil
 	}
-	if pilot.Status.Phase != benchv1.PhaseCompleted || len(pilot.Spec.Transports) == 0 ||
-		pilot.Spec.Transports[0].Name != tb.Spec.Transports[0].Name {
-		return "", fmt.Errorf("%s/%s is no pilot for this manifest: it must be completed and compare with the same baseline (%s)",
-			pilot.Namespace, pilot.Name, tb.Spec.Transports[0].Name)
+	var sets [][]precision.Path
+	var overheads []float64
+	for _, pilot := range pilots {
+		paths := precision.Pilot(pilot)
+		if len(paths) == 0 {
+			continue
+		}
+		sets = append(sets, paths)
+		for _, p := range paths {
+			fmt.Fprintf(&b, "  %s in %s: ratio %.3f, spread %.1f %% a round over %d rounds; %s\n", p.Transport, pilot.Name,
+				math.Exp(p.LogMean), 100*p.LogSD, p.Pairs, p.Components())
+		}
+		if o, ok := precision.RunOverhead(pilot); ok {
+			overheads = append(overheads, o.Seconds())
+		}
 	}
-	paths := precision.Pilot(pilot)
-	if len(paths) == 0 {
-		return "", fmt.Errorf("%s/%s has no transport with 2 paired rounds against %s: nothing to plan from",
-			pilot.Namespace, pilot.Name, tb.Spec.Transports[0].Name)
+	if len(sets) == 0 {
+		return "", fmt.Errorf("%s has no transport with 2 paired rounds against %s: nothing to plan from",
+			pilots[0].Name, tb.Spec.Transports[0].Name)
 	}
-	for _, p := range paths {
-		fmt.Fprintf(&b, "  %s in %s: ratio %.3f, spread %.1f %% a round over %d rounds\n", p.Transport, pilot.Name,
-			math.Exp(p.LogMean), 100*p.LogSD, p.Pairs)
+	length := tb.Spec.Load.Duration
+	if length == nil {
+		fmt.Fprintf(&b, "PLANNED: %s\n", precision.Plan(tb.Spec.Load.Precision, int(tb.Repetitions()),
+			plannedPaths(tb, precision.Pool(sets, 0)), 1))
+		return b.String(), nil
 	}
-	// A transport the pilot did not measure is taken as the baseline's equal with the widest
-	// spread measured: the hardest to settle.
-	var planned []precision.Path
+	seconds := length.Seconds()
+	paths := plannedPaths(tb, precision.Pool(sets, seconds))
+	// A run's cost besides its load, as the pilots measured it; their warm-up and 10 s for the
+	// pods' start when they did not.
+	overhead := tb.WarmupDuration() + 10*time.Second
+	if len(overheads) > 0 {
+		overhead = time.Duration(stats.Median(overheads) * float64(time.Second))
+	}
+	runs := tb.Points() * len(tb.Spec.Transports)
+	at, best := precision.BestLength(tb.Spec.Load.Precision, int(tb.Repetitions()), paths, runs, overhead, seconds)
+	fmt.Fprintf(&b, "PLANNED: %s; about %s (%d runs a round, each %s besides its load, as the pilots measured)\n",
+		at.Planned, at.Time.Round(time.Second), runs, overhead.Round(time.Second))
+	if best.Seconds != at.Seconds {
+		fmt.Fprintf(&b, "ADVICE: runs of %s (spec.load.duration) settle it sooner or more surely: %s; about %s\n",
+			time.Duration(best.Seconds*float64(time.Second)), best.Planned, best.Time.Round(time.Second))
+	}
+	return b.String(), nil
+}
+
+// plannedPaths are tb's transports after its baseline as the pilots measured them; a transport
+// they did not measure is taken as the baseline's equal with the widest spread measured: the
+// hardest to settle.
+func plannedPaths(tb *benchv1.TunnelBenchmark, measured []precision.Path) []precision.Path {
+	var out []precision.Path
 	for _, t := range tb.Spec.Transports[1:] {
 		p := precision.Path{Transport: t.Name}
-		for _, q := range paths {
-			p.LogSD = max(p.LogSD, q.LogSD)
+		for _, q := range measured {
+			if q.LogSD > p.LogSD {
+				p.LogSD, p.Within, p.Seconds = q.LogSD, q.Within, q.Seconds
+			}
 		}
-		for _, q := range paths {
+		for _, q := range measured {
 			if q.Transport == t.Name {
 				p = q
 			}
 		}
-		planned = append(planned, p)
+		out = append(out, p)
 	}
-	fmt.Fprintf(&b, "PLANNED: %s\n", precision.Plan(tb.Spec.Load.Precision, int(tb.Repetitions()), planned, 1))
-	return b.String(), nil
+	return out
 }

@@ -29,7 +29,8 @@ func verdicts(t *testing.T, ns, name string, pg *fixture.Postgres) *benchv1.Tunn
 	}
 	tb.Spec.Load.Repetitions = 3
 	tb.Spec.Load.Warmup = &metav1.Duration{Duration: time.Second}
-	tb.Spec.Load.Duration = &metav1.Duration{Duration: 4 * time.Second}
+	// 6 reports a run at least, of which the within-run error is estimated (5 at least).
+	tb.Spec.Load.Duration = &metav1.Duration{Duration: 6 * time.Second}
 	tb.Spec.Load.ProgressInterval = &metav1.Duration{Duration: time.Second}
 	end := complete(t, tb, 8*time.Minute)
 	for _, r := range end.Status.Results {
@@ -72,6 +73,16 @@ func trustworthyAnswers(t *testing.T, ns string, pg *fixture.Postgres) {
 	for _, r := range end.Status.Results {
 		if len(r.Runs) != 3 || r.TPSSpread == nil || r.TPSSpread.CV == nil {
 			t.Errorf("%s: runs %+v, spread %+v", r.Transport, r.Runs, r.TPSSpread)
+		}
+		// Each run's own error, from its progress reports: what the planner weighs against the
+		// spread between rounds. A run's mean of 6 one-second reports on this machine is known
+		// within a few percent, never exactly, and never worse than the spread a report can have.
+		for _, run := range r.Runs {
+			if s := run.Steadiness; s == nil || s.MeanErrorPercent == nil || *s.MeanErrorPercent <= 0 || *s.MeanErrorPercent > 50 {
+				t.Errorf("%s run %d: steadiness %+v, want the within-run error in (0, 50] %%", r.Transport, run.Round, ptrVal(s))
+			} else {
+				t.Logf("%s run %d: %.0f tps, within-run error %.2f %%", r.Transport, run.Round, run.TPS, *s.MeanErrorPercent)
+			}
 		}
 		l := r.Latency
 		if l == nil || l.Samples <= 0 || l.SamplingRate <= 0 || l.P90Ms == nil || l.P99Ms == nil || l.P999Ms == nil ||

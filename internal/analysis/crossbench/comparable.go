@@ -24,7 +24,7 @@ func Comparable(before, after *benchv1.TunnelBenchmark) error {
 				qualified(tb), tb.Order())
 		}
 	}
-	if d := differences(before, after); len(d) > 0 {
+	if d := differences(before, after, false); len(d) > 0 {
 		return fmt.Errorf("%s and %s differ in %v: their difference would be the setup's, not the change's",
 			qualified(before), qualified(after), d)
 	}
@@ -35,10 +35,19 @@ func Comparable(before, after *benchv1.TunnelBenchmark) error {
 	return nil
 }
 
-// differences names what the two benchmarks' setups differ in.
-func differences(before, after *benchv1.TunnelBenchmark) []string {
+// PilotDifferences names what a pilot's setup differs in from a planned benchmark's, which may
+// not have run yet: everything Comparable checks but the server's version (the planned one has
+// none) and the load's length, warm-up and precision target (a pilot runs without one, and its
+// spread is rescaled to the planned length).
+func PilotDifferences(planned, pilot *benchv1.TunnelBenchmark) []string {
+	return differences(planned, pilot, true)
+}
+
+// differences names what the two benchmarks' setups differ in; forPlan leaves aside what a pilot
+// may differ in.
+func differences(before, after *benchv1.TunnelBenchmark, forPlan bool) []string {
 	var out []string
-	if !reflect.DeepEqual(comparableLoad(before), comparableLoad(after)) {
+	if !reflect.DeepEqual(comparableLoad(before, forPlan), comparableLoad(after, forPlan)) {
 		out = append(out, "spec.load")
 	}
 	if !reflect.DeepEqual(before.Spec.Sweep, after.Spec.Sweep) {
@@ -50,7 +59,7 @@ func differences(before, after *benchv1.TunnelBenchmark) []string {
 	if !reflect.DeepEqual(before.Spec.Server, after.Spec.Server) {
 		out = append(out, "spec.server")
 	}
-	if before.Status.ServerVersion != after.Status.ServerVersion {
+	if !forPlan && before.Status.ServerVersion != after.Status.ServerVersion {
 		out = append(out, fmt.Sprintf("the server's version (%q, %q)", before.Status.ServerVersion, after.Status.ServerVersion))
 	}
 	bb, ab := before.Spec.Transports[0], after.Spec.Transports[0]
@@ -65,10 +74,14 @@ func differences(before, after *benchv1.TunnelBenchmark) []string {
 	return out
 }
 
-// comparableLoad is spec.load without what may differ between comparable benchmarks.
-func comparableLoad(tb *benchv1.TunnelBenchmark) benchv1.LoadSpec {
+// comparableLoad is spec.load without what may differ between comparable benchmarks, and for a
+// plan, between a pilot and the planned benchmark.
+func comparableLoad(tb *benchv1.TunnelBenchmark, forPlan bool) benchv1.LoadSpec {
 	l := *tb.Spec.Load.DeepCopy()
 	l.Repetitions, l.Seed, l.Order = 0, nil, ""
+	if forPlan {
+		l.Duration, l.Warmup, l.Precision = nil, nil, nil
+	}
 	return l
 }
 

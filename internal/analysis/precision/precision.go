@@ -44,11 +44,17 @@ type Path struct {
 	LogMean   float64
 	LogSD     float64
 	Pairs     int
+	// Within is the part of LogSD² that is the runs' own noise (both runs of a pair, from their
+	// progress reports), at runs of Seconds of load; 0 when the runs do not carry it.
+	Within  float64
+	Seconds float64
 }
 
 // Pilot reads, from a completed benchmark, each transport's paired log-ratios to the baseline
 // (its spec's first transport): what a plan of the same paths draws its rounds from. A transport
-// with fewer than two pairs tells nothing of the spread and is left out.
+// with fewer than two pairs tells nothing of the spread and is left out. Where every pair's runs
+// carry their own error (RunResult.Steadiness.MeanErrorPercent), the path says how much of its
+// spread that is.
 func Pilot(tb *benchv1.TunnelBenchmark) []Path {
 	baseline := tb.Status.Result(tb.Spec.Transports[0].Name)
 	if baseline == nil {
@@ -68,7 +74,11 @@ func Pilot(tb *benchv1.TunnelBenchmark) []Path {
 		if err != nil {
 			continue
 		}
-		out = append(out, Path{Transport: t.Name, LogMean: r.LogMean, LogSD: r.LogSE * math.Sqrt(float64(r.N)), Pairs: r.N})
+		p := Path{Transport: t.Name, LogMean: r.LogMean, LogSD: r.LogSE * math.Sqrt(float64(r.N)), Pairs: r.N}
+		if within, ok := pairsWithin(baseline, res); ok && tb.Spec.Load.Duration != nil {
+			p.Within, p.Seconds = within, tb.Spec.Load.Duration.Seconds()
+		}
+		out = append(out, p)
 	}
 	return out
 }

@@ -89,3 +89,43 @@ func trend(t, y []float64) (float64, bool) {
 	significant := se == 0 || math.Abs(slope)/se > stats.TQuantile(0.995, len(t)-2)
 	return rise, math.Abs(rise) > MaxChange && significant
 }
+
+// MaxLag1 bounds the reports' lag-1 autocorrelation MeanError allows for: at 0.9 a run's reports
+// count as a nineteenth of their number, and beyond it a handful of reports cannot tell a
+// correlation from a trend.
+const MaxLag1 = 0.9
+
+// MeanError is the standard error of the reports' mean as a share of it: the noise within a run,
+// which a longer run averages away (at 1/√length) and the spread between rounds does not. The
+// reports are autocorrelated (a slow second is followed by a slow second), so their number is
+// discounted as an AR(1) series' effective size, n(1 − ρ)/(1 + ρ) (ρ their lag-1 correlation,
+// taken as 0 when negative: never fewer errors than independent reports would give). ok is false
+// with fewer than MinPoints reports, a mean of 0, or reports that give no finite error (a runner's
+// nonsense).
+func MeanError(tps []float64) (float64, bool) {
+	n := float64(len(tps))
+	if len(tps) < MinPoints {
+		return 0, false
+	}
+	var mean float64
+	for _, y := range tps {
+		mean += y
+	}
+	mean /= n
+	if !(mean > 0) || math.IsInf(mean, 0) {
+		return 0, false
+	}
+	var ss, lag float64
+	for i, y := range tps {
+		ss += (y - mean) * (y - mean)
+		if i > 0 {
+			lag += (y - mean) * (tps[i-1] - mean)
+		}
+	}
+	if ss == 0 {
+		return 0, true
+	}
+	rho := min(max(lag/ss, 0), MaxLag1)
+	e := math.Sqrt(ss/(n-1)*(1+rho)/(n*(1-rho))) / mean
+	return e, !math.IsNaN(e) && !math.IsInf(e, 0)
+}

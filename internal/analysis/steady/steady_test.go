@@ -75,3 +75,55 @@ func TestSteadyRunsPassAtThisMachinesNoise(t *testing.T) {
 		t.Errorf("%d of 1000 flat runs judged not steady, want at most 1 %%", flagged)
 	}
 }
+
+// TestMeanError checks the within-run error against what independent and correlated noise of a
+// known size give: independent reports at a 10 % spread put 10 %/√n on the mean; an AR(1) series
+// of correlation 0.5 puts √3 times that; a steady run none.
+func TestMeanError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ar1 := func(n int, rho float64) []float64 {
+		out := make([]float64, n)
+		e := 0.0
+		for i := range out {
+			// Stationary AR(1) with a marginal spread of 10 %.
+			e = rho*e + math.Sqrt(1-rho*rho)*0.1*rng.NormFloat64()
+			out[i] = 1000 * (1 + e)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name string
+		rho  float64
+		want float64
+	}{
+		{"independent reports", 0, 0.1 / math.Sqrt(100)},
+		{"correlated reports", 0.5, 0.1 / math.Sqrt(100) * math.Sqrt(3)},
+	} {
+		var sum float64
+		const trials = 400
+		for range trials {
+			e, ok := MeanError(ar1(100, tt.rho))
+			if !ok {
+				t.Fatal("100 reports: not ok")
+			}
+			sum += e
+		}
+		if got := sum / trials; math.Abs(got-tt.want) > 0.1*tt.want {
+			t.Errorf("%s: mean error %.4f, want %.4f within 10 %%", tt.name, got, tt.want)
+		}
+	}
+	if e, ok := MeanError([]float64{500, 500, 500, 500, 500}); !ok || e != 0 {
+		t.Errorf("a steady run: %v %v", e, ok)
+	}
+	for name, tps := range map[string][]float64{
+		"4 reports":       {1, 2, 3, 4},
+		"a report of NaN": {1, 2, math.NaN(), 4, 5},
+		"an infinite one": {1, 2, math.Inf(1), 4, 5},
+		"a huge spread":   {1e308, -1e308, 1e308, -1e308, 1e308},
+		"a negative mean": {-1, -2, -3, -4, -5},
+	} {
+		if e, ok := MeanError(tps); ok {
+			t.Errorf("%s: judged, %v", name, e)
+		}
+	}
+}

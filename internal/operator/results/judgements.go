@@ -36,5 +36,8 @@ func steadiness(progress []pgbench.ProgressPoint) *benchv1.Steadiness {
 	if !j.Steady && j.SettledAfter >= 0 {
 		out.SettledAfterSeconds = ptr.To(j.SettledAfter)
 	}
+	if e, ok := steady.MeanError(tps); ok {
+		out.MeanErrorPercent = ptr.To(math.Round(1e5*e) / 1e3)
+	}
 	return out
 }

@@ -1,0 +1,126 @@
+package precision
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/analysis/benchsim"
+)
+
+// timed gives a pilot's runs their own error and their times: each run 10 s of load, the next
+// starting gap after it, in the order of the rounds (interleaved: round 1's runs, then round 2's).
+func timed(tb *benchv1.TunnelBenchmark, errorPercent float64, gap time.Duration) {
+	start := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	for round := int32(1); round <= tb.Spec.Load.Repetitions; round++ {
+		for i := range tb.Status.Results {
+			for j := range tb.Status.Results[i].Runs {
+				r := &tb.Status.Results[i].Runs[j]
+				if r.Round != round {
+					continue
+				}
+				r.Steadiness = &benchv1.Steadiness{Steady: true, MeanErrorPercent: ptr.To(errorPercent)}
+				r.StartTime, r.EndTime = ptr.To(metav1.NewTime(start)), ptr.To(metav1.NewTime(start.Add(10*time.Second)))
+				start = start.Add(10*time.Second + gap)
+			}
+		}
+	}
+}
+
+func TestPilotComponents(t *testing.T) {
+	tb := benchsim.Completed("pilot", []float64{1000, 1100, 900}, []float64{700, 790, 620})
+	timed(tb, 2, 8*time.Second)
+	paths := Pilot(tb)
+	if len(paths) != 1 {
+		t.Fatalf("paths %+v", paths)
+	}
+	// Two runs of 2 % each: 2·0.02² on a pair's log-ratio, at the pilot's 10 s.
+	if p := paths[0]; math.Abs(p.Within-0.0008) > 1e-12 || p.Seconds != 10 {
+		t.Errorf("within %v at %v s, want 0.0008 at 10", p.Within, p.Seconds)
+	}
+	if overhead, ok := RunOverhead(tb); !ok || overhead != 8*time.Second {
+		t.Errorf("overhead %v %v, want 8s", overhead, ok)
+	}
+	// A run without its own error leaves the path without a split: nothing is guessed.
+	tb.Status.Results[1].Runs[2].Steadiness = nil
+	if p := Pilot(tb)[0]; p.Within != 0 || p.Seconds != 0 {
+		t.Errorf("one run without its error: %+v", p)
+	}
+	if _, ok := RunOverhead(benchsim.Completed("untimed", []float64{1, 2}, []float64{1, 2})); ok {
+		t.Error("untimed runs gave an overhead")
+	}
+}
+
+func TestPathAt(t *testing.T) {
+	// Variance 0.0025: 0.0016 within the runs at 10 s, 0.0009 drift.
+	p := Path{Transport: "tls", LogSD: 0.05, Within: 0.0016, Seconds: 10, Pairs: 3}
+	for _, tt := range []struct {
+		seconds, sd float64
+	}{
+		{10, 0.05},
+		{40, math.Sqrt(0.0009 + 0.0004)},
+		{2.5, math.Sqrt(0.0009 + 0.0064)},
+	} {
+		if got := p.At(tt.seconds); math.Abs(got.LogSD-tt.sd) > 1e-12 || got.between() < 0.0009-1e-12 || got.between() > 0.0009+1e-12 {
+			t.Errorf("at %v s: %+v, want a spread of %v", tt.seconds, got, tt.sd)
+		}
+	}
+	if got := (Path{LogSD: 0.05}).At(40); got.LogSD != 0.05 {
+		t.Errorf("a path without its runs' error was rescaled: %+v", got)
+	}
+	if s := p.WithinShare(); math.Abs(s-0.64) > 1e-12 {
+		t.Errorf("within share %v", s)
+	}
+}
+
+func TestPool(t *testing.T) {
+	a := []Path{{Transport: "tls", LogMean: math.Log(0.7), LogSD: 0.05, Pairs: 3, Within: 0.0016, Seconds: 10}}
+	b := []Path{{Transport: "tls", LogMean: math.Log(0.8), LogSD: math.Sqrt(0.0009 + 0.0008), Pairs: 5, Within: 0.0008, Seconds: 20},
+		{Transport: "ssh", LogMean: math.Log(0.5), LogSD: 0.1, Pairs: 3}}
+	pooled := Pool([][]Path{a, b}, 10)
+	if len(pooled) != 2 || pooled[0].Transport != "tls" || pooled[1].Transport != "ssh" {
+		t.Fatalf("pooled %+v", pooled)
+	}
+	tls := pooled[0]
+	// Means weighted by rounds; both pilots' drift 0.0009; 0.016 per second of load in both, at 10 s.
+	if want := (3*math.Log(0.7) + 5*math.Log(0.8)) / 8; math.Abs(tls.LogMean-want) > 1e-12 || tls.Pairs != 8 {
+		t.Errorf("tls mean %v over %d, want %v over 8", tls.LogMean, tls.Pairs, want)
+	}
+	if math.Abs(tls.Within-0.0016) > 1e-12 || math.Abs(tls.LogSD-0.05) > 1e-12 || tls.Seconds != 10 {
+		t.Errorf("tls %+v: want within 0.0016 and a spread of 0.05 at 10 s", tls)
+	}
+	if ssh := pooled[1]; ssh.Within != 0 || math.Abs(ssh.LogSD-0.1) > 1e-12 {
+		t.Errorf("ssh %+v", ssh)
+	}
+}
+
+// TestBestLength: where the runs' own noise dominates, longer runs settle a close comparison in
+// less time; where drift between rounds dominates, more and shorter rounds do; without the split
+// the manifest's length stays.
+func TestBestLength(t *testing.T) {
+	width := &benchv1.PrecisionTarget{Goal: benchv1.PrecisionHalfWidth, HalfWidthPercent: ptr.To[int32](3)}
+	noisyRuns := []Path{{Transport: "tls", LogMean: math.Log(0.95), LogSD: 0.06, Within: 0.0035, Seconds: 5}}
+	at, best := BestLength(width, 40, noisyRuns, 2, 10*time.Second, 5)
+	if at.Seconds != 5 || best.Seconds <= 5 || best.Time >= at.Time || best.Planned.Met < at.Planned.Met-0.05 {
+		t.Errorf("noise within the runs: at %+v, best %+v: want longer runs in less time", at, best)
+	}
+	// Within a bound of 20 rounds, 5 s runs rarely get there: a length that does is better,
+	// whatever its time.
+	at, best = BestLength(width, 20, noisyRuns, 2, 10*time.Second, 5)
+	if at.Planned.Met > 0.5 || best.Planned.Met < 0.9 {
+		t.Errorf("a bound 10 s runs rarely meet: at %+v, best %+v", at, best)
+	}
+	drifting := []Path{{Transport: "tls", LogMean: math.Log(0.95), LogSD: 0.06, Within: 0.0001, Seconds: 10}}
+	at, best = BestLength(width, 40, drifting, 2, 10*time.Second, 30)
+	if best.Seconds >= 30 || best.Time >= at.Time {
+		t.Errorf("drift between rounds: at %+v, best %+v: want shorter runs in less time", at, best)
+	}
+	unsplit := []Path{{Transport: "tls", LogMean: math.Log(0.95), LogSD: 0.06}}
+	if at, best = BestLength(width, 20, unsplit, 2, 10*time.Second, 30); best != at {
+		t.Errorf("no split: at %+v, best %+v", at, best)
+	}
+}
