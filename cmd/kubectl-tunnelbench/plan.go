@@ -281,7 +281,7 @@ func plannedPaths(tb *benchv1.TunnelBenchmark, measured []precision.Path) []prec
 		p := precision.Path{Transport: t.Name}
 		for _, q := range measured {
 			if q.LogSD > p.LogSD {
-				p.LogSD, p.Within, p.Seconds = q.LogSD, q.Within, q.Seconds
+				p.LogSD, p.Within, p.Seconds, p.DF = q.LogSD, q.Within, q.Seconds, q.DF
 			}
 		}
 		for _, q := range measured {

@@ -107,7 +107,8 @@ func RunOverhead(tb *benchv1.TunnelBenchmark) (time.Duration, bool) {
 }
 
 // Pool joins what several pilots measured of each transport into one path: the log-ratio's mean
-// weighted by their rounds, the drift between rounds pooled over their degrees of freedom, the
+// weighted by their rounds, the drift between rounds pooled over their degrees of freedom (which
+// the path keeps: the plan's trust in it), the
 // runs' own noise per second of load averaged (pilots of different lengths join this way), at
 // runs of seconds. The order of the transports is the first pilot's, then any new ones.
 func Pool(pilots [][]Path, seconds float64) []Path {
@@ -127,8 +128,8 @@ func Pool(pilots [][]Path, seconds float64) []Path {
 			}
 			s.mean += float64(p.Pairs) * p.LogMean
 			s.pairs += p.Pairs
-			s.between += float64(p.Pairs-1) * p.between()
-			s.df += p.Pairs - 1
+			s.between += float64(p.DF) * p.between()
+			s.df += p.DF
 			if p.Within > 0 && p.Seconds > 0 {
 				s.withinPerSecond += p.Within * p.Seconds
 				s.timed++
@@ -138,7 +139,7 @@ func Pool(pilots [][]Path, seconds float64) []Path {
 	out := make([]Path, 0, len(order))
 	for _, name := range order {
 		s := by[name]
-		p := Path{Transport: name, LogMean: s.mean / float64(s.pairs), Pairs: s.pairs, Seconds: seconds}
+		p := Path{Transport: name, LogMean: s.mean / float64(s.pairs), Pairs: s.pairs, Seconds: seconds, DF: s.df}
 		between := s.between / float64(max(s.df, 1))
 		if s.timed > 0 {
 			p.Within = s.withinPerSecond / float64(s.timed) / seconds
@@ -152,21 +153,27 @@ func Pool(pilots [][]Path, seconds float64) []Path {
 // Lengths are the run lengths BestLength weighs, in seconds, besides the manifest's own.
 var Lengths = []float64{5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300}
 
-// Length is a plan at one run length: its rounds, and the time they take with runs runs a round
-// each costing overhead besides its load.
+// Length is a plan at one run length: its rounds, and what they cost with runs runs a round each
+// costing overhead besides its load.
 type Length struct {
 	Seconds float64
 	Planned Planned
 	// Time is the median rounds' time.
 	Time time.Duration
+	// PerAnswer is the mean time of the simulated benchmarks over the share that met the goal:
+	// what an answer costs, counting the benchmarks that ran to the bound without one (a
+	// renewal argument: run again until one meets it). Infinite when none did.
+	PerAnswer time.Duration
 }
 
 // BestLength simulates the target at each of Lengths and at current seconds (the manifest's) on
-// paths rescaled to that length (Path.At), and returns the plan at current and the one that
-// settles soonest among those that meet the goal about as often as the best of them (within 5
-// points: a plan that stops sooner by meeting it less often is no better), when it gains clearly
-// on current's. Without the runs' own noise measured (no Path.Within), run length cannot be
-// weighed: best is the current plan.
+// paths rescaled to that length (Path.At, after each simulated benchmark's redraw of them), and
+// returns the plan at current and the one whose answer costs least (Length.PerAnswer): neither
+// the fewest rounds (longer runs) nor the least time (shorter runs reach the bound sooner without
+// an answer) alone. A length is advised only when its answer costs a tenth less than current's.
+// Without the runs' own noise measured (no Path.Within), run length cannot be weighed: best is
+// the current plan. Kalibera & Jones's T* = √(c·w₁/b) is the same optimum for a fixed number of
+// rounds; the simulation adds the bound, the looks and the pilot's uncertainty.
 func BestLength(target *benchv1.PrecisionTarget, bound int, paths []Path, runs int, overhead time.Duration,
 	current float64) (at, best Length) {
 	weighed := false
@@ -174,37 +181,25 @@ func BestLength(target *benchv1.PrecisionTarget, bound int, paths []Path, runs i
 		weighed = weighed || p.Within > 0
 	}
 	plan := func(seconds float64) Length {
-		rescaled := make([]Path, len(paths))
-		for i, p := range paths {
-			rescaled[i] = p.At(seconds)
-		}
-		pl := Plan(target, bound, rescaled, 1)
+		pl := simulate(target, bound, paths, seconds, 1)
 		round := time.Duration(runs) * (overhead + time.Duration(seconds*float64(time.Second)))
-		return Length{Seconds: seconds, Planned: pl, Time: time.Duration(pl.Median) * round}
+		l := Length{Seconds: seconds, Planned: pl, Time: time.Duration(pl.Median) * round, PerAnswer: time.Duration(math.MaxInt64)}
+		if pl.Met > 0 {
+			l.PerAnswer = time.Duration(pl.MeanRounds / pl.Met * float64(round))
+		}
+		return l
 	}
 	at = plan(current)
-	if !weighed {
-		return at, at
-	}
-	candidates := []Length{at}
-	for _, s := range Lengths {
-		if s != current {
-			candidates = append(candidates, plan(s))
-		}
-	}
-	most := 0.0
-	for _, c := range candidates {
-		most = max(most, c.Planned.Met)
-	}
 	best = at
-	for _, c := range candidates {
-		if c.Planned.Met >= most-0.05 && (best.Planned.Met < most-0.05 || c.Time < best.Time) {
+	if !weighed {
+		return at, best
+	}
+	for _, s := range Lengths {
+		if c := plan(s); s != current && c.PerAnswer < best.PerAnswer {
 			best = c
 		}
 	}
-	// A length is advised only for a real gain: the goal met clearly more often, or a tenth of the
-	// time saved (the simulation's medians move by a few percent between seeds).
-	if best.Planned.Met <= at.Planned.Met+0.05 && best.Time > at.Time*9/10 {
+	if best.PerAnswer > at.PerAnswer/10*9 {
 		best = at
 	}
 	return at, best
@@ -215,6 +210,11 @@ func (p Path) Components() string {
 	if p.Within == 0 {
 		return "its runs carry no error of their own (no progress reports): run length cannot be weighed against rounds"
 	}
+	length := time.Duration(p.Seconds * float64(time.Second))
+	if p.Within >= p.LogSD*p.LogSD {
+		return fmt.Sprintf("its runs' own noise (%.1f %% a pair at %s a run) is all of it and more: no drift between rounds "+
+			"can be told from %d rounds", 100*math.Sqrt(p.Within), length, p.Pairs)
+	}
 	return fmt.Sprintf("%.0f %% of it within the runs (at %s a run), %.0f %% drift between rounds", 100*p.WithinShare(),
-		time.Duration(p.Seconds*float64(time.Second)), 100*(1-p.WithinShare()))
+		length, 100*(1-p.WithinShare()))
 }

@@ -2,6 +2,8 @@ package precision
 
 import (
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,19 +77,32 @@ func TestPathAt(t *testing.T) {
 	if s := p.WithinShare(); math.Abs(s-0.64) > 1e-12 {
 		t.Errorf("within share %v", s)
 	}
+	for _, tt := range []struct {
+		path Path
+		says string
+	}{
+		{p, "64 % of it within the runs (at 10s a run), 36 % drift between rounds"},
+		{Path{LogSD: 0.05, Within: 0.01, Seconds: 10, Pairs: 3}, "its runs' own noise (10.0 % a pair at 10s a run) is all of it and more: " +
+			"no drift between rounds can be told from 3 rounds"},
+		{Path{LogSD: 0.05}, "no error of their own"},
+	} {
+		if got := tt.path.Components(); !strings.Contains(got, tt.says) {
+			t.Errorf("%+v: %q, want %q", tt.path, got, tt.says)
+		}
+	}
 }
 
 func TestPool(t *testing.T) {
-	a := []Path{{Transport: "tls", LogMean: math.Log(0.7), LogSD: 0.05, Pairs: 3, Within: 0.0016, Seconds: 10}}
-	b := []Path{{Transport: "tls", LogMean: math.Log(0.8), LogSD: math.Sqrt(0.0009 + 0.0008), Pairs: 5, Within: 0.0008, Seconds: 20},
-		{Transport: "ssh", LogMean: math.Log(0.5), LogSD: 0.1, Pairs: 3}}
+	a := []Path{{Transport: "tls", LogMean: math.Log(0.7), LogSD: 0.05, Pairs: 3, DF: 2, Within: 0.0016, Seconds: 10}}
+	b := []Path{{Transport: "tls", LogMean: math.Log(0.8), LogSD: math.Sqrt(0.0009 + 0.0008), Pairs: 5, DF: 4, Within: 0.0008, Seconds: 20},
+		{Transport: "ssh", LogMean: math.Log(0.5), LogSD: 0.1, Pairs: 3, DF: 2}}
 	pooled := Pool([][]Path{a, b}, 10)
 	if len(pooled) != 2 || pooled[0].Transport != "tls" || pooled[1].Transport != "ssh" {
 		t.Fatalf("pooled %+v", pooled)
 	}
 	tls := pooled[0]
 	// Means weighted by rounds; both pilots' drift 0.0009; 0.016 per second of load in both, at 10 s.
-	if want := (3*math.Log(0.7) + 5*math.Log(0.8)) / 8; math.Abs(tls.LogMean-want) > 1e-12 || tls.Pairs != 8 {
+	if want := (3*math.Log(0.7) + 5*math.Log(0.8)) / 8; math.Abs(tls.LogMean-want) > 1e-12 || tls.Pairs != 8 || tls.DF != 6 {
 		t.Errorf("tls mean %v over %d, want %v over 8", tls.LogMean, tls.Pairs, want)
 	}
 	if math.Abs(tls.Within-0.0016) > 1e-12 || math.Abs(tls.LogSD-0.05) > 1e-12 || tls.Seconds != 10 {
@@ -122,5 +137,34 @@ func TestBestLength(t *testing.T) {
 	unsplit := []Path{{Transport: "tls", LogMean: math.Log(0.95), LogSD: 0.06}}
 	if at, best = BestLength(width, 20, unsplit, 2, 10*time.Second, 30); best != at {
 		t.Errorf("no split: at %+v, best %+v", at, best)
+	}
+}
+
+// TestDrawn: a path from a pilot is redrawn as its rounds allow: its variance's mean is the
+// scaled inverse χ²'s, s²·DF/(DF − 2), never below the runs' own noise; its mean moves by its
+// standard error; a path without DF stays as it is.
+func TestDrawn(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	p := Path{Transport: "tls", LogMean: math.Log(0.9), LogSD: 0.05, Within: 0.001, Pairs: 11, DF: 10}
+	const n = 20000
+	var variance, mean, meanSq float64
+	for range n {
+		q := p.drawn(rng)
+		if q.LogSD*q.LogSD < p.Within-1e-15 {
+			t.Fatalf("drawn below the runs' own noise: %+v", q)
+		}
+		variance += q.LogSD * q.LogSD / n
+		mean += q.LogMean / n
+		meanSq += q.LogMean * q.LogMean / n
+	}
+	if want := 0.0025 * 10 / 8; math.Abs(variance-want) > 0.03*want {
+		t.Errorf("mean variance %.6f, want %.6f", variance, want)
+	}
+	// The mean's spread: √(s²·DF/(DF−2)/Pairs) on average, 0.0168.
+	if sd := math.Sqrt(meanSq - mean*mean); math.Abs(mean-math.Log(0.9)) > 0.001 || math.Abs(sd-0.0168) > 0.001 {
+		t.Errorf("drawn means %.4f ± %.4f, want %.4f ± 0.0168", mean, sd, math.Log(0.9))
+	}
+	if q := (Path{LogSD: 0.05}).drawn(rng); q.LogSD != 0.05 {
+		t.Errorf("a known path was redrawn: %+v", q)
 	}
 }

@@ -48,6 +48,9 @@ type Path struct {
 	// progress reports), at runs of Seconds of load; 0 when the runs do not carry it.
 	Within  float64
 	Seconds float64
+	// DF are the degrees of freedom LogSD was estimated with (the rounds less one, summed over
+	// pooled pilots): how far the plan may trust it. 0 takes the path as known.
+	DF int
 }
 
 // Pilot reads, from a completed benchmark, each transport's paired log-ratios to the baseline
@@ -74,7 +77,7 @@ func Pilot(tb *benchv1.TunnelBenchmark) []Path {
 		if err != nil {
 			continue
 		}
-		p := Path{Transport: t.Name, LogMean: r.LogMean, LogSD: r.LogSE * math.Sqrt(float64(r.N)), Pairs: r.N}
+		p := Path{Transport: t.Name, LogMean: r.LogMean, LogSD: r.LogSE * math.Sqrt(float64(r.N)), Pairs: r.N, DF: r.N - 1}
 		if within, ok := pairsWithin(baseline, res); ok && tb.Spec.Load.Duration != nil {
 			p.Within, p.Seconds = within, tb.Spec.Load.Duration.Seconds()
 		}
@@ -85,8 +88,10 @@ func Pilot(tb *benchv1.TunnelBenchmark) []Path {
 
 // Planned is what a precision target is expected to take on paths like a pilot's.
 type Planned struct {
-	// Median and P90 are the rounds after which the simulated benchmarks stopped.
+	// Median and P90 are the rounds after which the simulated benchmarks stopped, MeanRounds
+	// their mean.
 	Median, P90 int
+	MeanRounds  float64
 	// Met is the share of them that met the goal within the bound.
 	Met float64
 	// Trials is how many benchmarks were simulated.
@@ -101,7 +106,36 @@ const Trials = 1000
 // are paths, each round's log-ratio to the baseline normal with its path's mean and spread: after
 // every round from stats.FirstLook, the design's repeated intervals adjusted across the
 // transports (stats.HolmSequential) and Settled, as the reconciler's summary stops a benchmark.
+// A path estimated from a pilot's few rounds (DF) is redrawn for every simulated benchmark as
+// plausible as those rounds allow (Path.drawn): the plan is the predictive one, not the plan of
+// the pilot's point estimate.
 func Plan(target *benchv1.PrecisionTarget, bound int, paths []Path, seed uint64) Planned {
+	return simulate(target, bound, paths, 0, seed)
+}
+
+// drawn is a path as plausible as the pilot's rounds allow: its per-round variance drawn from
+// the scaled inverse χ² of its DF (a normal variance's posterior under the reference prior,
+// Gelman et al., Bayesian Data Analysis, §3.2), of which the runs' own noise is taken as measured
+// and the rest is drift; its mean from a normal of its standard error. Three rounds (DF 2) leave
+// the spread uncertain by far more than half, with a long tail: the plans say so.
+func (p Path) drawn(rng *rand.Rand) Path {
+	if p.DF < 1 {
+		return p
+	}
+	chi := 0.0
+	for range p.DF {
+		z := rng.NormFloat64()
+		chi += z * z
+	}
+	variance := p.LogSD * p.LogSD * float64(p.DF) / max(chi, 1e-12)
+	q := p
+	q.LogSD = math.Sqrt(max(variance-p.Within, 0) + p.Within)
+	q.LogMean += math.Sqrt(variance/float64(max(p.Pairs, 1))) * rng.NormFloat64()
+	return q
+}
+
+// simulate is Plan at runs of seconds (Path.At; 0 for the paths' own length).
+func simulate(target *benchv1.PrecisionTarget, bound int, paths []Path, seconds float64, seed uint64) Planned {
 	rng := rand.New(rand.NewPCG(seed, 5))
 	design := stats.Sequential{Rounds: bound}
 	rounds := make([]int, 0, Trials)
@@ -112,9 +146,13 @@ func Plan(target *benchv1.PrecisionTarget, bound int, paths []Path, seed uint64)
 	}
 	for range Trials {
 		cand := make([][]float64, len(paths))
+		drawn := make([]Path, len(paths))
+		for i, p := range paths {
+			drawn[i] = p.drawn(rng).At(seconds)
+		}
 		stopped := bound
 		for k := 1; k <= bound; k++ {
-			for i, p := range paths {
+			for i, p := range drawn {
 				cand[i] = append(cand[i], math.Exp(p.LogMean+p.LogSD*rng.NormFloat64()))
 			}
 			if k < stats.FirstLook {
@@ -137,7 +175,12 @@ func Plan(target *benchv1.PrecisionTarget, bound int, paths []Path, seed uint64)
 		rounds = append(rounds, stopped)
 	}
 	slices.Sort(rounds)
-	return Planned{Median: rounds[len(rounds)/2], P90: rounds[len(rounds)*9/10], Met: float64(met) / Trials, Trials: Trials}
+	sum := 0
+	for _, r := range rounds {
+		sum += r
+	}
+	return Planned{Median: rounds[len(rounds)/2], P90: rounds[len(rounds)*9/10], MeanRounds: float64(sum) / Trials,
+		Met: float64(met) / Trials, Trials: Trials}
 }
 
 // String says the plan in words.
