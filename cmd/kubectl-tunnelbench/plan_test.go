@@ -91,7 +91,7 @@ func TestPlanPrecision(t *testing.T) {
 		}
 		p := benchsim.Completed(fmt.Sprintf("pilot-%d", i), direct, tls)
 		p.Spec.Load.Duration = &metav1.Duration{Duration: 5 * time.Second}
-		withRunErrors(p, 4, 10*time.Second)
+		benchsim.Timed(p, 4, 10*time.Second)
 		pilots = append(pilots, p)
 	}
 	text, err = planPrecision(close, pilots, "")
@@ -99,21 +99,6 @@ func TestPlanPrecision(t *testing.T) {
 		!strings.Contains(text, "spread 6.6 % a round over 6 rounds; 74 % of it within the runs (at 5s a run)") ||
 		!strings.Contains(text, "each 10s besides its load") || !strings.Contains(text, "ADVICE: runs of") {
 		t.Errorf("%v: %q", err, text)
-	}
-}
-
-// withRunErrors gives a pilot's runs their own error (MeanErrorPercent) and their times: each run
-// its load's length, the next starting gap after it.
-func withRunErrors(tb *benchv1.TunnelBenchmark, errorPercent float64, gap time.Duration) {
-	start := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
-	for round := int32(1); round <= tb.Spec.Load.Repetitions; round++ {
-		for i := range tb.Status.Results {
-			r := &tb.Status.Results[i].Runs[round-1]
-			r.Steadiness = &benchv1.Steadiness{Steady: true, MeanErrorPercent: ptr.To(errorPercent)}
-			end := start.Add(tb.Spec.Load.Duration.Duration)
-			r.StartTime, r.EndTime = ptr.To(metav1.NewTime(start)), ptr.To(metav1.NewTime(end))
-			start = end.Add(gap)
-		}
 	}
 }
 

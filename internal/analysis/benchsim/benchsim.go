@@ -85,3 +85,29 @@ func (m Machine) DrawScaled(name string, transports, rounds int, scale func(int)
 	}
 	return Completed(name, tps...)
 }
+
+// Timed gives a completed benchmark's runs their times and their own error, as the operator
+// records them: round by round, each transport's run its load's length
+// (spec.load.duration, 10 s when unset) with MeanErrorPercent errorPercent, the next starting gap
+// after it.
+func Timed(tb *benchv1.TunnelBenchmark, errorPercent float64, gap time.Duration) {
+	length := 10 * time.Second
+	if tb.Spec.Load.Duration != nil {
+		length = tb.Spec.Load.Duration.Duration
+	}
+	start := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
+	for round := int32(1); round <= tb.Spec.Load.Repetitions; round++ {
+		for i := range tb.Status.Results {
+			for j := range tb.Status.Results[i].Runs {
+				r := &tb.Status.Results[i].Runs[j]
+				if r.Round != round {
+					continue
+				}
+				r.Steadiness = &benchv1.Steadiness{Steady: true, MeanErrorPercent: ptr.To(errorPercent)}
+				end := start.Add(length)
+				r.StartTime, r.EndTime = ptr.To(metav1.NewTime(start)), ptr.To(metav1.NewTime(end))
+				start = end.Add(gap)
+			}
+		}
+	}
+}

@@ -7,35 +7,15 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/benchsim"
 )
 
-// timed gives a pilot's runs their own error and their times: each run 10 s of load, the next
-// starting gap after it, in the order of the rounds (interleaved: round 1's runs, then round 2's).
-func timed(tb *benchv1.TunnelBenchmark, errorPercent float64, gap time.Duration) {
-	start := time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)
-	for round := int32(1); round <= tb.Spec.Load.Repetitions; round++ {
-		for i := range tb.Status.Results {
-			for j := range tb.Status.Results[i].Runs {
-				r := &tb.Status.Results[i].Runs[j]
-				if r.Round != round {
-					continue
-				}
-				r.Steadiness = &benchv1.Steadiness{Steady: true, MeanErrorPercent: ptr.To(errorPercent)}
-				r.StartTime, r.EndTime = ptr.To(metav1.NewTime(start)), ptr.To(metav1.NewTime(start.Add(10*time.Second)))
-				start = start.Add(10*time.Second + gap)
-			}
-		}
-	}
-}
-
 func TestPilotComponents(t *testing.T) {
 	tb := benchsim.Completed("pilot", []float64{1000, 1100, 900}, []float64{700, 790, 620})
-	timed(tb, 2, 8*time.Second)
+	benchsim.Timed(tb, 2, 8*time.Second)
 	paths := Pilot(tb)
 	if len(paths) != 1 {
 		t.Fatalf("paths %+v", paths)
