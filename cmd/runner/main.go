@@ -74,7 +74,8 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 	// runner.Run masks these secrets in its report and its output; what this function prints
 	// itself is figures and the API's errors.
 	opts := runner.Options{Stdout: stdout, Stderr: stderr, Redactor: runner.Secrets()}
-	fs.StringVar(&opts.Pgbench, "pgbench", "pgbench", "pgbench executable")
+	var pgbenchPath string
+	fs.StringVar(&pgbenchPath, "pgbench", "pgbench", "pgbench executable")
 	fs.StringVar(&opts.TerminationLog, "termination-log", "/dev/termination-log", "where to write the report")
 	fs.StringVar(&opts.CgroupRoot, "cgroup", "", "where the container's cgroup is mounted (empty: "+cgroupcpu.Root+")")
 	fs.StringVar(&opts.NetDev, "netdev", "", "the pod's interface counters (empty: "+netdev.Path+")")
@@ -86,7 +87,7 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tunnelbench-runner run: %v\n", err)
 		return 2
 	}
-	opts.Run = r
+	opts.Run, opts.Generator = r, pgbench.Generator{Path: pgbenchPath}
 	if r.ResultConfigMap != "" {
 		results, err := runner.OpenResultConfigMap(r.ResultConfigMap)
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/testing/benchfixture"
 )
 
@@ -32,7 +32,7 @@ func bigReport(t *testing.T, tps float64, scale int) (string, string) {
 	hist, samples := benchfixture.Histogram(t, 1000, func(i int) int64 { return int64(i * scale) })
 	progress := benchfixture.Progress(1000, func(i int) float64 { return tps + float64(i%7) })
 	rep := report.Report{
-		Result:  &pgbench.Result{TPS: tps, LatencyAvgMs: 0.5, Transactions: 1000, Clients: 4, Threads: 2, Progress: progress},
+		Result:  &engine.Result{TPS: tps, LatencyAvgMs: 0.5, Transactions: 1000, Clients: 4, Threads: 2, Progress: progress},
 		Latency: &report.Latency{Histogram: hist, SamplingRate: 1, Samples: samples},
 		Command: "pgbench -b select-only", StartTime: time.Now().Add(-time.Minute).UTC(), EndTime: time.Now().UTC(),
 	}

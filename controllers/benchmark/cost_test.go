@@ -16,14 +16,14 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // cpuReport is a result whose runner container used cpu, and a tunnel sidecar 0.5 s, over a 10 s
 // window of 20,000 transactions.
 func cpuReport(cpu report.CPU) string {
 	b, _ := json.Marshal(report.Report{
-		Result:    &pgbench.Result{TPS: 2000, LatencyAvgMs: 2, Transactions: 20_000, Clients: 4, Threads: 2},
+		Result:    &engine.Result{TPS: 2000, LatencyAvgMs: 2, Transactions: 20_000, Clients: 4, Threads: 2},
 		CPU:       &cpu,
 		Sidecars:  []report.SidecarCPU{{Part: "tunnel-0", CPU: report.CPU{UserSeconds: 0.4, SystemSeconds: 0.1, WindowSeconds: 10}}},
 		Command:   "pgbench -S -T 10",
@@ -161,7 +161,7 @@ func TestNodeContentionInStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(report.Report{
-		Result: &pgbench.Result{TPS: 2000, LatencyAvgMs: 2, Transactions: 20_000, Clients: 4, Threads: 2},
+		Result: &engine.Result{TPS: 2000, LatencyAvgMs: 2, Transactions: 20_000, Clients: 4, Threads: 2},
 		CPU:    &report.CPU{UserSeconds: 6, SystemSeconds: 1.4, WindowSeconds: 10, CgroupVersion: 1},
 		Sidecars: []report.SidecarCPU{{Part: benchv1.PartServer, Remote: true,
 			CPU: report.CPU{UserSeconds: 9, SystemSeconds: 2.8, WindowSeconds: 10, CgroupVersion: 1}}},

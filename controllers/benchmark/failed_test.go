@@ -12,7 +12,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // TestFailedRunsLeftOut: a round in which either side failed more than 1 % of its transactions is
@@ -43,7 +43,7 @@ func TestTransactionsFailedCondition(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(report.Report{
-		Result: &pgbench.Result{TPS: 280, LatencyAvgMs: 14, Transactions: 2800, FailedTransactions: 7200, Clients: 4, Threads: 2,
+		Result: &engine.Result{TPS: 280, LatencyAvgMs: 14, Transactions: 2800, FailedTransactions: 7200, Clients: 4, Threads: 2,
 			SerializationFailures: ptr.To[int64](7150), DeadlockFailures: ptr.To[int64](50)},
 		Command: "pgbench -f script.sql -T 10", StartTime: time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second),
 		EndTime: time.Now().UTC().Truncate(time.Second),
@@ -74,8 +74,8 @@ func TestRateNotSustained(t *testing.T) {
 	assertArgs(t, job, "--rate=500 --latency-limit=5ms")
 	late := int64(400)
 	b, _ := json.Marshal(report.Report{
-		Result: &pgbench.Result{TPS: 350, LatencyAvgMs: 9.5, Transactions: 3500, Clients: 4, Threads: 2,
-			OpenLoop: &pgbench.OpenLoop{LagAvgMs: 4.2, LagMaxMs: 80, Skipped: 1500, Late: &late}},
+		Result: &engine.Result{TPS: 350, LatencyAvgMs: 9.5, Transactions: 3500, Clients: 4, Threads: 2,
+			OpenLoop: &engine.OpenLoop{LagAvgMs: 4.2, LagMaxMs: 80, Skipped: 1500, Late: &late}},
 		Command: "pgbench -R 500 -L 5 -T 10", StartTime: time.Now().Add(-10 * time.Second).UTC().Truncate(time.Second),
 		EndTime: time.Now().UTC().Truncate(time.Second),
 	})

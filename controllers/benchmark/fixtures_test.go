@@ -20,7 +20,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/testing/benchfixture"
@@ -159,7 +159,7 @@ func listJobs(t *testing.T, ns string) []batchv1.Job {
 func resultReport(tps float64, tls *report.TLS) string {
 	stddev := 0.2
 	b, _ := json.Marshal(report.Report{
-		Result: &pgbench.Result{
+		Result: &engine.Result{
 			TPS: tps, LatencyAvgMs: 4000 / tps, LatencyStddevMs: &stddev, ConnectionTimeMs: 12.5,
 			Transactions: int64(tps * 10), Clients: 4, Threads: 2,
 		},

@@ -9,7 +9,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/operator/results"
 )
 
@@ -20,15 +20,15 @@ func TestLatencyAgainstThroughput(t *testing.T) {
 	tests := []struct {
 		name    string
 		rate    *int32
-		res     pgbench.Result
+		res     engine.Result
 		cycle   *float64
 		flagged bool
 	}{
-		{"the demo: 93 % of the cycle", nil, pgbench.Result{TPS: 40835, Clients: 4, LatencyAvgMs: 0.093}, ptr.To(0.098), false},
-		{"select 1 on a saturated node", nil, pgbench.Result{TPS: 55799, Clients: 2, LatencyAvgMs: 0.002}, ptr.To(0.036), true},
+		{"the demo: 93 % of the cycle", nil, engine.Result{TPS: 40835, Clients: 4, LatencyAvgMs: 0.093}, ptr.To(0.098), false},
+		{"select 1 on a saturated node", nil, engine.Result{TPS: 55799, Clients: 2, LatencyAvgMs: 0.002}, ptr.To(0.036), true},
 		{"an open loop's latency counts from the schedule", ptr.To[int32](100),
-			pgbench.Result{TPS: 100, Clients: 4, LatencyAvgMs: 0.5}, nil, false},
-		{"reconnect: the cycle holds the connection", nil, pgbench.Result{TPS: 500, Clients: 1, LatencyAvgMs: 0.2, Reconnect: true},
+			engine.Result{TPS: 100, Clients: 4, LatencyAvgMs: 0.5}, nil, false},
+		{"reconnect: the cycle holds the connection", nil, engine.Result{TPS: 500, Clients: 1, LatencyAvgMs: 0.2, Reconnect: true},
 			nil, false},
 	}
 	for _, tt := range tests {

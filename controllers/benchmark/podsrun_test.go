@@ -19,7 +19,7 @@ import (
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // TestRunnerPods: a run of three runner pods is one Indexed Job of three, spread across nodes by
@@ -135,7 +135,7 @@ func finishIndexedJob(t *testing.T, job *batchv1.Job, tps []float64) {
 			offset = 10 * time.Millisecond
 		}
 		rep, _ := json.Marshal(report.Report{
-			Result:  &pgbench.Result{TPS: x, Transactions: int64(x * 10), LatencyAvgMs: 2000 / x, Clients: 2, Threads: 1},
+			Result:  &engine.Result{TPS: x, Transactions: int64(x * 10), LatencyAvgMs: 2000 / x, Clients: 2, Threads: 1},
 			Command: "pgbench -n -f script.sql -c 6 -j 3 -T 10", StartTime: start.Add(offset),
 			EndTime: start.Add(offset + 10*time.Second),
 		})

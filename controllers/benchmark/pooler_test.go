@@ -18,7 +18,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
@@ -212,7 +212,7 @@ func poolerReport(t *testing.T, counted bool) string {
 	t.Helper()
 	incl := 250.0
 	rep := report.Report{
-		Result: &pgbench.Result{TPS: 250, TPSIncludingConnections: &incl, LatencyAvgMs: 16, ConnectionTimeMs: 3,
+		Result: &engine.Result{TPS: 250, TPSIncludingConnections: &incl, LatencyAvgMs: 16, ConnectionTimeMs: 3,
 			Reconnect: true, Transactions: 2500, Clients: 4, Threads: 2},
 		TLS:    &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
 		Pooler: &report.Pooler{ClientTLS: &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_128_GCM_SHA256"}},

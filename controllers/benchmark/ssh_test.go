@@ -18,7 +18,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshkeys"
 	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
@@ -99,7 +99,7 @@ func sshReport(t *testing.T) string {
 	t.Helper()
 	stddev := 0.3
 	b, err := json.Marshal(report.Report{
-		Result: &pgbench.Result{TPS: 300, LatencyAvgMs: 13, LatencyStddevMs: &stddev, ConnectionTimeMs: 40,
+		Result: &engine.Result{TPS: 300, LatencyAvgMs: 13, LatencyStddevMs: &stddev, ConnectionTimeMs: 40,
 			Transactions: 3000, Clients: 4, Threads: 2},
 		SSH: &sshtunnel.Negotiated{Cipher: "aes128-ctr", MAC: "hmac-sha2-256-etm@openssh.com", Compression: "zlib@openssh.com"},
 		Tunnels: []report.Tunnel{

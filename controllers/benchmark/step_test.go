@@ -15,7 +15,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // TestDecideStep judges observed steps without an API server: what a pass does about a run's Job
@@ -44,7 +44,7 @@ func TestDecideStep(t *testing.T) {
 	leftover := owned()
 	leftover.OwnerReferences = []metav1.OwnerReference{{UID: "an-earlier-uid", Controller: ptr.To(true), Kind: "TunnelBenchmark",
 		Name: "b", APIVersion: benchv1.GroupVersion.String()}}
-	result := &report.Report{Result: &pgbench.Result{TPS: 100}, ServerVersion: "15.20"}
+	result := &report.Report{Result: &engine.Result{TPS: 100}, ServerVersion: "15.20"}
 	failure := &report.Report{Failure: &report.Failure{Reason: conditions.ReasonConnectionLost, Message: "server closed the connection"}}
 	unschedulable := func(since time.Duration, message string) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}, Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{

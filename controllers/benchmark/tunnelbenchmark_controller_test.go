@@ -20,7 +20,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/operator/admission"
 )
 
@@ -769,7 +769,7 @@ func TestProvenance(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := json.Marshal(report.Report{
-		Result:         &pgbench.Result{TPS: 1000, LatencyAvgMs: 4, Transactions: 10000},
+		Result:         &engine.Result{TPS: 1000, LatencyAvgMs: 4, Transactions: 10000},
 		PgbenchVersion: "pgbench (PostgreSQL) 15.10", Command: "pgbench -T 10",
 	})
 	if err != nil {

@@ -47,7 +47,8 @@ func samplingRate(load runspec.Load, warmTPS, expectedTPS float64) float64 {
 	return max(rate, 1e-6)
 }
 
-// transactionLogs are the per-transaction logs of the measured pgbench processes.
+// transactionLogs are the per-transaction logs of the measured load generator processes
+// (Generator.TransactionLogArgs).
 type transactionLogs struct {
 	dir  string
 	rate float64
@@ -64,16 +65,7 @@ func (l *transactionLogs) prepare() error {
 	return nil
 }
 
-// args are pgbench's flags that log process i's transactions (pgbench adds .pid and, for threads
-// after the first, .thread to the prefix).
-func (l *transactionLogs) args(i int) []string {
-	args := []string{"-l", "--log-prefix=" + l.prefix(i)}
-	if l.rate < 1 {
-		args = append(args, "--sampling-rate="+strconv.FormatFloat(l.rate, 'g', -1, 64))
-	}
-	return args
-}
-
+// prefix is where process i's logs go.
 func (l *transactionLogs) prefix(i int) string {
 	return filepath.Join(l.dir, fmt.Sprintf("tunnel-%d", i))
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // live follows the progress lines of the pgbench processes of one phase (one per tunnel) and
@@ -20,7 +20,7 @@ type live struct {
 	n        int
 
 	mu     sync.Mutex
-	points map[int]pgbench.ProgressPoint
+	points map[int]engine.ProgressPoint
 	latest chan runspec.Live
 }
 
@@ -31,7 +31,7 @@ func followLive(ctx context.Context, publish func(context.Context, runspec.Live)
 	if publish == nil {
 		return nil, func() {}
 	}
-	l = &live{phase: phase, duration: load.Duration, n: n, points: map[int]pgbench.ProgressPoint{},
+	l = &live{phase: phase, duration: load.Duration, n: n, points: map[int]engine.ProgressPoint{},
 		latest: make(chan runspec.Live, 1)}
 	done := make(chan struct{})
 	go func() {
@@ -44,13 +44,13 @@ func followLive(ctx context.Context, publish func(context.Context, runspec.Live)
 	return l, func() { close(l.latest); <-done }
 }
 
-// writer is process i's tee: it reads its progress lines.
-func (l *live) writer(i int) *lineWriter {
+// writer is process i's tee: it reads its progress lines with progress.
+func (l *live) writer(i int, progress func(string) (engine.ProgressPoint, bool)) *lineWriter {
 	if l == nil {
 		return nil
 	}
 	return &lineWriter{line: func(s string) {
-		if p, ok := pgbench.ParseProgress(s); ok {
+		if p, ok := progress(s); ok {
 			l.observe(i, p)
 		}
 	}}
@@ -58,7 +58,7 @@ func (l *live) writer(i int) *lineWriter {
 
 // observe records process i's report and publishes the sum once every process has reported for
 // that interval.
-func (l *live) observe(i int, p pgbench.ProgressPoint) {
+func (l *live) observe(i int, p engine.ProgressPoint) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.points[i] = p

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 )
 
 // TestLiveSumsTunnels: with two tunnels an interval is published once both reported it, as their
@@ -21,7 +22,7 @@ func TestLiveSumsTunnels(t *testing.T) {
 		got = append(got, l)
 		return nil
 	}, runspec.LiveLoad, runspec.Load{Duration: 10 * time.Second}, 2)
-	w0, w1 := lv.writer(0), lv.writer(1)
+	w0, w1 := lv.writer(0, pgbench.ParseProgress), lv.writer(1, pgbench.ParseProgress)
 	_, _ = fmt.Fprint(w0, "progress: 1.0 s, 100.0 tps, lat 2.000 ms stddev 0.1, 0 failed\n")
 	time.Sleep(50 * time.Millisecond) // tunnel 1 has not reported: nothing yet
 	mu.Lock()

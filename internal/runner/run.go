@@ -20,6 +20,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/runner/redact"
 	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshkeys"
@@ -30,11 +31,11 @@ type Options struct {
 	// Run is what the operator asked for (the flags of `tunnelbench-runner run`), validated by the
 	// caller: runspec.Flags.Run does.
 	Run runspec.Run
-	// Pgbench is the pgbench executable.
-	Pgbench string
+	// Generator is the engine's load generator; nil means pgbench from the PATH.
+	Generator engine.Generator
 	// RetryEvery is the pause between connection attempts while waiting.
 	RetryEvery time.Duration
-	// TransactionLogDir is where pgbench's transaction logs go; empty means
+	// TransactionLogDir is where the load generator's transaction logs go; empty means
 	// runspec.TransactionLogDir.
 	TransactionLogDir string
 	// TerminationLog receives the encoded report; empty to skip.
@@ -45,7 +46,7 @@ type Options struct {
 	// AwaitLink, for a run with Run.AwaitLink, blocks until the operator says the emulated link
 	// is in place (ResultConfigMap.AwaitLink), and fails when it never does.
 	AwaitLink func(ctx context.Context, wait, every time.Duration) error
-	// Live, when set, receives the load's progress at each of pgbench's progress reports
+	// Live, when set, receives the load's progress at each of the generator's progress reports
 	// (ResultConfigMap.StoreLive), for the operator's live view.
 	Live func(ctx context.Context, l runspec.Live) error
 	// PodIndex is this pod's index in a run of several pods (Run.Pods; runspec.PodIndexEnv).
@@ -56,7 +57,7 @@ type Options struct {
 	// AwaitWindow, for a run of several pods, publishes the stretch this pod's transactions
 	// covered and returns the one every pod covered (ResultConfigMap.AwaitWindow).
 	AwaitWindow func(ctx context.Context, covered latency.Span, wait, every time.Duration) (latency.Span, error)
-	// Stdout and Stderr receive pgbench's output as it runs.
+	// Stdout and Stderr receive the load generator's output as it runs.
 	Stdout, Stderr io.Writer
 	// PartsWait bounds the wait for the parts to sample before the run (0: 15 s).
 	PartsWait time.Duration
@@ -79,13 +80,16 @@ func Secrets() *redact.Redactor {
 	return redact.New(values...)
 }
 
-// Run runs pgbench once and returns its report. The report is also written to the termination log,
+// Run runs the load once and returns its report. The report is also written to the termination log,
 // whatever the outcome; the returned error is non-nil when the run failed.
 func Run(ctx context.Context, opts Options) (*report.Report, error) {
 	if !opts.Redactor.Empty() {
 		stdout, stderr := opts.Redactor.Writer(orDiscard(opts.Stdout)), opts.Redactor.Writer(orDiscard(opts.Stderr))
 		defer func() { _, _ = stdout.Flush(), stderr.Flush() }()
 		opts.Stdout, opts.Stderr = stdout, stderr
+	}
+	if opts.Generator == nil {
+		opts.Generator = pgbench.Generator{}
 	}
 	rep := execute(ctx, opts)
 	// Masked before bounded: a cut could leave half a secret that no longer matches.
@@ -117,20 +121,20 @@ func Run(ctx context.Context, opts Options) (*report.Report, error) {
 }
 
 func execute(ctx context.Context, opts Options) *report.Report {
-	run := opts.Run
+	run, gen := opts.Run, opts.Generator
 	n := max(run.Tunnels, 1)
-	r := tunnelLogs{dir: run.SSHLogDir, count: n}
+	r := tunnelLogs{dir: run.SSHLogDir, count: n, generator: gen}
 	if run.SSHLogDir != "" {
 		r.port = run.TunnelPort
 	}
-	// Parallel pgbench processes share the container's output.
+	// Parallel load generator processes share the container's output.
 	stream := &lockedWriter{w: orDiscard(opts.Stdout)}
-	args := pgbench.LoadArgs(run.Load)
+	args := gen.LoadArgs(run.Load)
 	if run.Init {
-		args = pgbench.InitArgs(run.Scale)
+		args = gen.InitArgs(run.Scale)
 	}
 	// The whole run's command, before any split across tunnels: what the user asked for.
-	rep := &report.Report{Command: pgbench.CommandLine("pgbench", args)}
+	rep := &report.Report{Command: engine.CommandLine(gen.Name(), args)}
 	fail := func(err error) *report.Report {
 		var fe *FailureError
 		if !errors.As(err, &fe) {
@@ -150,7 +154,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 				opts.PodIndex, run.Pods, runspec.PodIndexEnv))
 		}
 		// This pod's share; the report's command stays the whole run's.
-		run.Load = pgbench.SplitLoad(run.Load, run.Pods)[opts.PodIndex]
+		run.Load = engine.SplitLoad(run.Load, run.Pods)[opts.PodIndex]
 		if opts.PodIndex > 0 {
 			run.Storm = 0
 		}
@@ -186,7 +190,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return fail(err)
 	}
 	rep.TLS, rep.ServerVersion = sess.serverTLS, sess.serverVersion
-	rep.PgbenchVersion = pgbenchVersion(ctx, opts.Pgbench)
+	rep.PgbenchVersion = gen.Version(ctx)
 
 	if run.Init && run.Copy.Set() {
 		rep.Command = "create " + run.Copy.Table()
@@ -207,7 +211,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		rep.EndTime = time.Now().UTC()
 		if runErr != nil {
 			return fail(&FailureError{Reason: conditions.ReasonPgbenchError,
-				Message: fmt.Sprintf("pgbench -i failed (%v): %s", runErr, pgbench.LastError(out))})
+				Message: fmt.Sprintf("%s failed (%v): %s", engine.CommandLine(gen.Name(), args), runErr, gen.LastError(out))})
 		}
 		return rep
 	}
@@ -286,7 +290,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	rep.CPU, rep.Sidecars, rep.Unmeasured = cpu.stop(ctx, stream)
 	rep.Probes = probed.stop(ctx)
 
-	var results []*pgbench.Result
+	var results []*engine.Result
 	for i, o := range outcomes {
 		if o.err != nil {
 			return fail(r.explain(i, n, o.err))
@@ -297,7 +301,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 				Transactions: o.result.Transactions, Failed: o.result.FailedTransactions})
 		}
 	}
-	rep.Result = pgbench.Aggregate(results)
+	rep.Result = engine.Aggregate(results)
 	var await awaitWindow
 	if run.Pods > 1 {
 		await = func(ctx context.Context, covered latency.Span) (latency.Span, error) {
@@ -323,11 +327,11 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	return rep
 }
 
-// outcome is one pgbench process's result.
+// outcome is one load generator process's result.
 type outcome struct {
 	// command is the process as started: its added environment and its command line.
 	command string
-	result  *pgbench.Result
+	result  *engine.Result
 	output  string
 	err     error
 }
@@ -341,7 +345,7 @@ func executed(outcomes []outcome) string {
 	return strings.Join(lines, "; ")
 }
 
-// runLoads runs the load as n pgbench processes at the same moment, one per tunnel (tunnel i on
+// runLoads runs the load as n load generator processes at the same moment, one per tunnel (tunnel i on
 // port TunnelPort+i) with the clients and threads split evenly, and returns each one's outcome.
 // phase, when set, prefixes their output lines ("warm-up"); logs, when set, has each process log
 // its transactions; lv, when set, follows their progress.
@@ -351,10 +355,11 @@ func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.
 	ctx, stall, stopWatch := watchStall(ctx, load.StallTimeout, n)
 	defer stopWatch()
 	var wg sync.WaitGroup
-	for i, share := range pgbench.SplitLoad(load, n) {
-		args := pgbench.LoadArgs(share)
+	gen := opts.Generator
+	for i, share := range engine.SplitLoad(load, n) {
+		args := gen.LoadArgs(share)
 		if logs != nil {
-			args = append(args, logs.args(i)...)
+			args = append(args, gen.TransactionLogArgs(logs.prefix(i), logs.rate)...)
 		}
 		var env []string
 		var tags []string
@@ -362,7 +367,8 @@ func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.
 			tags = append(tags, phase)
 		}
 		if n > 1 {
-			env = []string{fmt.Sprintf("PGPORT=%d", opts.Run.TunnelPort+i)}
+			portEnv, portArgs := gen.AtPort(opts.Run.TunnelPort + i)
+			env, args = portEnv, append(args, portArgs...)
 			tags = append(tags, fmt.Sprintf("tunnel %d", i))
 		}
 		prefix := ""
@@ -373,25 +379,25 @@ func runLoads(ctx context.Context, opts Options, stream io.Writer, load runspec.
 		go func() {
 			defer wg.Done()
 			var tees []io.Writer
-			if w := lv.writer(i); w != nil {
+			if w := lv.writer(i, gen.ParseProgress); w != nil {
 				tees = append(tees, w)
 			}
-			if w := stall.writer(i); w != nil {
+			if w := stall.writer(i, gen.ParseProgress); w != nil {
 				tees = append(tees, w)
 			}
 			out, runErr := runProcess(ctx, opts, stream, env, args, prefix, tees...)
 			stall.exited(i)
-			res, parseErr := pgbench.Parse(strings.NewReader(out))
+			res, parseErr := gen.Parse(strings.NewReader(out))
 			switch {
 			case parseErr != nil && runErr != nil:
-				parseErr = fmt.Errorf("pgbench failed (%w): %w", runErr, parseErr)
+				parseErr = fmt.Errorf("%s failed (%w): %w", gen.Name(), runErr, parseErr)
 			case parseErr == nil && runErr != nil:
-				// A summary and a non-zero exit (2: errors during the run): pgbench counted
-				// errors it considers fatal, and its figures are partial. The run fails with
-				// pgbench's error rather than report them.
-				parseErr = fmt.Errorf("pgbench exited with %w: %s", runErr, pgbench.LastError(out))
+				// A summary and a non-zero exit (pgbench's 2: errors during the run): the
+				// generator counted errors it considers fatal, and its figures are partial. The
+				// run fails with its error rather than report them.
+				parseErr = fmt.Errorf("%s exited with %w: %s", gen.Name(), runErr, gen.LastError(out))
 			}
-			outcomes[i] = outcome{command: strings.Join(append(slices.Clone(env), pgbench.CommandLine("pgbench", args)), " "),
+			outcomes[i] = outcome{command: strings.Join(append(slices.Clone(env), engine.CommandLine(gen.Name(), args)), " "),
 				result: res, output: out, err: parseErr}
 		}()
 	}
@@ -429,22 +435,23 @@ func boolInt(b bool) int32 {
 	return 0
 }
 
-// storm opens the run's Storm connections one after the other, each to run `select 1` and close
-// (pgbench -C), in batches (StormBatches), and sums them up: the storm's figures are the whole
+// storm opens the run's Storm connections one after the other, each to run the generator's
+// StormScript and close (pgbench -C), in batches (StormBatches), and sums them up: the storm's figures are the whole
 // storm's, its mean connect time weighted by each batch's connections.
 func storm(ctx context.Context, opts Options, stream io.Writer) (*report.Storm, error) {
-	if err := writeFile(runspec.StormScriptPath, pgbench.StormScript); err != nil {
+	gen := opts.Generator
+	if err := writeFile(runspec.StormScriptPath, gen.StormScript()); err != nil {
 		return nil, err
 	}
 	out := &report.Storm{}
 	var seconds, connectSum float64
 	for i, size := range stormSizes(opts.Run.Storm) {
-		args := pgbench.StormArgs(size)
+		args := gen.StormArgs(size)
 		res, err := stormBatch(ctx, opts, stream, args, fmt.Sprintf("[storm %d/%d] ", i+1, StormBatches))
 		if err != nil {
 			return nil, err
 		}
-		out.Command = fmt.Sprintf("%d × %s", len(out.BatchConnectMs)+1, pgbench.CommandLine("pgbench", args))
+		out.Command = fmt.Sprintf("%d × %s", len(out.BatchConnectMs)+1, engine.CommandLine(gen.Name(), args))
 		out.Connections += res.Transactions
 		out.Failed += res.FailedTransactions
 		if res.TPS > 0 {
@@ -463,16 +470,17 @@ func storm(ctx context.Context, opts Options, stream io.Writer) (*report.Storm, 
 }
 
 // stormBatch runs one batch of the storm.
-func stormBatch(ctx context.Context, opts Options, stream io.Writer, args []string, prefix string) (*pgbench.Result, error) {
+func stormBatch(ctx context.Context, opts Options, stream io.Writer, args []string, prefix string) (*engine.Result, error) {
 	out, runErr := runProcess(ctx, opts, stream, nil, args, prefix)
-	res, err := pgbench.Parse(strings.NewReader(out))
+	res, err := opts.Generator.Parse(strings.NewReader(out))
 	switch {
 	case err != nil && runErr != nil:
 		return nil, fmt.Errorf("the connection storm failed (%w): %w", runErr, err)
 	case err != nil:
 		return nil, fmt.Errorf("the connection storm: %w", err)
 	case runErr != nil:
-		return nil, fmt.Errorf("the connection storm: pgbench exited with %w: %s", runErr, pgbench.LastError(out))
+		return nil, fmt.Errorf("the connection storm: %s exited with %w: %s", opts.Generator.Name(), runErr,
+			opts.Generator.LastError(out))
 	}
 	return res, nil
 }
@@ -501,12 +509,12 @@ func writeFile(path, content string) error {
 	return nil
 }
 
-// runProcess runs one pgbench with extra environment, streaming its output (each line prefixed, and
+// runProcess runs one load generator process with extra environment, streaming its output (each line prefixed, and
 // to tees as it is) and returning all of it.
 func runProcess(ctx context.Context, opts Options, stream io.Writer, env, args []string, prefix string,
 	tees ...io.Writer) (string, error) {
 	var output bytes.Buffer
-	cmd := exec.CommandContext(ctx, opts.Pgbench, args...)
+	cmd := exec.CommandContext(ctx, opts.Generator.Program(), args...)
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}
@@ -522,14 +530,4 @@ func orDiscard(w io.Writer) io.Writer {
 		return io.Discard
 	}
 	return w
-}
-
-// pgbenchVersion is what `pgbench --version` prints ("pgbench (PostgreSQL) 15.10"), for the
-// result's provenance; empty when it cannot tell.
-func pgbenchVersion(ctx context.Context, pgbench string) string {
-	out, err := exec.CommandContext(ctx, pgbench, "--version").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
@@ -53,7 +54,7 @@ func setEnv(t *testing.T, env map[string]string) {
 func runOnce(t *testing.T, opts Options) (*report.Report, string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	opts.Pgbench = "pgbench"
+	opts.Generator = pgbench.Generator{Path: "pgbench"}
 	opts.Stdout, opts.Stderr = &out, &out
 	if opts.TerminationLog == "" {
 		opts.TerminationLog = filepath.Join(t.TempDir(), "termination-log")

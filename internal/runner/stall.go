@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // errStalled is the cause of a phase's cancellation by its stallWatch.
@@ -77,13 +77,14 @@ func (w *stallWatch) check(now time.Time) bool {
 	return false
 }
 
-// writer is process i's tee: a progress report with transactions resets its clock.
-func (w *stallWatch) writer(i int) *lineWriter {
+// writer is process i's tee: a progress report (read with progress) with transactions resets its
+// clock.
+func (w *stallWatch) writer(i int, progress func(string) (engine.ProgressPoint, bool)) *lineWriter {
 	if w == nil {
 		return nil
 	}
 	return &lineWriter{line: func(s string) {
-		if p, ok := pgbench.ParseProgress(s); ok && p.TPS > 0 {
+		if p, ok := progress(s); ok && p.TPS > 0 {
 			w.mu.Lock()
 			w.last[i] = time.Now()
 			w.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
@@ -22,6 +22,8 @@ type tunnelLogs struct {
 	dir   string
 	count int
 	port  int
+	// generator reads what the load generator's error says.
+	generator engine.Generator
 }
 
 func (l tunnelLogs) read(i int) (neg *sshtunnel.Negotiated, lastError string) {
@@ -74,9 +76,9 @@ func (l tunnelLogs) explain(i, n int, err error) *FailureError {
 	}
 	msg := err.Error()
 	if n > 1 {
-		msg = fmt.Sprintf("pgbench on tunnel %d of %d: %s", i, n, msg)
+		msg = fmt.Sprintf("%s on tunnel %d of %d: %s", l.generator.Name(), i, n, msg)
 	}
-	if pgbench.ConnectionLost(msg) {
+	if l.generator.ConnectionLost(msg) {
 		return &FailureError{Reason: conditions.ReasonConnectionLost, Message: "the connection to the server was lost during the run " +
 			"(the server restarted, failed over or stopped, or a tunnel or pooler on the path closed it): " + msg}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 )
 
@@ -26,12 +27,12 @@ func TestExplainNamesTheTunnelThatRestarted(t *testing.T) {
 		}
 	}
 	lost := errors.New("pgbench run was aborted: client 1 aborted in command 1 (SQL) of script 0; perhaps the backend died while processing")
-	f := tunnelLogs{dir: dir, count: 2}.explain(0, 2, lost)
+	f := tunnelLogs{generator: pgbench.Generator{}, dir: dir, count: 2}.explain(0, 2, lost)
 	if f.Reason != conditions.ReasonTunnelDown || !strings.Contains(f.Message, "tunnel 1 of 2: its ssh was started 2 times") ||
 		!strings.Contains(f.Message, "perhaps the backend died") {
 		t.Errorf("failure %s: %s", f.Reason, f.Message)
 	}
-	f = tunnelLogs{dir: dir, count: 1}.explain(0, 1, lost)
+	f = tunnelLogs{generator: pgbench.Generator{}, dir: dir, count: 1}.explain(0, 1, lost)
 	if f.Reason != conditions.ReasonConnectionLost {
 		t.Errorf("one healthy tunnel: %s: %s, want ConnectionLost", f.Reason, f.Message)
 	}
@@ -41,7 +42,7 @@ func TestExplainNamesTheTunnelThatRestarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f = tunnelLogs{dir: dir, count: 1, port: closed}.explain(0, 1, lost)
+	f = tunnelLogs{generator: pgbench.Generator{}, dir: dir, count: 1, port: closed}.explain(0, 1, lost)
 	want := fmt.Sprintf("tunnel 0 of 1: its ssh is gone (127.0.0.1:%d refuses", closed)
 	if f.Reason != conditions.ReasonTunnelDown || !strings.Contains(f.Message, want) {
 		t.Errorf("a closed tunnel port: %s: %s", f.Reason, f.Message)
@@ -52,7 +53,7 @@ func TestExplainNamesTheTunnelThatRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = l.Close() }()
-	f = tunnelLogs{dir: dir, count: 1, port: l.Addr().(*net.TCPAddr).Port}.explain(0, 1, lost)
+	f = tunnelLogs{generator: pgbench.Generator{}, dir: dir, count: 1, port: l.Addr().(*net.TCPAddr).Port}.explain(0, 1, lost)
 	if f.Reason != conditions.ReasonConnectionLost {
 		t.Errorf("a listening tunnel port: %s: %s, want ConnectionLost", f.Reason, f.Message)
 	}

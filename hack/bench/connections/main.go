@@ -20,6 +20,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
 	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
@@ -131,7 +132,7 @@ func run(rounds int, connections int32) error {
 }
 
 // storm runs the runner's connection storm with bare pgbench.
-func storm(srv *pgtest.Server, p path, n int32) (*pgbench.Result, error) {
+func storm(srv *pgtest.Server, p path, n int32) (*engine.Result, error) {
 	cmd := exec.Command("pgbench", pgbench.StormArgs(n)...)
 	cmd.Env = os.Environ()
 	for k, v := range srv.Env(p.sslmode) {

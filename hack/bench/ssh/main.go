@@ -23,6 +23,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/hack/bench/runnerbin"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/stats"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/testing/loopback"
 	"github.com/tunnelbench/tunnelbench/internal/testing/pgtest"
@@ -250,7 +251,7 @@ func (b *bench) tunnelled(c config, ours bool) (float64, float64, error) {
 // handRun starts one bare pgbench per tunnel at once, splitting clients and threads like the
 // study's 8 × -c 2 (the runner's split), and sums their tps.
 func (b *bench) handRun(env []string, base, n int) (float64, error) {
-	loads := pgbench.SplitLoad(b.load, n)
+	loads := engine.SplitLoad(b.load, n)
 	tps := make([]float64, len(loads))
 	errs := make([]error, len(loads))
 	var wg sync.WaitGroup

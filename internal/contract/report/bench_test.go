@@ -8,7 +8,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // BenchmarkMergePods is the operator's cost of a run of several runner pods, at the pass that
@@ -27,7 +27,7 @@ func BenchmarkMergePods(b *testing.B) {
 				b.Fatal(err)
 			}
 			start := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
-			pods[i] = &Report{Result: &pgbench.Result{TPS: 2000, Transactions: 20_000, Clients: 4},
+			pods[i] = &Report{Result: &engine.Result{TPS: 2000, Transactions: 20_000, Clients: 4},
 				Latency:   &Latency{Histogram: encoded, SamplingRate: 1, Samples: 20_000},
 				Window:    &Window{Start: start, End: start.Add(10 * time.Second), Transactions: 20_000, TPS: 2000},
 				StartTime: start, EndTime: start.Add(10 * time.Second)}

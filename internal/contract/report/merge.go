@@ -5,12 +5,12 @@ import (
 	"slices"
 
 	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // MergePods is one run's report from the reports of its N runner pods, which ran their shares of
 // the load over the same window (they started together): pgbench's figures added up
-// (pgbench.Aggregate: tps and transactions summed, latency weighted), the latency histograms merged
+// (engine.Aggregate: tps and transactions summed, latency weighted), the latency histograms merged
 // weighted by their sampling (latency.MergeWeighted), bytes on the wire summed, tunnels listed pod
 // after pod, the window from the first start to the last end. When every pod cut its figures to
 // the stretch all of them covered (Report.Window), the run's transactions and tps are their sums
@@ -26,7 +26,7 @@ func MergePods(pods []*Report) (*Report, error) {
 		Pooler: first.Pooler, Storm: first.Storm, Link: first.Link, Setup: first.Setup, Command: first.Command,
 		Executed:  first.Executed,
 		StartTime: first.StartTime, EndTime: first.EndTime}
-	var results []*pgbench.Result
+	var results []*engine.Result
 	var samples []latency.Sample
 	for i, p := range pods {
 		if p.Result == nil {
@@ -48,7 +48,7 @@ func MergePods(pods []*Report) (*Report, error) {
 		}
 		out.Wire = addWire(out.Wire, p.Wire, i == 0)
 	}
-	out.Result = pgbench.Aggregate(results)
+	out.Result = engine.Aggregate(results)
 	out.Window = sumWindows(pods)
 	if w := out.Window; w != nil {
 		cut := *out.Result

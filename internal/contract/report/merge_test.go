@@ -8,7 +8,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 func histogramOf(t *testing.T, n int, micros int64) string {
@@ -33,7 +33,7 @@ func TestMergePods(t *testing.T) {
 	t0 := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
 	pod := func(tps float64, n int, micros int64, start time.Duration) *Report {
 		return &Report{
-			Result:  &pgbench.Result{TPS: tps, Transactions: int64(n), LatencyAvgMs: float64(micros) / 1000, Clients: 2},
+			Result:  &engine.Result{TPS: tps, Transactions: int64(n), LatencyAvgMs: float64(micros) / 1000, Clients: 2},
 			Latency: &Latency{Histogram: histogramOf(t, n, micros), SamplingRate: 1, Samples: int64(n)},
 			Tunnels: []Tunnel{{Index: 0, TPS: tps / 2}, {Index: 1, TPS: tps / 2}},
 			Wire:    &Wire{ReceivedBytes: 1000, SentBytes: 500}, ServerVersion: "15.20",
@@ -82,7 +82,7 @@ func TestMergePodsCutToWindow(t *testing.T) {
 		return &Window{Start: t0, End: t0.Add(end), Transactions: n, TPS: float64(n) / end.Seconds()}
 	}
 	pod := func(w *Window) *Report {
-		return &Report{Result: &pgbench.Result{TPS: 210, Transactions: 840}, Window: w,
+		return &Report{Result: &engine.Result{TPS: 210, Transactions: 840}, Window: w,
 			Latency: &Latency{Histogram: histogramOf(t, 790, 10_000), SamplingRate: 1, Samples: 790}}
 	}
 	tests := []struct {

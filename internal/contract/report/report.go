@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/transport/ssh/sshtunnel"
 )
 
@@ -18,9 +18,9 @@ const MaxSize = 4096
 
 // Report is one runner's outcome: a result or a failure.
 type Report struct {
-	// Result is pgbench's summary, with its per-interval progress (at most MaxProgressPoints,
+	// Result is the load generator's summary, with its per-interval progress (at most MaxProgressPoints,
 	// and none in the termination message).
-	Result *pgbench.Result `json:"result,omitempty"`
+	Result *engine.Result `json:"result,omitempty"`
 	// Latency is the distribution of the measured run's transaction latencies.
 	Latency *Latency `json:"latency,omitempty"`
 	// TLS is the TLS session the server reported for the runner's preflight connection.
@@ -183,7 +183,7 @@ const MaxProgressPoints = 1200
 func Marshal(r Report) ([]byte, error) {
 	if r.Result != nil && len(r.Result.Progress) > MaxProgressPoints {
 		capped := *r.Result
-		capped.Progress = pgbench.Downsample(capped.Progress, MaxProgressPoints)
+		capped.Progress = engine.Downsample(capped.Progress, MaxProgressPoints)
 		r.Result = &capped
 	}
 	b, err := json.Marshal(r)

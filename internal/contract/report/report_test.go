@@ -5,16 +5,16 @@ import (
 	"testing"
 
 	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 func TestEncodeFitsTerminationMessage(t *testing.T) {
-	progress := make([]pgbench.ProgressPoint, 500)
+	progress := make([]engine.ProgressPoint, 500)
 	tests := []struct {
 		name   string
 		report Report
 	}{
-		{"long progress is dropped", Report{Result: &pgbench.Result{TPS: 1, Progress: progress}, Command: "pgbench"}},
+		{"long progress is dropped", Report{Result: &engine.Result{TPS: 1, Progress: progress}, Command: "pgbench"}},
 		{"long failure is shortened", Report{Failure: &Failure{Reason: "PgbenchError", Message: strings.Repeat("x", 10000)}}},
 	}
 	for _, tt := range tests {

@@ -3,7 +3,6 @@ package pgbench
 import (
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
@@ -54,25 +53,6 @@ func LoadArgs(load runspec.Load) []string {
 	return append(args, "--failures-detailed")
 }
 
-// SplitLoad returns the loads of n pgbench processes that run at the same moment, one per SSH
-// tunnel: copies of load, each with its share of the clients and threads (Split) and of the rate
-// in proportion to its clients.
-func SplitLoad(load runspec.Load, n int) []runspec.Load {
-	if n <= 1 {
-		return []runspec.Load{load}
-	}
-	out := make([]runspec.Load, 0, n)
-	for _, share := range Split(max(load.Clients, 1), max(load.Threads, 1), n) {
-		l := load
-		l.Clients, l.Threads = share.Clients, share.Threads
-		if load.Rate > 0 {
-			l.Rate = load.Rate * float64(share.Clients) / float64(max(load.Clients, 1))
-		}
-		out = append(out, l)
-	}
-	return out
-}
-
 // InitArgs returns the arguments of `pgbench -i` at a scale; zero leaves pgbench's default.
 func InitArgs(scale int) []string {
 	if scale <= 0 {
@@ -84,26 +64,6 @@ func InitArgs(scale int) []string {
 // seconds renders a duration as whole seconds, rounded up and at least 1: pgbench takes integers.
 func seconds(d time.Duration) string {
 	return strconv.Itoa(int(max(1, math.Ceil(d.Seconds()))))
-}
-
-// CommandLine renders a command as a shell would read it, for status and logs.
-func CommandLine(name string, args []string) string {
-	parts := make([]string, 0, len(args)+1)
-	parts = append(parts, name)
-	for _, a := range args {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		safe := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:@", r)
-		return !safe
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // StormScript is what each connection of a storm runs before it disconnects.

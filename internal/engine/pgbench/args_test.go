@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // TestLoadArgsLeavesZeroToPgbench: a field the load does not set is no flag at all.
@@ -20,11 +21,11 @@ func TestLoadArgsLeavesZeroToPgbench(t *testing.T) {
 func TestSplitLoad(t *testing.T) {
 	load := runspec.Load{Builtin: "select-only", Protocol: "prepared", Clients: 10, Threads: 4, Duration: time.Minute,
 		ProgressInterval: time.Second}
-	if got := SplitLoad(load, 1); !reflect.DeepEqual(got, []runspec.Load{load}) {
+	if got := engine.SplitLoad(load, 1); !reflect.DeepEqual(got, []runspec.Load{load}) {
 		t.Errorf("one tunnel: %+v", got)
 	}
 	var got []string
-	for _, l := range SplitLoad(load, 4) {
+	for _, l := range engine.SplitLoad(load, 4) {
 		got = append(got, strings.Join(LoadArgs(l), " "))
 	}
 	want := []string{
@@ -42,7 +43,7 @@ func TestSplitLoad(t *testing.T) {
 	// The rate follows the clients: 3, 3, 2 and 2 of 10 at 100 tps.
 	load.Rate = 100
 	var rates []float64
-	for _, l := range SplitLoad(load, 4) {
+	for _, l := range engine.SplitLoad(load, 4) {
 		rates = append(rates, l.Rate)
 	}
 	if !reflect.DeepEqual(rates, []float64{30, 30, 20, 20}) {
@@ -56,13 +57,5 @@ func TestInitArgs(t *testing.T) {
 	}
 	if got := strings.Join(InitArgs(0), " "); got != "-i" {
 		t.Errorf("InitArgs without a scale = %q", got)
-	}
-}
-
-func TestCommandLine(t *testing.T) {
-	got := CommandLine("pgbench", []string{"-f", "/tmp/a b.sql", "-c", "4", "it's"})
-	want := `pgbench -f '/tmp/a b.sql' -c 4 'it'\''s'`
-	if got != want {
-		t.Errorf("CommandLine = %s, want %s", got, want)
 	}
 }

@@ -9,46 +9,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
-
-// Result is pgbench's summary of one run. Its JSON form is the runner's output contract
-// (`runner parse` prints it); absent figures are null rather than zero.
-type Result struct {
-	TPS                     float64         `json:"tps"`
-	TPSIncludingConnections *float64        `json:"tpsIncludingConnections"`
-	LatencyAvgMs            float64         `json:"latencyAvgMs"`
-	LatencyStddevMs         *float64        `json:"latencyStddevMs"`
-	ConnectionTimeMs        float64         `json:"connectionTimeMs"`
-	Reconnect               bool            `json:"reconnect"`
-	Transactions            int64           `json:"transactions"`
-	FailedTransactions      int64           `json:"failedTransactions"`
-	Clients                 int32           `json:"clients"`
-	Threads                 int32           `json:"threads"`
-	DurationSeconds         *float64        `json:"durationSeconds"`
-	Progress                []ProgressPoint `json:"progress"`
-	// SerializationFailures and DeadlockFailures split FailedTransactions by cause, as pgbench
-	// counts them with --failures-detailed; nil when it did not.
-	SerializationFailures *int64 `json:"serializationFailures,omitempty"`
-	DeadlockFailures      *int64 `json:"deadlockFailures,omitempty"`
-	// OpenLoop is how a run at a fixed rate (-R) kept its schedule; nil for a closed loop.
-	OpenLoop *OpenLoop `json:"openLoop,omitempty"`
-}
-
-// OpenLoop is pgbench's account of a rate-limited run: the schedule lag, the transactions skipped
-// for being latency-limit behind and, with -L, those that lasted longer than it.
-type OpenLoop struct {
-	LagAvgMs float64 `json:"lagAvgMs"`
-	LagMaxMs float64 `json:"lagMaxMs"`
-	Skipped  int64   `json:"skipped"`
-	Late     *int64  `json:"late,omitempty"`
-}
-
-// ProgressPoint is one -P progress report.
-type ProgressPoint struct {
-	T         float64 `json:"t"`
-	TPS       float64 `json:"tps"`
-	LatencyMs float64 `json:"latencyMs"`
-}
 
 // ErrNoSummary is returned when pgbench's output has no final tps line: pgbench could not connect
 // or died before it finished.
@@ -83,17 +46,17 @@ var (
 
 // ParseProgress reads one of pgbench's progress lines ("progress: 5.0 s, 1234.5 tps, lat 3.2 ms
 // stddev ..."), as it comes, for live figures.
-func ParseProgress(line string) (ProgressPoint, bool) {
+func ParseProgress(line string) (engine.ProgressPoint, bool) {
 	m := reProgress.FindStringSubmatch(line)
 	if m == nil {
-		return ProgressPoint{}, false
+		return engine.ProgressPoint{}, false
 	}
-	return ProgressPoint{T: atof(m[1]), TPS: atof(m[2]), LatencyMs: atof(m[3])}, true
+	return engine.ProgressPoint{T: atof(m[1]), TPS: atof(m[2]), LatencyMs: atof(m[3])}, true
 }
 
 // Parse reads pgbench's combined stdout and stderr.
-func Parse(r io.Reader) (*Result, error) {
-	res := &Result{Progress: []ProgressPoint{}}
+func Parse(r io.Reader) (*engine.Result, error) {
+	res := &engine.Result{Progress: []engine.ProgressPoint{}}
 	var haveTPS, aborted bool
 	var errs errorLines
 	sc := bufio.NewScanner(r)
@@ -133,7 +96,7 @@ func Parse(r io.Reader) (*Result, error) {
 	return res, nil
 }
 
-func parseTPS(res *Result, tps float64, qualifier string) {
+func parseTPS(res *engine.Result, tps float64, qualifier string) {
 	switch qualifier {
 	case "without initial connection time", "excluding connections establishing":
 		res.TPS = tps
@@ -147,7 +110,7 @@ func parseTPS(res *Result, tps float64, qualifier string) {
 	}
 }
 
-func parseField(res *Result, key, value string) {
+func parseField(res *engine.Result, key, value string) {
 	switch key {
 	case "number of clients":
 		res.Clients = int32(atoi(value))
@@ -191,9 +154,9 @@ func parseField(res *Result, key, value string) {
 
 // openLoop is res's open-loop account, made on first use: pgbench prints its lines only with -R
 // (-L alone prints the late count, which a closed loop also has; it is kept there too).
-func openLoop(res *Result) *OpenLoop {
+func openLoop(res *engine.Result) *engine.OpenLoop {
 	if res.OpenLoop == nil {
-		res.OpenLoop = &OpenLoop{}
+		res.OpenLoop = &engine.OpenLoop{}
 	}
 	return res.OpenLoop
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -21,88 +23,88 @@ func i64(v int64) *int64 { return &v }
 func TestParseRecordedOutputs(t *testing.T) {
 	tests := []struct {
 		file string
-		want Result
+		want engine.Result
 	}{
 		{
 			file: "pg15-select-only-progress.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 43345.472587, LatencyAvgMs: 0.089, LatencyStddevMs: f64(0.570), ConnectionTimeMs: 53.348,
 				Transactions: 127902, Clients: 4, Threads: 2, DurationSeconds: f64(3),
-				Progress: []ProgressPoint{{1, 41029.5, 0.090}, {2, 41346.0, 0.095}, {3, 45380.0, 0.084}},
+				Progress: []engine.ProgressPoint{pt(1, 41029.5, 0.090), pt(2, 41346.0, 0.095), pt(3, 45380.0, 0.084)},
 			},
 		},
 		{
 			// -R 500 -L 5: the schedule lag and the late count; nothing skipped.
 			file: "pg15-rate.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 515.694273, LatencyAvgMs: 0.234, LatencyStddevMs: f64(0.393), ConnectionTimeMs: 6.087,
 				Transactions: 1544, Clients: 2, Threads: 1, DurationSeconds: f64(3),
-				Progress: []ProgressPoint{{1, 523.0, 0.259}, {2, 532.0, 0.236}, {3, 489.0, 0.206}},
-				OpenLoop: &OpenLoop{LagAvgMs: 0.141, LagMaxMs: 3.846, Skipped: 0, Late: i64(0)},
+				Progress: []engine.ProgressPoint{pt(1, 523.0, 0.259), pt(2, 532.0, 0.236), pt(3, 489.0, 0.206)},
+				OpenLoop: &engine.OpenLoop{LagAvgMs: 0.141, LagMaxMs: 3.846, Skipped: 0, Late: i64(0)},
 			},
 		},
 		{
 			// -R 20000 -L 0.1, more than the path keeps: a fifth skipped, two fifths late.
 			file: "pg15-rate-skipped.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 15682.385171, LatencyAvgMs: 0.113, LatencyStddevMs: f64(0.202), ConnectionTimeMs: 6.740,
 				Transactions: 31261, Clients: 2, Threads: 1, DurationSeconds: f64(2),
-				Progress: []ProgressPoint{{1, 15782.0, 0.110}},
-				OpenLoop: &OpenLoop{LagAvgMs: 0.057, LagMaxMs: 4.660, Skipped: 8666, Late: i64(13439)},
+				Progress: []engine.ProgressPoint{pt(1, 15782.0, 0.110)},
+				OpenLoop: &engine.OpenLoop{LagAvgMs: 0.057, LagMaxMs: 4.660, Skipped: 8666, Late: i64(13439)},
 			},
 		},
 		{
 			file: "pg15-tpcb-transactions.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 462.959748, LatencyAvgMs: 4.320, ConnectionTimeMs: 15.037,
-				Transactions: 400, Clients: 2, Threads: 1, Progress: []ProgressPoint{},
+				Transactions: 400, Clients: 2, Threads: 1, Progress: []engine.ProgressPoint{},
 			},
 		},
 		{
 			file: "pg15-reconnect.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 178.679824, TPSIncludingConnections: f64(178.679824), LatencyAvgMs: 11.318,
 				LatencyStddevMs: f64(11.086), ConnectionTimeMs: 10.673, Reconnect: true,
 				Transactions: 360, Clients: 4, Threads: 2, DurationSeconds: f64(2),
-				Progress: []ProgressPoint{{1, 181.7, 10.806}, {2, 174.6, 11.909}},
+				Progress: []engine.ProgressPoint{pt(1, 181.7, 10.806), pt(2, 174.6, 11.909)},
 			},
 		},
 		{
 			file: "pg15-script-r.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 42165.275065, LatencyAvgMs: 0.047, ConnectionTimeMs: 17.676,
-				Transactions: 83981, Clients: 2, Threads: 2, DurationSeconds: f64(2), Progress: []ProgressPoint{},
+				Transactions: 83981, Clients: 2, Threads: 2, DurationSeconds: f64(2), Progress: []engine.ProgressPoint{},
 			},
 		},
 		{
 			file: "pg15-failures.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 1111.108315, LatencyAvgMs: 1.432, LatencyStddevMs: f64(2.185), ConnectionTimeMs: 25.210,
 				Transactions: 2208, FailedTransactions: 5628, Clients: 8, Threads: 2, DurationSeconds: f64(2),
-				Progress: []ProgressPoint{{1, 1131.0, 1.369}, {2, 1074.6, 1.488}},
+				Progress: []engine.ProgressPoint{pt(1, 1131.0, 1.369), pt(2, 1074.6, 1.488)},
 			},
 		},
 		{
 			file: "pg15-retries-detailed.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 987.478234, LatencyAvgMs: 4.762, ConnectionTimeMs: 33.944,
 				Transactions: 1969, FailedTransactions: 1381, Clients: 8, Threads: 2, DurationSeconds: f64(2),
-				Progress: []ProgressPoint{}, SerializationFailures: i64(1381), DeadlockFailures: i64(0),
+				Progress: []engine.ProgressPoint{}, SerializationFailures: i64(1381), DeadlockFailures: i64(0),
 			},
 		},
 		{
 			file: "pg14-synthesized.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 1516.944911, LatencyAvgMs: 2.629, LatencyStddevMs: f64(0.777), ConnectionTimeMs: 12.410,
 				Transactions: 3034, Clients: 4, Threads: 2, DurationSeconds: f64(2),
-				Progress: []ProgressPoint{{1, 1502.0, 2.651}, {2, 1531.9, 2.607}},
+				Progress: []engine.ProgressPoint{pt(1, 1502.0, 2.651), pt(2, 1531.9, 2.607)},
 			},
 		},
 		{
 			file: "pg13-synthesized.txt",
-			want: Result{
+			want: engine.Result{
 				TPS: 20001, TPSIncludingConnections: f64(19876.543210), LatencyAvgMs: 0.1,
-				Transactions: 40000, Clients: 2, Threads: 1, DurationSeconds: f64(2), Progress: []ProgressPoint{},
+				Transactions: 40000, Clients: 2, Threads: 1, DurationSeconds: f64(2), Progress: []engine.ProgressPoint{},
 			},
 		},
 	}
@@ -252,4 +254,9 @@ func TestConnectionLost(t *testing.T) {
 			t.Errorf("ConnectionLost(%q) = %v, want %v", tt.message, got, tt.want)
 		}
 	}
+}
+
+// pt is a progress report at t seconds.
+func pt(t, tps, latencyMs float64) engine.ProgressPoint {
+	return engine.ProgressPoint{T: t, TPS: tps, LatencyMs: latencyMs}
 }

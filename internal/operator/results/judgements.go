@@ -7,7 +7,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/steady"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // A run's own judgements, recorded with its figures: whether its tps held still, and the time each
@@ -15,7 +15,7 @@ import (
 
 // CycleMs is the time each client took per transaction, clients ÷ tps, for a closed-loop run
 // without reconnection (whose cycles include the connection); nil otherwise.
-func CycleMs(tb *benchv1.TunnelBenchmark, res *pgbench.Result) *float64 {
+func CycleMs(tb *benchv1.TunnelBenchmark, res *engine.Result) *float64 {
 	if tb.Spec.Load.Rate != nil || res.Reconnect || res.TPS <= 0 || res.Clients <= 0 {
 		return nil
 	}
@@ -23,7 +23,7 @@ func CycleMs(tb *benchv1.TunnelBenchmark, res *pgbench.Result) *float64 {
 }
 
 // steadiness judges a run from its progress reports; nil with too few of them.
-func steadiness(progress []pgbench.ProgressPoint) *benchv1.Steadiness {
+func steadiness(progress []engine.ProgressPoint) *benchv1.Steadiness {
 	t, tps := make([]float64, len(progress)), make([]float64, len(progress))
 	for i, p := range progress {
 		t[i], tps[i] = p.T, p.TPS

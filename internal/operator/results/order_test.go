@@ -9,7 +9,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
@@ -55,7 +55,7 @@ func simulatedBenchmark(transports int, rounds int32, order benchv1.RunOrder) *b
 
 // record adds a run of tps as the controller would.
 func record(tb *benchv1.TunnelBenchmark, p runorder.Run, tps float64) {
-	rep := &report.Report{Result: &pgbench.Result{TPS: tps, LatencyAvgMs: 1000 / tps, Transactions: int64(tps * 10)}}
+	rep := &report.Report{Result: &engine.Result{TPS: tps, LatencyAvgMs: 1000 / tps, Transactions: int64(tps * 10)}}
 	Record(tb, 0, tb.Spec.Transports[p.Transport], benchv1.RunResult{Round: p.Round}, rep, specs.Pod{})
 }
 

@@ -22,7 +22,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/analysis/sweep"
 	"github.com/tunnelbench/tunnelbench/internal/contract/bounded"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
@@ -87,7 +87,7 @@ func Record(tb *benchv1.TunnelBenchmark, point int, t benchv1.TransportSpec, run
 
 // openLoopRun is how an open-loop run kept its schedule, nil for a closed loop: what the spec
 // asked and what pgbench reported of it.
-func openLoopRun(tb *benchv1.TunnelBenchmark, o *pgbench.OpenLoop) *benchv1.OpenLoopRun {
+func openLoopRun(tb *benchv1.TunnelBenchmark, o *engine.OpenLoop) *benchv1.OpenLoopRun {
 	if tb.Spec.Load.Rate == nil {
 		return nil
 	}
@@ -102,9 +102,9 @@ func openLoopRun(tb *benchv1.TunnelBenchmark, o *pgbench.OpenLoop) *benchv1.Open
 const maxSeriesPoints = 120
 
 // runSeries is a run's progress as status keeps it: at most maxPoints, rounded to 0.1.
-func runSeries(round int32, progress []pgbench.ProgressPoint, maxPoints int) benchv1.RunSeries {
+func runSeries(round int32, progress []engine.ProgressPoint, maxPoints int) benchv1.RunSeries {
 	out := benchv1.RunSeries{Round: round}
-	for _, p := range pgbench.Downsample(progress, max(maxPoints, 1)) {
+	for _, p := range engine.Downsample(progress, max(maxPoints, 1)) {
 		out.Seconds = append(out.Seconds, math.Round(p.T*10)/10)
 		out.TPS = append(out.TPS, math.Round(p.TPS*10)/10)
 	}

@@ -12,7 +12,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/operator/runorder"
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 	"github.com/tunnelbench/tunnelbench/internal/testing/benchfixture"
@@ -61,7 +61,7 @@ func TestSummarize(t *testing.T) {
 			for _, n := range tt.transports {
 				tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: n, Type: benchv1.TransportDirect})
 				for i, tps := range tt.tps[n] {
-					rep := &report.Report{Result: &pgbench.Result{TPS: tps, LatencyAvgMs: 1000 / max(tps, 1)}}
+					rep := &report.Report{Result: &engine.Result{TPS: tps, LatencyAvgMs: 1000 / max(tps, 1)}}
 					Record(tb, 0, tb.Spec.Transports[len(tb.Spec.Transports)-1],
 						benchv1.RunResult{Round: int32(i + 1)}, rep, specs.Pod{})
 				}
@@ -102,7 +102,7 @@ func TestRecordRun(t *testing.T) {
 	spec := benchv1.TransportSpec{Name: "x", Type: benchv1.TransportTLS}
 	for i, tps := range []float64{1000, 800, 1200} {
 		Record(tb, 0, spec, benchv1.RunResult{Round: int32(i + 1), Job: fmt.Sprintf("job-%d", i+1)}, &report.Report{
-			Result:    &pgbench.Result{TPS: tps, LatencyAvgMs: 4000 / tps, LatencyStddevMs: &stddev, Transactions: int64(tps * 10)},
+			Result:    &engine.Result{TPS: tps, LatencyAvgMs: 4000 / tps, LatencyStddevMs: &stddev, Transactions: int64(tps * 10)},
 			TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},
 			Command:   "pgbench -T 10",
 			Executed:  "pgbench -T 10 -l --log-prefix=/tmp/l/tunnel-0",
@@ -136,14 +136,14 @@ func TestRecordRunConnectionFigures(t *testing.T) {
 		check func(t *testing.T, r *benchv1.TransportResult)
 	}{
 		{"reconnect counts failed transactions as connections", report.Report{
-			Result: &pgbench.Result{TPS: 90, Transactions: 900, FailedTransactions: 100, Reconnect: true},
+			Result: &engine.Result{TPS: 90, Transactions: 900, FailedTransactions: 100, Reconnect: true},
 		}, func(t *testing.T, r *benchv1.TransportResult) {
 			if r.ConnectionsPerSecond == nil || *r.ConnectionsPerSecond != 100 {
 				t.Errorf("connections per second %v, want 100", r.ConnectionsPerSecond)
 			}
 		}},
 		{"connection storm", report.Report{
-			Result: &pgbench.Result{TPS: 90, Transactions: 900},
+			Result: &engine.Result{TPS: 90, Transactions: 900},
 			Storm:  &report.Storm{Connections: 1000, PerSecond: 500, MeanConnectMs: 1.5},
 		}, func(t *testing.T, r *benchv1.TransportResult) {
 			s := r.ConnectionStorm
@@ -240,7 +240,7 @@ func largestStatus(t testing.TB, points, transports int, reps int32) *benchv1.Tu
 			var lats []*report.Latency
 			for round := int32(1); round <= reps; round++ {
 				rep := &report.Report{
-					Result: &pgbench.Result{TPS: 123456.789 + float64(point*1000) + float64(round)*17.3, LatencyAvgMs: 0.123456,
+					Result: &engine.Result{TPS: 123456.789 + float64(point*1000) + float64(round)*17.3, LatencyAvgMs: 0.123456,
 						LatencyStddevMs: &stddev, ConnectionTimeMs: 12.345678, Transactions: 1234567890, Progress: progress},
 					Latency:   &report.Latency{Histogram: hist, SamplingRate: 0.3333, Samples: samples},
 					TLS:       &report.TLS{Version: "TLSv1.3", Cipher: "TLS_AES_256_GCM_SHA384"},

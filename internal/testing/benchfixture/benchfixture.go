@@ -12,7 +12,7 @@ import (
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
 	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
-	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // New is a valid benchmark against the CloudNativePG cluster "pg": select-only from 4 clients for
@@ -56,10 +56,10 @@ func Histogram(t testing.TB, n int, micros func(i int) int64) (string, int64) {
 }
 
 // Progress is n progress reports, one a second, the i-th (from 0) at tps(i).
-func Progress(n int, tps func(i int) float64) []pgbench.ProgressPoint {
-	out := make([]pgbench.ProgressPoint, n)
+func Progress(n int, tps func(i int) float64) []engine.ProgressPoint {
+	out := make([]engine.ProgressPoint, n)
 	for i := range out {
-		out[i] = pgbench.ProgressPoint{T: float64(i + 1), TPS: tps(i), LatencyMs: 1}
+		out[i] = engine.ProgressPoint{T: float64(i + 1), TPS: tps(i), LatencyMs: 1}
 	}
 	return out
 }

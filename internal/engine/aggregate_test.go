@@ -1,4 +1,4 @@
-package pgbench
+package engine
 
 import (
 	"math"

@@ -1,8 +1,12 @@
-package pgbench
+package engine
 
-import "math"
+import (
+	"math"
 
-// Share is one process's part of a load split across parallel pgbench processes.
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+)
+
+// Share is one process's part of a load split across load generator processes that run at once.
 type Share struct {
 	Clients, Threads int
 }
@@ -27,7 +31,26 @@ func Split(clients, threads, n int) []Share {
 	return shares
 }
 
-// Aggregate combines the results of pgbench processes that ran at the same time: tps, transactions
+// SplitLoad returns the loads of n load generator processes that run at the same moment (one per
+// SSH tunnel, or one per runner pod): copies of load, each with its share of the clients and threads (Split) and of the rate
+// in proportion to its clients.
+func SplitLoad(load runspec.Load, n int) []runspec.Load {
+	if n <= 1 {
+		return []runspec.Load{load}
+	}
+	out := make([]runspec.Load, 0, n)
+	for _, share := range Split(max(load.Clients, 1), max(load.Threads, 1), n) {
+		l := load
+		l.Clients, l.Threads = share.Clients, share.Threads
+		if load.Rate > 0 {
+			l.Rate = load.Rate * float64(share.Clients) / float64(max(load.Clients, 1))
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// Aggregate combines the results of load generator processes that ran at the same time: tps, transactions
 // and failures are summed; latencies are averaged weighted by transactions, and the standard
 // deviation is the pooled one (within- and between-process variance); connection times are
 // averaged weighted by clients; the duration is the longest.
@@ -174,3 +197,5 @@ func Downsample(points []ProgressPoint, maxPoints int) []ProgressPoint {
 	}
 	return out
 }
+
+func ptr[T any](v T) *T { return &v }

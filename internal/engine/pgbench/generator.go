@@ -1,0 +1,81 @@
+package pgbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
+)
+
+// Generator is pgbench as the runner drives it: the PostgreSQL engine's load generator. The
+// connection comes from libpq's environment, which the transport fills in.
+type Generator struct {
+	// Path is the pgbench executable; empty means "pgbench" on the PATH.
+	Path string
+}
+
+var _ engine.Generator = Generator{}
+
+// Program is the executable.
+func (g Generator) Program() string {
+	if g.Path == "" {
+		return "pgbench"
+	}
+	return g.Path
+}
+
+// Name is "pgbench".
+func (Generator) Name() string { return "pgbench" }
+
+// Version is what `pgbench --version` prints ("pgbench (PostgreSQL) 15.10").
+func (g Generator) Version(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, g.Program(), "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// LoadArgs are LoadArgs.
+func (Generator) LoadArgs(load runspec.Load) []string { return LoadArgs(load) }
+
+// AtPort sets libpq's port.
+func (Generator) AtPort(port int) (env, args []string) {
+	return []string{fmt.Sprintf("PGPORT=%d", port)}, nil
+}
+
+// TransactionLogArgs are pgbench's -l flags (pgbench adds .pid and, for threads after the first,
+// .thread to the prefix).
+func (Generator) TransactionLogArgs(prefix string, rate float64) []string {
+	args := []string{"-l", "--log-prefix=" + prefix}
+	if rate < 1 {
+		args = append(args, "--sampling-rate="+strconv.FormatFloat(rate, 'g', -1, 64))
+	}
+	return args
+}
+
+// InitArgs are InitArgs.
+func (Generator) InitArgs(scale int) []string { return InitArgs(scale) }
+
+// StormScript is StormScript.
+func (Generator) StormScript() string { return StormScript }
+
+// StormArgs are StormArgs.
+func (Generator) StormArgs(n int32) []string { return StormArgs(n) }
+
+// Parse is Parse.
+func (Generator) Parse(r io.Reader) (*engine.Result, error) { return Parse(r) }
+
+// ParseProgress is ParseProgress.
+func (Generator) ParseProgress(line string) (engine.ProgressPoint, bool) { return ParseProgress(line) }
+
+// LastError is LastError.
+func (Generator) LastError(output string) string { return LastError(output) }
+
+// ConnectionLost is ConnectionLost.
+func (Generator) ConnectionLost(message string) bool { return ConnectionLost(message) }
