@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh installs the Debian packages the tests use when they are missing: PostgreSQL 15 (server,
 # initdb and pgbench, for the runner's integration tests and `make bench`), OpenSSH (the ssh
-# transport's integration tests), PgBouncer (the pooler transport's), HAProxy (the proxy transport's), OpenVPN (the vpn transport's openvpn kind), Chromium (the HTML report's),
+# transport's integration tests), PgBouncer (the pooler transport's), HAProxy (the proxy transport's), OpenVPN (the vpn transport's openvpn kind), MariaDB and sysbench (the MySQL engine's), Chromium (the HTML report's),
 # Prometheus' promtool (the chart's alerting rules);
 # with "e2e", also
 # Prometheus (it scrapes the operator in the end-to-end tests) and debootstrap (images).
@@ -22,6 +22,11 @@ command -v pgbench >/dev/null || need+=(postgresql-15)
 [[ -x /usr/sbin/sshd ]] || need+=(openssh-server)
 # The pooler transport's integration tests run the real PgBouncer.
 command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]] || need+=(pgbouncer)
+# The MySQL engine's integration tests run the real MariaDB server and sysbench (Debian's 1.0.20,
+# linked against the MariaDB client library).
+command -v mariadbd >/dev/null || [[ -x /usr/sbin/mariadbd ]] || need+=(mariadb-server)
+command -v mariadb-admin >/dev/null || need+=(mariadb-client)
+command -v sysbench >/dev/null || need+=(sysbench)
 # The proxy transport's integration test runs the real HAProxy.
 command -v haproxy >/dev/null || [[ -x /usr/sbin/haproxy ]] || need+=(haproxy)
 # The OpenVPN ends' integration test runs the real openvpn.

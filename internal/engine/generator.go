@@ -16,9 +16,14 @@ type Generator interface {
 	Program() string
 	// Name is how command lines name the program in reports ("pgbench").
 	Name() string
+	// WorkDir is the folder the program runs in; empty for the runner's own.
+	WorkDir() string
 	// Version is what the program says its version is, for the result's provenance; empty when
 	// it cannot tell.
 	Version(ctx context.Context) string
+	// Script is the file a load's inline script becomes, as LoadArgs expect it: its path and its
+	// content, or why the generator cannot run it.
+	Script(text string) (path, content string, err error)
 	// LoadArgs are the arguments of one process's share of a load.
 	LoadArgs(load runspec.Load) []string
 	// AtPort is what a process adds (environment, arguments) to reach the server at another local
@@ -27,8 +32,9 @@ type Generator interface {
 	// TransactionLogArgs make a process log each transaction to files that start with prefix,
 	// a random sample of them at rate (1: all), in the form latency.Recorder.ReadLog reads.
 	TransactionLogArgs(prefix string, rate float64) []string
-	// InitArgs are the arguments that create the built-in load's data set at a scale.
-	InitArgs(scale int) []string
+	// InitArgs are the processes, one after the other, that create the built-in load's data set
+	// at a scale.
+	InitArgs(scale int) [][]string
 	// StormScript is what each connection of a storm runs before it disconnects, written to
 	// runspec.StormScriptPath.
 	StormScript() string

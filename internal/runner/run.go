@@ -129,12 +129,11 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	}
 	// Parallel load generator processes share the container's output.
 	stream := &lockedWriter{w: orDiscard(opts.Stdout)}
-	args := gen.LoadArgs(run.Load)
-	if run.Init {
-		args = gen.InitArgs(run.Scale)
-	}
 	// The whole run's command, before any split across tunnels: what the user asked for.
-	rep := &report.Report{Command: engine.CommandLine(gen.Name(), args)}
+	rep := &report.Report{Command: engine.CommandLine(gen.Name(), gen.LoadArgs(run.Load))}
+	if run.Init {
+		rep.Command = initCommand(gen, run.Scale)
+	}
 	fail := func(err error) *report.Report {
 		var fe *FailureError
 		if !errors.As(err, &fe) {
@@ -144,7 +143,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return rep
 	}
 	if run.Load.Script {
-		if err := writeScript(); err != nil {
+		if err := writeScript(gen); err != nil {
 			return fail(err)
 		}
 	}
@@ -207,12 +206,14 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	}
 	if run.Init {
 		rep.StartTime = time.Now().UTC()
-		out, runErr := runProcess(ctx, opts, stream, nil, args, "")
-		rep.EndTime = time.Now().UTC()
-		if runErr != nil {
-			return fail(&FailureError{Reason: conditions.ReasonPgbenchError,
-				Message: fmt.Sprintf("%s failed (%v): %s", engine.CommandLine(gen.Name(), args), runErr, gen.LastError(out))})
+		for _, args := range gen.InitArgs(run.Scale) {
+			out, runErr := runProcess(ctx, opts, stream, nil, args, "")
+			if runErr != nil {
+				return fail(&FailureError{Reason: conditions.ReasonPgbenchError,
+					Message: fmt.Sprintf("%s failed (%v): %s", engine.CommandLine(gen.Name(), args), runErr, gen.LastError(out))})
+			}
 		}
+		rep.EndTime = time.Now().UTC()
 		return rep
 	}
 
@@ -325,6 +326,15 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 	}
 	return rep
+}
+
+// initCommand is the data set's initialization, its processes "; " between them.
+func initCommand(gen engine.Generator, scale int) string {
+	var lines []string
+	for _, args := range gen.InitArgs(scale) {
+		lines = append(lines, engine.CommandLine(gen.Name(), args))
+	}
+	return strings.Join(lines, "; ")
 }
 
 // outcome is one load generator process's result.
@@ -485,9 +495,10 @@ func stormBatch(ctx context.Context, opts Options, stream io.Writer, args []stri
 	return res, nil
 }
 
-// writeScript writes the inline script from the environment where pgbench's -f expects it. Without
-// it, pgbench would fail on a missing file, or run a stale one.
-func writeScript() error {
+// writeScript writes the inline script from the environment, as the generator runs it, where its
+// load's arguments expect it. Without it, the generator would fail on a missing file, or run a
+// stale one.
+func writeScript(gen engine.Generator) error {
 	script, ok := os.LookupEnv(runspec.ScriptEnv)
 	if !ok {
 		return fmt.Errorf("the load runs an inline script, but %s is not set", runspec.ScriptEnv)
@@ -496,15 +507,19 @@ func writeScript() error {
 		return &FailureError{Reason: conditions.ReasonInvalidSpec, Message: fmt.Sprintf(
 			"the inline script uses pgbench's \\shell or \\setshell (%q), which would run a command next to the server's password: refused", c)}
 	}
-	return writeFile(runspec.ScriptPath, script)
+	path, content, err := gen.Script(script)
+	if err != nil {
+		return &FailureError{Reason: conditions.ReasonInvalidSpec, Message: fmt.Sprintf("the inline script: %v", err)}
+	}
+	return writeFile(path, content)
 }
 
 func writeFile(path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("cannot write the pgbench script: %w", err)
+		return fmt.Errorf("cannot write the load's script: %w", err)
 	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		return fmt.Errorf("cannot write the pgbench script: %w", err)
+		return fmt.Errorf("cannot write the load's script: %w", err)
 	}
 	return nil
 }
@@ -515,6 +530,7 @@ func runProcess(ctx context.Context, opts Options, stream io.Writer, env, args [
 	tees ...io.Writer) (string, error) {
 	var output bytes.Buffer
 	cmd := exec.CommandContext(ctx, opts.Generator.Program(), args...)
+	cmd.Dir = opts.Generator.WorkDir()
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}

@@ -29,6 +29,9 @@ func (g Generator) Program() string {
 	return g.Path
 }
 
+// WorkDir is the runner's own: libpq's files come by path.
+func (Generator) WorkDir() string { return "" }
+
 // Name is "pgbench".
 func (Generator) Name() string { return "pgbench" }
 
@@ -39,6 +42,11 @@ func (g Generator) Version(ctx context.Context) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// Script is the script as it is, at runspec.ScriptPath (-f).
+func (Generator) Script(text string) (path, content string, err error) {
+	return runspec.ScriptPath, text, nil
 }
 
 // LoadArgs are LoadArgs.
@@ -59,8 +67,8 @@ func (Generator) TransactionLogArgs(prefix string, rate float64) []string {
 	return args
 }
 
-// InitArgs are InitArgs.
-func (Generator) InitArgs(scale int) []string { return InitArgs(scale) }
+// InitArgs are InitArgs, one process.
+func (Generator) InitArgs(scale int) [][]string { return [][]string{InitArgs(scale)} }
 
 // StormScript is StormScript.
 func (Generator) StormScript() string { return StormScript }

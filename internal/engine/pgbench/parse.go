@@ -21,21 +21,6 @@ var ErrNoSummary = errors.New("pgbench printed no summary")
 // figures are incomplete.
 var ErrAborted = errors.New("pgbench run was aborted")
 
-// RunError is a failed run with pgbench's own last meaningful error line.
-type RunError struct {
-	Err       error
-	LastError string
-}
-
-func (e *RunError) Error() string {
-	if e.LastError == "" {
-		return e.Err.Error()
-	}
-	return fmt.Sprintf("%v: %s", e.Err, e.LastError)
-}
-
-func (e *RunError) Unwrap() error { return e.Err }
-
 var (
 	reProgress = regexp.MustCompile(`^progress: ([0-9.]+) s, ([0-9.]+) tps, lat ([0-9.]+) ms`)
 	reTPS      = regexp.MustCompile(`^tps = ([0-9.]+) \((.+)\)$`)
@@ -89,9 +74,9 @@ func Parse(r io.Reader) (*engine.Result, error) {
 	}
 	switch {
 	case aborted:
-		return nil, &RunError{Err: ErrAborted, LastError: errs.last()}
+		return nil, &engine.RunError{Err: ErrAborted, LastError: errs.last()}
 	case !haveTPS:
-		return nil, &RunError{Err: ErrNoSummary, LastError: errs.last()}
+		return nil, &engine.RunError{Err: ErrNoSummary, LastError: errs.last()}
 	}
 	return res, nil
 }

@@ -140,7 +140,7 @@ func TestParseFailedRuns(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Parse error = %v, want %v", err, tt.wantErr)
 			}
-			var runErr *RunError
+			var runErr *engine.RunError
 			if !errors.As(err, &runErr) || runErr.LastError != tt.wantMsg {
 				t.Errorf("last error = %q, want %q", runErr.LastError, tt.wantMsg)
 			}
