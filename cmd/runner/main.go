@@ -39,6 +39,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
 	"github.com/tunnelbench/tunnelbench/internal/runner"
 	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
@@ -149,7 +150,7 @@ func probe(args []string, stderr io.Writer) int {
 func parse(stdin io.Reader, stdout, stderr io.Writer) int {
 	res, err := pgbench.Parse(stdin)
 	if err != nil {
-		var runErr *pgbench.RunError
+		var runErr *engine.RunError
 		if errors.As(err, &runErr) && runErr.LastError == "" {
 			fmt.Fprintf(stderr, "tunnelbench-runner parse: %v (did pgbench die before its summary?)\n", err)
 		} else {
