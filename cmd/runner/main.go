@@ -41,6 +41,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/engine"
 	"github.com/tunnelbench/tunnelbench/internal/engine/pgbench"
+	"github.com/tunnelbench/tunnelbench/internal/engine/sysbench"
 	"github.com/tunnelbench/tunnelbench/internal/runner"
 	"github.com/tunnelbench/tunnelbench/internal/runner/cgroupcpu"
 	"github.com/tunnelbench/tunnelbench/internal/runner/netdev"
@@ -75,8 +76,9 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 	// runner.Run masks these secrets in its report and its output; what this function prints
 	// itself is figures and the API's errors.
 	opts := runner.Options{Stdout: stdout, Stderr: stderr, Redactor: runner.Secrets()}
-	var pgbenchPath string
-	fs.StringVar(&pgbenchPath, "pgbench", "pgbench", "pgbench executable")
+	var pgbenchPath, sysbenchPath string
+	fs.StringVar(&pgbenchPath, "pgbench", "pgbench", "pgbench executable (PostgreSQL's load generator)")
+	fs.StringVar(&sysbenchPath, "sysbench", "sysbench", "sysbench executable (MySQL's load generator)")
 	fs.StringVar(&opts.TerminationLog, "termination-log", "/dev/termination-log", "where to write the report")
 	fs.StringVar(&opts.CgroupRoot, "cgroup", "", "where the container's cgroup is mounted (empty: "+cgroupcpu.Root+")")
 	fs.StringVar(&opts.NetDev, "netdev", "", "the pod's interface counters (empty: "+netdev.Path+")")
@@ -89,6 +91,9 @@ func runPgbench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts.Run, opts.Generator = r, pgbench.Generator{Path: pgbenchPath}
+	if r.Engine == runspec.EngineMySQL {
+		opts.Generator = sysbench.Generator{Path: sysbenchPath}
+	}
 	if r.ResultConfigMap != "" {
 		results, err := runner.OpenResultConfigMap(r.ResultConfigMap)
 		if err != nil {

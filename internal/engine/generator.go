@@ -24,13 +24,17 @@ type Generator interface {
 	// Script is the file a load's inline script becomes, as LoadArgs expect it: its path and its
 	// content, or why the generator cannot run it.
 	Script(text string) (path, content string, err error)
+	// Prepare readies what the program reads beside its arguments, before the first process: the
+	// connection in its own form, the data set's size at scale.
+	Prepare(conn Connection, scale int) error
 	// LoadArgs are the arguments of one process's share of a load.
 	LoadArgs(load runspec.Load) []string
 	// AtPort is what a process adds (environment, arguments) to reach the server at another local
 	// port than the connection's own: tunnel i of several listens on its own port.
 	AtPort(port int) (env, args []string)
 	// TransactionLogArgs make a process log each transaction to files that start with prefix,
-	// a random sample of them at rate (1: all), in the form latency.Recorder.ReadLog reads.
+	// a random sample of them at rate (1: all), in the form latency.Recorder.ReadLog reads; nil
+	// when the program logs no transaction (the run then has no latency distribution).
 	TransactionLogArgs(prefix string, rate float64) []string
 	// InitArgs are the processes, one after the other, that create the built-in load's data set
 	// at a scale.

@@ -179,7 +179,14 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	// Before anything is measured: a part that is not reachable yet (a NetworkPolicy that does not
 	// admit this new pod for a second or so, a sidecar still starting) is waited for, not lost.
 	awaitParts(ctx, stream, run.CPUParts, cmp.Or(opts.PartsWait, partsWait))
-	sess, err := preflight(ctx, wait, retry)
+	conn := engine.ConnectionFrom(os.Getenv)
+	var sess *session
+	var err error
+	if run.Engine == runspec.EngineMySQL {
+		sess, err = preflightMySQL(ctx, conn, wait, retry)
+	} else {
+		sess, err = preflight(ctx, wait, retry)
+	}
 	if err != nil {
 		var fe *FailureError
 		if errors.As(err, &fe) && fe.Reason == conditions.ReasonServerUnreachable {
@@ -190,6 +197,9 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	}
 	rep.TLS, rep.ServerVersion = sess.serverTLS, sess.serverVersion
 	rep.PgbenchVersion = gen.Version(ctx)
+	if err := gen.Prepare(conn, run.Scale); err != nil {
+		return fail(err)
+	}
 
 	if run.Init && run.Copy.Set() {
 		rep.Command = "create " + run.Copy.Table()
@@ -260,10 +270,13 @@ func execute(ctx context.Context, opts Options) *report.Report {
 			warmTPS += o.result.TPS
 		}
 	}
-	logs := &transactionLogs{dir: cmp.Or(opts.TransactionLogDir, runspec.TransactionLogDir),
-		rate: samplingRate(run.Load, warmTPS, run.ExpectedTPS)}
-	if err := logs.prepare(); err != nil {
-		return fail(err)
+	var logs *transactionLogs
+	if gen.TransactionLogArgs("", 1) != nil {
+		logs = &transactionLogs{dir: cmp.Or(opts.TransactionLogDir, runspec.TransactionLogDir),
+			rate: samplingRate(run.Load, warmTPS, run.ExpectedTPS)}
+		if err := logs.prepare(); err != nil {
+			return fail(err)
+		}
 	}
 
 	if run.Pods > 1 {
@@ -309,16 +322,21 @@ func execute(ctx context.Context, opts Options) *report.Report {
 			return opts.AwaitWindow(ctx, covered, wait, cmp.Or(opts.RetryEvery/10, 100*time.Millisecond))
 		}
 	}
-	if rep.Latency, rep.Window, err = logs.measure(ctx, n, await); err != nil {
-		return fail(err)
+	if logs != nil {
+		if rep.Latency, rep.Window, err = logs.measure(ctx, n, await); err != nil {
+			return fail(err)
+		}
 	}
 	rep.SSH = r.negotiated()
 	if rep.Pooler, err = counter.stop(ctx); err != nil {
 		return fail(err)
 	}
-	// The run's figures are in: a probe that fails costs only its own figure.
-	if rep.Setup, err = measureSetup(ctx, sess.config); err != nil {
-		fmt.Fprintf(stream, "tunnelbench-runner: the connection setup's phases are not known: %v\n", err)
+	// The run's figures are in: a probe that fails costs only its own figure. The probe speaks
+	// PostgreSQL (sess.config is libpq's, nil for another engine).
+	if sess.config != nil {
+		if rep.Setup, err = measureSetup(ctx, sess.config); err != nil {
+			fmt.Fprintf(stream, "tunnelbench-runner: the connection setup's phases are not known: %v\n", err)
+		}
 	}
 	if run.Storm > 0 {
 		if rep.Storm, err = storm(ctx, opts, stream); err != nil {

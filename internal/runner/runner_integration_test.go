@@ -54,7 +54,9 @@ func setEnv(t *testing.T, env map[string]string) {
 func runOnce(t *testing.T, opts Options) (*report.Report, string, error) {
 	t.Helper()
 	var out bytes.Buffer
-	opts.Generator = pgbench.Generator{Path: "pgbench"}
+	if opts.Generator == nil {
+		opts.Generator = pgbench.Generator{Path: "pgbench"}
+	}
 	opts.Stdout, opts.Stderr = &out, &out
 	if opts.TerminationLog == "" {
 		opts.TerminationLog = filepath.Join(t.TempDir(), "termination-log")

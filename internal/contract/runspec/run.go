@@ -63,8 +63,12 @@ type Load struct {
 // runner runs pgbench and what evidence it collects. The connection itself is not here: it comes
 // from libpq's environment, which keeps the password out of the arguments.
 type Run struct {
+	// Engine is the server's engine, which decides the load generator: EnginePostgreSQL (empty
+	// too: pgbench) or EngineMySQL (sysbench).
+	Engine string
 	// Init runs `pgbench -i` at Scale instead of a load: success is its exit status, and there is
-	// no summary to parse.
+	// no summary to parse. A MySQL load is told the Scale too: sysbench picks its rows by the
+	// table's size rather than reading it.
 	Init  bool
 	Scale int
 	// WaitTimeout bounds the wait for the server to accept a connection; zero leaves it to the
@@ -131,6 +135,7 @@ type Run struct {
 // same zero value; --tunnels, which has no valid zero value, is always there.
 func (r Run) Args() []string {
 	var a args
+	a.addString("engine", r.Engine)
 	a.addBool("init", r.Init)
 	a.addInt("scale", r.Scale)
 	a.addDuration("wait-timeout", r.WaitTimeout)
@@ -213,8 +218,10 @@ type Flags struct {
 func BindFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{fs: fs}
 	r, l := &f.r, &f.r.Load
+	fs.StringVar(&r.Engine, "engine", "", "the server's engine: "+EnginePostgreSQL+" (the default: pgbench) or "+EngineMySQL+
+		" (sysbench)")
 	fs.BoolVar(&r.Init, "init", false, "initialize the pgbench tables (pgbench -i) instead of running a load")
-	fs.IntVar(&r.Scale, "scale", 0, "scale factor of --init (pgbench -s)")
+	fs.IntVar(&r.Scale, "scale", 0, "scale factor of --init (pgbench -s); with --engine="+EngineMySQL+", of the load too")
 	fs.DurationVar(&r.WaitTimeout, "wait-timeout", 0, "how long to wait for the server to accept a connection (0: the runner's default)")
 	fs.StringVar(&l.Builtin, "builtin", "", "builtin script (pgbench -b)")
 	fs.BoolVar(&l.Script, "script", false, "run the inline script of $"+ScriptEnv+" (pgbench -f)")
@@ -289,6 +296,7 @@ func (r Run) Validate() error {
 	if r.Tunnels < 1 {
 		add("--tunnels must be at least 1, not %d", r.Tunnels)
 	}
+	errs = append(errs, r.engineProblems()...)
 	if r.TunnelPort < 0 || r.TunnelPort+max(r.Tunnels, 1)-1 > 65535 {
 		add("--tunnel-port %d leaves no port for every tunnel", r.TunnelPort)
 	}
@@ -339,7 +347,7 @@ func (r Run) Validate() error {
 			add("--scale must not be negative")
 		}
 	} else {
-		if r.Scale != 0 {
+		if r.Scale != 0 && r.Engine != EngineMySQL {
 			add("--scale applies only to --init")
 		}
 		switch {

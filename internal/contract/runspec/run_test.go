@@ -58,6 +58,9 @@ func TestArgsRoundTrip(t *testing.T) {
 		{"result ConfigMap", Run{Load: load(), Tunnels: 1, ResultConfigMap: "bench-direct-r2-abc123"}},
 		{"a copy load", Run{Tunnels: 1, Copy: Copy{Bytes: 64 << 20, Data: CopyRandom}}},
 		{"creating a copy data set", Run{Init: true, Tunnels: 1, Copy: Copy{Bytes: 1 << 20, Data: CopyText}}},
+		{"a MySQL load at a scale", Run{Engine: EngineMySQL, Scale: 3, Load: Load{Builtin: "oltp_read_write", Clients: 4,
+			Duration: time.Minute, ProgressInterval: time.Second, Rate: 200}, Tunnels: 2, TunnelPort: TunnelBasePort}},
+		{"a MySQL data set", Run{Engine: EngineMySQL, Init: true, Scale: 2, Tunnels: 1}},
 		{"an emulated link", Run{Load: load(), Tunnels: 1, Link: Link{RTT: 10 * time.Millisecond, Jitter: time.Millisecond,
 			BitsPerSecond: 50_000_000}}},
 		{"a link set up from outside", Run{Load: load(), Tunnels: 1, ResultConfigMap: "bench-wan-r1-abc123",
@@ -127,6 +130,17 @@ func TestFlagsRejectBadRuns(t *testing.T) {
 		{"a path for a pod", []string{"--cpu-parts=server=10.0.0.1:14700/../etc"}, "is not a pod UID"},
 		{"a part twice", []string{"--cpu-parts=link=14500,link=14501"}, "not a unique container name"},
 		{"awaiting with nowhere to look", []string{"--await-link", "--link-rtt=5ms"}, "--await-link needs an emulated link"},
+		{"an unknown engine", []string{"--engine=oracle"}, "--engine must be postgresql or mysql"},
+		{"pgbench's builtin on MySQL", []string{"--engine=mysql"}, `cannot run --builtin="select-only"`},
+		{"a Lua file for a builtin", []string{"--engine=mysql", "--builtin=/tmp/x.lua"}, "sysbench's built-in tests are"},
+		{"MySQL's extended protocol", []string{"--engine=mysql", "--builtin=oltp_read_only", "--protocol=extended"}, "--protocol=extended"},
+		{"reconnect on MySQL", []string{"--engine=mysql", "--builtin=oltp_read_only", "--reconnect"}, "cannot reconnect"},
+		{"a latency limit on MySQL", []string{"--engine=mysql", "--builtin=oltp_read_only", "--latency-limit=5ms"}, "no latency limit"},
+		{"a storm on MySQL", []string{"--engine=mysql", "--builtin=oltp_read_only", "--storm=5"}, "connection storm"},
+		{"a pooler on MySQL", []string{"--engine=mysql", "--builtin=oltp_read_only", "--pooler=pgbouncer"}, "pooler"},
+		{"an emulated link on MySQL", []string{"--engine=mysql", "--builtin=oltp_read_only", "--link-rtt=5ms"}, "emulated link"},
+		{"pods on MySQL", []string{"--engine=mysql", "--builtin=oltp_read_only", "--pods=2", "--clients=2",
+			"--result-configmap=r"}, "share a load between pods"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,6 +29,10 @@ func (g Generator) Program() string {
 	return g.Path
 }
 
+// Prepare does nothing: libpq reads the connection from the environment, and pgbench reads the
+// data set's scale from its tables.
+func (Generator) Prepare(engine.Connection, int) error { return nil }
+
 // WorkDir is the runner's own: libpq's files come by path.
 func (Generator) WorkDir() string { return "" }
 

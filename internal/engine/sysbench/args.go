@@ -8,15 +8,6 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 )
 
-// ScriptDir is where Debian's sysbench keeps its built-in OLTP scripts.
-const ScriptDir = "/usr/share/sysbench"
-
-// Builtins are the built-in tests a load may name: sysbench's OLTP scripts that read and write
-// the sbtest tables its prepare command creates.
-var Builtins = []string{"oltp_point_select", "oltp_read_only", "oltp_read_write", "oltp_write_only",
-	"oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete", "select_random_points",
-	"select_random_ranges"}
-
 // PreparedTest is the built-in test whose prepare and cleanup commands create and drop the data
 // set every other built-in test reads (oltp_common.lua, which they all share).
 const PreparedTest = "oltp_read_write"

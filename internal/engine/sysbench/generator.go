@@ -116,10 +116,10 @@ func (Generator) LastError(output string) string { return LastError(output) }
 // ConnectionLost is ConnectionLost.
 func (Generator) ConnectionLost(message string) bool { return ConnectionLost(message) }
 
-// WriteOptions writes the connection's options, and the data set's size at scale, to the
-// generator's options file, readable by its owner only, and links the connection's TLS files into
-// its working folder under the names sysbench reads.
-func (g Generator) WriteOptions(conn engine.Connection, scale int) error {
+// Prepare writes the connection's options, and the data set's size at scale, to the generator's
+// options file, readable by its owner only, and links the connection's TLS files into its working
+// folder under the names sysbench reads.
+func (g Generator) Prepare(conn engine.Connection, scale int) error {
 	text, err := Options(conn, scale)
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func generator(t *testing.T, server *mysqltest.Server, sslmode string, edit func
 	if edit != nil {
 		edit(&conn)
 	}
-	if err := g.WriteOptions(conn, 1); err != nil {
+	if err := g.Prepare(conn, 1); err != nil {
 		t.Fatal(err)
 	}
 	// A small data set: the scale's table is 100,000 rows, which a test need not wait for.
