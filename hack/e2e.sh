@@ -53,7 +53,7 @@ if hack/local-cluster.sh selected; then
     trap 'hack/local-cluster.sh down --wipe' EXIT
   fi
   KUBECONFIG=$(hack/local-cluster.sh up)
-  hack/images.sh import tunnelbench postgres
+  hack/images.sh import tunnelbench postgres mariadb
   # A pod from before the second node: the case "pods from before the second node terminate"
   # deletes it and waits until it is gone (starting a node once hid such pods' network namespaces,
   # and they never finished terminating). Made only when the second node is not up yet.
@@ -89,13 +89,15 @@ if hack/local-cluster.sh selected; then
   E2E_IMAGE_ARCHIVE=$(basename "$(hack/images.sh build tunnelbench)")
   export E2E_IMAGE_ARCHIVE
   E2E_POSTGRES_IMAGE=$(hack/images.sh tag postgres)
+  E2E_MARIADB_IMAGE=$(hack/images.sh tag mariadb)
   # The node's containerd, for the one fault chaos-mesh cannot inject: killing a native sidecar
   # (its container-kill looks only at a pod's containers, not its init containers).
   E2E_CONTAINERD_SOCKET=$(hack/local-cluster.sh containerd-socket)
   export E2E_CONTAINERD_SOCKET
 fi
 export KUBECONFIG E2E_IMAGE=${E2E_IMAGE:?set E2E_IMAGE for a configured cluster} \
-  E2E_POSTGRES_IMAGE=${E2E_POSTGRES_IMAGE:?set E2E_POSTGRES_IMAGE for a configured cluster}
+  E2E_POSTGRES_IMAGE=${E2E_POSTGRES_IMAGE:?set E2E_POSTGRES_IMAGE for a configured cluster} \
+  E2E_MARIADB_IMAGE=${E2E_MARIADB_IMAGE:?set E2E_MARIADB_IMAGE for a configured cluster}
 
 # The kubectl plugin, as a user runs it (the schedules' case reads the history with it).
 E2E_PLUGIN=$(mktemp -d)/kubectl-tunnelbench

@@ -11,7 +11,7 @@
 #        hack/images.sh export REGISTRY NAME...
 #                                       build, tag as REGISTRY/NAME:TAG and write docker-save archives
 #                                       to .cache/images/export/NAME.tar (docker load, skopeo, ctr)
-# NAME: pause | coredns | tunnelbench | postgres | cnpg | local-path-provisioner | pgbouncer |
+# NAME: pause | coredns | tunnelbench | postgres | mariadb | cnpg | local-path-provisioner | pgbouncer |
 #       chaos-mesh | chaos-daemon | all
 set -euo pipefail
 
@@ -28,6 +28,7 @@ PGBOUNCER_SUITE=trixie
 # Fixed ids so pod specs can name them: postgres as CloudNativePG runs it, the runner as distroless.
 POSTGRES_UID=26
 RUNNER_UID=65532
+MARIADB_UID=999
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
 
 log() { printf '[images] %s\n' "$*" >&2; }
@@ -38,6 +39,7 @@ tag() {
     coredns) echo "docker.io/tunnelbench/coredns:local" ;;
     tunnelbench) echo "docker.io/tunnelbench/tunnelbench:dev" ;;
     postgres) echo "docker.io/tunnelbench/postgres:15" ;;
+    mariadb) echo "docker.io/tunnelbench/mariadb:10.11" ;;
     cnpg) echo "docker.io/tunnelbench/cloudnative-pg:$("$ROOT/hack/tools.sh" version cnpg)" ;;
     local-path-provisioner) echo "docker.io/tunnelbench/local-path-provisioner:$("$ROOT/hack/tools.sh" version local-path-provisioner)" ;;
     pgbouncer) echo "docker.io/tunnelbench/pgbouncer:$PGBOUNCER_SUITE" ;;
@@ -247,6 +249,35 @@ build_postgres() {
   echo "$archive"
 }
 
+# The e2e's MariaDB (10.11, bookworm's), run as mysql with a fixed id that pod specs can name:
+# created before the package, whose postinst then keeps it.
+mariadb_layer() {
+  local key; key=$(printf '%s|mariadb-server|%s|v1' "$SUITE" "$MARIADB_UID" | sha256sum | cut -c1-16)
+  debootstrap_layer mariadb-base "$SUITE" "mariadb-server" "$key" "
+    groupadd -g $MARIADB_UID mysql
+    useradd -u $MARIADB_UID -g mysql -d /var/lib/mysql -s /bin/false mysql
+    install_packages
+    install -d -o mysql -g mysql -m 0755 /var/lib/mysql
+    test \$(id -u mysql) = $MARIADB_UID
+    command -v mariadbd mariadb-install-db mariadb-admin"
+}
+
+build_mariadb() {
+  local base; base=$(mariadb_layer)
+  local entry=$ROOT/hack/images/mariadb-entrypoint.sh
+  local key; key=$(hash_of "$entry" <(basename "$base") "$0")
+  local archive=$OUT/mariadb-$key.tar
+  [[ -f $archive ]] && { echo "$archive"; return; }
+  local work; work=$(mktemp -d)
+  install -D -m 0755 "$entry" "$work/rootfs/usr/local/bin/mariadb-entrypoint"
+  layer_from "$work/rootfs" "$work/entry.tar"
+  pack "$(tag mariadb)" \
+    "{\"Entrypoint\":[\"/usr/local/bin/mariadb-entrypoint\"],\"User\":\"$MARIADB_UID:$MARIADB_UID\",\"Env\":[\"PATH=/usr/sbin:/usr/bin:/bin\"]}" \
+    "$archive" "$base" "$work/entry.tar"
+  rm -rf "$work"
+  echo "$archive"
+}
+
 # static_image NAME TOOL ENTRYPOINT USER: an image holding one static binary built by hack/tools.sh.
 static_image() {
   local name=$1 bin entry=$3 user=$4; bin=$("$ROOT/hack/tools.sh" "$2")
@@ -325,7 +356,7 @@ build() {
   for name in "$@"; do
     case $name in
       all) build pause coredns tunnelbench postgres cnpg local-path-provisioner pgbouncer ;;
-      pause | coredns | tunnelbench | postgres | cnpg | local-path-provisioner | pgbouncer | chaos-mesh | chaos-daemon)
+      pause | coredns | tunnelbench | postgres | mariadb | cnpg | local-path-provisioner | pgbouncer | chaos-mesh | chaos-daemon)
         "build_$name" ;;
       *) echo "unknown image $name" >&2; return 2 ;;
     esac

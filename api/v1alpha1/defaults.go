@@ -32,6 +32,8 @@ const (
 	DefaultDatabase = "app"
 	// DefaultPort is PostgreSQL's port, of an external server and of CloudNativePG's Services.
 	DefaultPort = int32(5432)
+	// DefaultMySQLPort is a MySQL-protocol server's port, of an external server of engine mysql.
+	DefaultMySQLPort = int32(3306)
 
 	// DefaultInstances and DefaultStorageSize shape a managed CloudNativePG Cluster.
 	DefaultInstances   = int32(1)

@@ -57,8 +57,9 @@ const (
 	SweepPoolSize SweepParameter = "poolSize"
 )
 
-// BuiltinScript is one of pgbench's builtin scripts.
-// +kubebuilder:validation:Enum=select-only;tpcb-like;simple-update
+// BuiltinScript is one of the load generator's built-in tests: pgbench's scripts for PostgreSQL,
+// sysbench's OLTP tests for MySQL.
+// +kubebuilder:validation:Enum=select-only;tpcb-like;simple-update;oltp_point_select;oltp_read_only;oltp_read_write;oltp_write_only;oltp_update_index;oltp_update_non_index;oltp_insert;oltp_delete;select_random_points;select_random_ranges
 type BuiltinScript string
 
 // Protocol is pgbench's query mode (-M).
@@ -86,7 +87,11 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.duration) && has(self.transactions))",message="spec.load: duration and transactions are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="!has(self.stallTimeout) || !has(self.progressInterval) || duration(self.stallTimeout).getSeconds() >= 2 * duration(self.progressInterval).getSeconds()",message="spec.load.stallTimeout must be at least twice spec.load.progressInterval: a stall is judged from pgbench's progress reports"
 type LoadSpec struct {
-	// Builtin is one of pgbench's builtin scripts.
+	// Builtin is one of the load generator's built-in tests: select-only, tpcb-like or
+	// simple-update (pgbench) for PostgreSQL; oltp_point_select, oltp_read_only, oltp_read_write,
+	// oltp_write_only, oltp_update_index, oltp_update_non_index, oltp_insert, oltp_delete,
+	// select_random_points or select_random_ranges (sysbench, on a table of 100,000 rows per
+	// spec.load.scale) for MySQL.
 	// +optional
 	Builtin BuiltinScript `json:"builtin,omitempty"`
 

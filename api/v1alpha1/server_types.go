@@ -29,16 +29,54 @@ type IssuerReference struct {
 	Group string `json:"group,omitempty"`
 }
 
-// ServerSpec selects the PostgreSQL server. Exactly one source must be set.
+// Engine is the database engine a server runs: which protocol the benchmark speaks to it, and
+// which load generator loads it.
+// +kubebuilder:validation:Enum=postgresql;mysql
+type Engine string
+
+const (
+	// EnginePostgreSQL is PostgreSQL, loaded by pgbench.
+	EnginePostgreSQL Engine = "postgresql"
+	// EngineMySQL is a MySQL-protocol server (MySQL, MariaDB), loaded by sysbench.
+	EngineMySQL Engine = "mysql"
+)
+
+// EffectiveEngine is the server's engine, postgresql when unset.
+func (s ServerSpec) EffectiveEngine() Engine {
+	if s.Engine == "" {
+		return EnginePostgreSQL
+	}
+	return s.Engine
+}
+
+// EffectivePort is an external server's port, the engine's own when unset.
+func (s ServerSpec) EffectivePort() int32 {
+	switch {
+	case s.External != nil && s.External.Port != 0:
+		return s.External.Port
+	case s.EffectiveEngine() == EngineMySQL:
+		return DefaultMySQLPort
+	}
+	return DefaultPort
+}
+
+// ServerSpec selects the server. Exactly one source must be set.
 // +kubebuilder:validation:XValidation:rule="[has(self.cnpg), has(self.external), has(self.managed)].filter(x, x).size() == 1",message="spec.server: exactly one of cnpg, external or managed must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.engine) || self.engine == 'postgresql' || has(self.external)",message="spec.server.engine mysql needs spec.server.external: cnpg and managed servers are CloudNativePG's, which runs PostgreSQL"
 type ServerSpec struct {
+	// Engine is the server's engine: postgresql (pgbench loads it) or mysql, a MySQL-protocol
+	// server such as MariaDB or MySQL (sysbench loads it).
+	// +kubebuilder:default=postgresql
+	// +optional
+	Engine Engine `json:"engine,omitempty"`
+
 	// CNPG is an existing CloudNativePG Cluster in the benchmark's namespace. The operator connects
 	// to its <clusterName>-rw Service with the <clusterName>-app credentials and trusts the
 	// <clusterName>-ca certificate authority, following CloudNativePG's naming conventions.
 	// +optional
 	CNPG *CNPGServer `json:"cnpg,omitempty"`
 
-	// External is any PostgreSQL server reachable from the runner pods.
+	// External is any server reachable from the runner pods.
 	// +optional
 	External *ExternalServer `json:"external,omitempty"`
 
@@ -118,8 +156,8 @@ type ExternalServer struct {
 	// +kubebuilder:validation:XValidation:rule="isIP(self) || self.matches('^[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?([.][A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*[.]?$')",message="spec.server.external.host must be a DNS name (letters, digits, hyphens, dots) or an IP address, an IPv6 one without brackets"
 	Host string `json:"host"`
 
-	// Port is the server's TCP port.
-	// +kubebuilder:default=5432
+	// Port is the server's TCP port; unset, the engine's own (5432 for postgresql, 3306 for
+	// mysql).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +optional

@@ -36,6 +36,48 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.server", "exactly one of cnpg, external or managed"},
 		},
 		{
+			name: "a MySQL engine on a CloudNativePG server",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server.Engine, tb.Spec.Load.Builtin = benchv1.EngineMySQL, "oltp_read_only"
+			},
+			want: []string{"spec.server.engine mysql needs spec.server.external"},
+		},
+		{
+			name: "pgbench's test on a MySQL server",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server = mysqlServer()
+			},
+			want: []string{"spec.load.builtin", "sysbench's, for spec.server.engine mysql"},
+		},
+		{
+			name:   "sysbench's test on a PostgreSQL server",
+			mutate: func(tb *benchv1.TunnelBenchmark) { tb.Spec.Load.Builtin = "oltp_point_select" },
+			want:   []string{"spec.load.builtin", "pgbench's, for spec.server.engine postgresql"},
+		},
+		{
+			name: "a reconnect per transaction on MySQL",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server, tb.Spec.Load.Builtin, tb.Spec.Load.Reconnect = mysqlServer(), "oltp_point_select", true
+			},
+			want: []string{"spec.server.engine mysql", "reconnect"},
+		},
+		{
+			name: "an ssh tunnel to MySQL, not built yet",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
+				tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH})
+			},
+			want: []string{"spec.server.engine mysql runs through transports direct and tls"},
+		},
+		{
+			name: "MySQL's TLS without a client certificate",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
+				tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: "tls", Type: benchv1.TransportTLS})
+			},
+			want: []string{"spec.transports", "needs tls.clientCertSecret or tls.clientCertificate"},
+		},
+		{
 			// libpq expands a dbname holding "=" as a connection string: pgbench would connect to
 			// 127.0.0.1:1 past the host checks, the transport and the TLS mode.
 			name: "a database name that is a connection string",
@@ -1018,4 +1060,10 @@ func sshTransport(ssh *benchv1.SSHTransport) []benchv1.TransportSpec {
 
 func poolerTransport(p *benchv1.PoolerTransport) []benchv1.TransportSpec {
 	return []benchv1.TransportSpec{{Name: "pooler", Type: benchv1.TransportPooler, Pooler: p}}
+}
+
+// mysqlServer is an external MySQL-protocol server, with its CA.
+func mysqlServer() benchv1.ServerSpec {
+	return benchv1.ServerSpec{Engine: benchv1.EngineMySQL, External: &benchv1.ExternalServer{Host: "mariadb", Database: "app",
+		CredentialsSecret: benchv1.LocalObjectReference{Name: "creds"}, CASecret: &benchv1.LocalObjectReference{Name: "ca"}}}
 }

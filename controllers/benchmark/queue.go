@@ -30,13 +30,10 @@ import (
 // database is left out: two databases of one server still share its CPU.
 func serverKey(tb *benchv1.TunnelBenchmark) string {
 	s := tb.Spec.Server
-	host, port := "", benchv1.DefaultPort
+	host, port := "", s.EffectivePort()
 	switch {
 	case s.External != nil:
 		host = s.External.Host
-		if s.External.Port != 0 {
-			port = s.External.Port
-		}
 	case s.CNPG != nil || s.Managed != nil:
 		host = s.CNPGClusterName(tb) + transport.CNPGRWSuffix
 	default:

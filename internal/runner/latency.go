@@ -11,6 +11,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/analysis/latency"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
 
 // maxLoggedTransactions bounds the transaction log of one run (about 40 bytes a line, in the
@@ -54,6 +55,16 @@ type transactionLogs struct {
 	rate float64
 }
 
+// newTransactionLogs are the logs of a measured run in dir at a sampling rate, the folder
+// emptied; nil when the generator logs no transaction.
+func newTransactionLogs(gen engine.Generator, dir string, rate float64) (*transactionLogs, error) {
+	if gen.TransactionLogArgs("", 1) == nil {
+		return nil, nil
+	}
+	l := &transactionLogs{dir: dir, rate: rate}
+	return l, l.prepare()
+}
+
 // prepare empties the folder: a log left by an earlier process must not be counted.
 func (l *transactionLogs) prepare() error {
 	if err := os.RemoveAll(l.dir); err != nil {
@@ -93,10 +104,14 @@ func (l *transactionLogs) read(n int, window *latency.Span) (*latency.Recorder, 
 // the run covered (ResultConfigMap.AwaitWindow).
 type awaitWindow func(ctx context.Context, covered latency.Span) (latency.Span, error)
 
-// measure reads the logs of n processes into the run's latency distribution and removes them. For
-// a pod of a run of several (await set) the distribution and the pod's Window are cut to the
-// stretch every pod covered, so that the pods' figures add up over one window.
+// measure reads the logs of n processes into the run's latency distribution and removes them; no
+// logs (nil) measure none. For a pod of a run of several (await set) the distribution and the
+// pod's Window are cut to the stretch every pod covered, so that the pods' figures add up over
+// one window.
 func (l *transactionLogs) measure(ctx context.Context, n int, await awaitWindow) (*report.Latency, *report.Window, error) {
+	if l == nil {
+		return nil, nil, nil
+	}
 	rec, err := l.read(n, nil)
 	if err != nil {
 		return nil, nil, err

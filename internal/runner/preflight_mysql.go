@@ -16,8 +16,17 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
+	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/engine"
 )
+
+// preflightEngine is the preflight of the run's engine.
+func preflightEngine(ctx context.Context, eng string, conn engine.Connection, wait, retryEvery time.Duration) (*session, error) {
+	if eng == runspec.EngineMySQL {
+		return preflightMySQL(ctx, conn, wait, retryEvery)
+	}
+	return preflight(ctx, wait, retryEvery)
+}
 
 // preflightMySQL connects to a MySQL-protocol server (MySQL, MariaDB) with the connection the
 // transport described until it answers or the wait times out, and returns its version and the

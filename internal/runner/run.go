@@ -180,13 +180,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	// admit this new pod for a second or so, a sidecar still starting) is waited for, not lost.
 	awaitParts(ctx, stream, run.CPUParts, cmp.Or(opts.PartsWait, partsWait))
 	conn := engine.ConnectionFrom(os.Getenv)
-	var sess *session
-	var err error
-	if run.Engine == runspec.EngineMySQL {
-		sess, err = preflightMySQL(ctx, conn, wait, retry)
-	} else {
-		sess, err = preflight(ctx, wait, retry)
-	}
+	sess, err := preflightEngine(ctx, run.Engine, conn, wait, retry)
 	if err != nil {
 		var fe *FailureError
 		if errors.As(err, &fe) && fe.Reason == conditions.ReasonServerUnreachable {
@@ -216,14 +210,11 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	}
 	if run.Init {
 		rep.StartTime = time.Now().UTC()
-		for _, args := range gen.InitArgs(run.Scale) {
-			out, runErr := runProcess(ctx, opts, stream, nil, args, "")
-			if runErr != nil {
-				return fail(&FailureError{Reason: conditions.ReasonPgbenchError,
-					Message: fmt.Sprintf("%s failed (%v): %s", engine.CommandLine(gen.Name(), args), runErr, gen.LastError(out))})
-			}
-		}
+		err := initialize(ctx, opts, stream)
 		rep.EndTime = time.Now().UTC()
+		if err != nil {
+			return fail(err)
+		}
 		return rep
 	}
 
@@ -253,30 +244,14 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		return rep
 	}
 
-	var warmTPS float64
-	if run.Warmup > 0 {
-		// Discarded: it fills the server's and the path's caches and opens the tunnels. Its errors
-		// are the path's, and fail the run as the measured load's would. Its tps sizes the
-		// transaction log's sampling.
-		warm := run.Load
-		warm.Duration, warm.Transactions = run.Warmup, 0
-		lv, stop := followLive(ctx, opts.Live, runspec.LiveWarmup, warm, n)
-		warmed := runLoads(ctx, opts, stream, warm, n, "warm-up", nil, lv)
-		stop()
-		for i, o := range warmed {
-			if o.err != nil {
-				return fail(r.explain(i, n, fmt.Errorf("during the warm-up: %w", o.err)))
-			}
-			warmTPS += o.result.TPS
-		}
+	warmTPS, err := warmUp(ctx, opts, stream, run, r)
+	if err != nil {
+		return fail(err)
 	}
-	var logs *transactionLogs
-	if gen.TransactionLogArgs("", 1) != nil {
-		logs = &transactionLogs{dir: cmp.Or(opts.TransactionLogDir, runspec.TransactionLogDir),
-			rate: samplingRate(run.Load, warmTPS, run.ExpectedTPS)}
-		if err := logs.prepare(); err != nil {
-			return fail(err)
-		}
+	logs, err := newTransactionLogs(gen, cmp.Or(opts.TransactionLogDir, runspec.TransactionLogDir),
+		samplingRate(run.Load, warmTPS, run.ExpectedTPS))
+	if err != nil {
+		return fail(err)
 	}
 
 	if run.Pods > 1 {
@@ -322,21 +297,16 @@ func execute(ctx context.Context, opts Options) *report.Report {
 			return opts.AwaitWindow(ctx, covered, wait, cmp.Or(opts.RetryEvery/10, 100*time.Millisecond))
 		}
 	}
-	if logs != nil {
-		if rep.Latency, rep.Window, err = logs.measure(ctx, n, await); err != nil {
-			return fail(err)
-		}
+	if rep.Latency, rep.Window, err = logs.measure(ctx, n, await); err != nil {
+		return fail(err)
 	}
 	rep.SSH = r.negotiated()
 	if rep.Pooler, err = counter.stop(ctx); err != nil {
 		return fail(err)
 	}
-	// The run's figures are in: a probe that fails costs only its own figure. The probe speaks
-	// PostgreSQL (sess.config is libpq's, nil for another engine).
-	if sess.config != nil {
-		if rep.Setup, err = measureSetup(ctx, sess.config); err != nil {
-			fmt.Fprintf(stream, "tunnelbench-runner: the connection setup's phases are not known: %v\n", err)
-		}
+	// The run's figures are in: a probe that fails costs only its own figure.
+	if rep.Setup, err = measureSetup(ctx, sess.config); err != nil {
+		fmt.Fprintf(stream, "tunnelbench-runner: the connection setup's phases are not known: %v\n", err)
 	}
 	if run.Storm > 0 {
 		if rep.Storm, err = storm(ctx, opts, stream); err != nil {
@@ -344,6 +314,43 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		}
 	}
 	return rep
+}
+
+// warmUp runs the run's warm-up, when it has one, and returns its tps. Discarded: it fills the
+// server's and the path's caches and opens the tunnels. Its errors are the path's, and fail the
+// run as the measured load's would. Its tps sizes the transaction log's sampling.
+func warmUp(ctx context.Context, opts Options, stream io.Writer, run runspec.Run, r tunnelLogs) (float64, error) {
+	if run.Warmup <= 0 {
+		return 0, nil
+	}
+	n := max(run.Tunnels, 1)
+	warm := run.Load
+	warm.Duration, warm.Transactions = run.Warmup, 0
+	lv, stop := followLive(ctx, opts.Live, runspec.LiveWarmup, warm, n)
+	warmed := runLoads(ctx, opts, stream, warm, n, "warm-up", nil, lv)
+	stop()
+	var tps float64
+	for i, o := range warmed {
+		if o.err != nil {
+			return 0, r.explain(i, n, fmt.Errorf("during the warm-up: %w", o.err))
+		}
+		tps += o.result.TPS
+	}
+	return tps, nil
+}
+
+// initialize runs the generator's initialization of the data set, its processes one after the
+// other.
+func initialize(ctx context.Context, opts Options, stream io.Writer) error {
+	gen := opts.Generator
+	for _, args := range gen.InitArgs(opts.Run.Scale) {
+		out, err := runProcess(ctx, opts, stream, nil, args, "")
+		if err != nil {
+			return &FailureError{Reason: conditions.ReasonPgbenchError,
+				Message: fmt.Sprintf("%s failed (%v): %s", engine.CommandLine(gen.Name(), args), err, gen.LastError(out))}
+		}
+	}
+	return nil
 }
 
 // initCommand is the data set's initialization, its processes "; " between them.

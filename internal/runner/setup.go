@@ -65,6 +65,10 @@ func timedConnect(ctx context.Context, cfg *pgx.ConnConfig) (setupTimes, error) 
 // phase. Probed after the measured window, the path as the load left it: a pooler's server
 // connections open, so its part is its own login.
 func measureSetup(ctx context.Context, cfg *pgx.ConnConfig) (*report.Setup, error) {
+	if cfg == nil {
+		// Another engine's session: the probe speaks PostgreSQL.
+		return nil, nil
+	}
 	var resolve, tcp, handshake, startup, total []float64
 	for range setupProbes {
 		t, err := timedConnect(ctx, cfg)

@@ -11,8 +11,10 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/operator/specs"
 )
 
-// Server is a PostgreSQL endpoint resolved from spec.server.
+// Server is a server's endpoint resolved from spec.server.
 type Server struct {
+	// Engine is the server's engine (spec.server.engine, applied).
+	Engine   benchv1.Engine
 	Host     string
 	Port     int32
 	Database string
@@ -90,8 +92,12 @@ func ToServer(server Server, sslMode string) specs.Pod {
 }
 
 // ForInit returns the runner pod of the `pgbench -i` run: a direct path that still uses TLS when
-// the server insists on it (sslmode=prefer), since initialization measures nothing.
+// the server insists on it (sslmode=prefer), since initialization measures nothing. To a MySQL
+// server, plain: sysbench's TLS needs a client certificate that a direct path has not.
 func ForInit(server Server) specs.Pod {
+	if server.Engine == benchv1.EngineMySQL {
+		return ToServer(server, "disable")
+	}
 	return ToServer(server, "prefer")
 }
 

@@ -35,11 +35,8 @@ func ServerOf(tb *benchv1.TunnelBenchmark) (Server, error) {
 		return server, nil
 	case s.External != nil:
 		e := s.External
-		server := Server{Host: e.Host, Port: e.Port, Database: string(e.Database),
+		server := Server{Engine: s.EffectiveEngine(), Host: e.Host, Port: s.EffectivePort(), Database: string(e.Database),
 			CredentialsSecret: e.CredentialsSecret.Name, UsernameKey: usernameKey, PasswordKey: passwordKey}
-		if server.Port == 0 {
-			server.Port = benchv1.DefaultPort
-		}
 		if e.CASecret != nil {
 			server.CASecret, server.CAKey = e.CASecret.Name, caKey
 		}

@@ -5,8 +5,8 @@
 // and a real Prometheus scraping the operator's secure metrics endpoint.
 //
 // hack/e2e.sh prepares the environment (the local cluster when KUBECONFIG names none, the images,
-// helm and Prometheus) and passes it in: KUBECONFIG, HELM, E2E_IMAGE, E2E_POSTGRES_IMAGE and
-// PROMETHEUS.
+// helm and Prometheus) and passes it in: KUBECONFIG, HELM, E2E_IMAGE, E2E_POSTGRES_IMAGE,
+// E2E_MARIADB_IMAGE and PROMETHEUS.
 package e2e
 
 import (
@@ -195,6 +195,8 @@ func TestEndToEnd(t *testing.T) {
 		out, _ := run(t, "kubectl", "get", "tb", "-n", ns)
 		t.Logf("kubectl get tb:\n%s", out)
 	})
+
+	t.Run("MySQL: MariaDB through direct and its own TLS, loaded by sysbench", mysqlDirectAndTLS)
 
 	// The chart's history store bootstraps beside the first benchmark (which checks the path, not
 	// figures): the measuring cases start once it is up and idle.

@@ -141,6 +141,10 @@ func itoa(i int32) string { return strconv.Itoa(int(i)) }
 // part (tunnels, a pooler): the load, or the initialization when init is set.
 func RunFor(tb *benchv1.TunnelBenchmark, init bool, waitTimeout time.Duration) runspec.Run {
 	r := runspec.Run{Init: init, WaitTimeout: waitTimeout, Tunnels: 1}
+	mysql := tb.Spec.Server.EffectiveEngine() == benchv1.EngineMySQL
+	if mysql {
+		r.Engine = runspec.EngineMySQL
+	}
 	if c := tb.Spec.Load.Copy; c != nil {
 		// The initialization creates the data set; each measured run copies it once.
 		r.Copy = runspec.Copy{Bytes: c.Size.Value(), Data: string(cmp.Or(c.Data, benchv1.DefaultCopyData))}
@@ -151,6 +155,10 @@ func RunFor(tb *benchv1.TunnelBenchmark, init bool, waitTimeout time.Duration) r
 		return r
 	}
 	r.Load = LoadFor(tb.Spec.Load)
+	if mysql {
+		// sysbench picks its rows by the table's size, which it does not read from the table.
+		r.Scale = int(max(tb.Spec.Load.Scale, benchv1.DefaultScale))
+	}
 	if pods := tb.RunnerPods(); pods > 1 {
 		// Omitted for one, as the flags render it.
 		r.Pods = pods

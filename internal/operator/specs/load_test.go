@@ -68,3 +68,33 @@ func TestLoadArgs(t *testing.T) {
 		})
 	}
 }
+
+// TestRunForTellsTheEngine: a MySQL benchmark's runs name their engine, and its loads carry the
+// scale, which sysbench is told rather than reads; a PostgreSQL load's do not.
+func TestRunForTellsTheEngine(t *testing.T) {
+	tests := []struct {
+		name       string
+		engine     benchv1.Engine
+		init       bool
+		wantEngine string
+		wantScale  int
+	}{
+		{"postgresql's load", benchv1.EnginePostgreSQL, false, "", 0},
+		{"postgresql's initialization", "", true, "", 3},
+		{"mysql's load", benchv1.EngineMySQL, false, runspec.EngineMySQL, 3},
+		{"mysql's initialization", benchv1.EngineMySQL, true, runspec.EngineMySQL, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := &benchv1.TunnelBenchmark{Spec: benchv1.TunnelBenchmarkSpec{Server: benchv1.ServerSpec{Engine: tt.engine},
+				Load: benchv1.LoadSpec{Builtin: "oltp_read_only", Scale: 3}}}
+			r := RunFor(tb, tt.init, time.Minute)
+			if r.Engine != tt.wantEngine || r.Scale != tt.wantScale {
+				t.Errorf("engine %q scale %d, want %q and %d", r.Engine, r.Scale, tt.wantEngine, tt.wantScale)
+			}
+			if err := r.Validate(); err != nil && tt.engine == benchv1.EngineMySQL {
+				t.Errorf("the runner would refuse the run: %v", err)
+			}
+		})
+	}
+}
