@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
-	"strings"
 
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/engine"
@@ -41,11 +39,7 @@ func (Generator) Name() string { return "pgbench" }
 
 // Version is what `pgbench --version` prints ("pgbench (PostgreSQL) 15.10").
 func (g Generator) Version(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, g.Program(), "--version").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
+	return engine.ProgramVersion(ctx, g.Program())
 }
 
 // Script is the script as it is, at runspec.ScriptPath (-f).

@@ -43,12 +43,12 @@ func ParseProgress(line string) (engine.ProgressPoint, bool) {
 func Parse(r io.Reader) (*engine.Result, error) {
 	res := &engine.Result{Progress: []engine.ProgressPoint{}}
 	var haveTPS, aborted bool
-	var errs errorLines
+	errs := pgbenchErrors
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
-		errs.observe(line)
+		errs.Observe(line)
 		if line == "pgbench: error: Run was aborted; the above results are incomplete." {
 			aborted = true
 		}
@@ -74,9 +74,9 @@ func Parse(r io.Reader) (*engine.Result, error) {
 	}
 	switch {
 	case aborted:
-		return nil, &engine.RunError{Err: ErrAborted, LastError: errs.last()}
+		return nil, &engine.RunError{Err: ErrAborted, LastError: errs.Last()}
 	case !haveTPS:
-		return nil, &engine.RunError{Err: ErrNoSummary, LastError: errs.last()}
+		return nil, &engine.RunError{Err: ErrNoSummary, LastError: errs.Last()}
 	}
 	return res, nil
 }
@@ -146,64 +146,17 @@ func openLoop(res *engine.Result) *engine.OpenLoop {
 	return res.OpenLoop
 }
 
-// errorLines keeps pgbench's "pgbench: error:" lines with their tab-indented continuations
-// (libpq's HINT-like second lines), so the most useful one can be reported.
-type errorLines struct {
-	lines []string
-	open  bool
-}
-
-// genericErrors are follow-up lines that say less than the line before them.
-var genericErrors = []string{
+// pgbenchErrors are pgbench's error lines: "pgbench: error:" with libpq's tab-indented second
+// lines; genericErrors are follow-ups that say less than the line before them.
+var pgbenchErrors = engine.ErrorLines{Prefix: "pgbench: error: ", Continued: true, Generic: []string{
 	"Run was aborted",
 	"could not create connection for setup",
 	"could not create connection for client",
 	"could not create connection for initialization",
-}
-
-func (e *errorLines) observe(line string) {
-	if msg, ok := strings.CutPrefix(line, "pgbench: error: "); ok {
-		e.lines = append(e.lines, msg)
-		e.open = true
-		return
-	}
-	if e.open && strings.HasPrefix(line, "\t") {
-		e.lines[len(e.lines)-1] += " " + strings.TrimSpace(line)
-		return
-	}
-	e.open = false
-}
-
-// last returns the last specific error line, or the last line when all are generic.
-func (e *errorLines) last() string {
-	for i := len(e.lines) - 1; i >= 0; i-- {
-		if !isGeneric(e.lines[i]) {
-			return e.lines[i]
-		}
-	}
-	if len(e.lines) > 0 {
-		return e.lines[len(e.lines)-1]
-	}
-	return ""
-}
-
-func isGeneric(line string) bool {
-	for _, g := range genericErrors {
-		if strings.HasPrefix(line, g) {
-			return true
-		}
-	}
-	return false
-}
+}}
 
 // LastError returns pgbench's last meaningful error line in output, or "".
-func LastError(output string) string {
-	var e errorLines
-	for _, line := range strings.Split(output, "\n") {
-		e.observe(line)
-	}
-	return e.last()
-}
+func LastError(output string) string { return pgbenchErrors.LastError(output) }
 
 func atofMs(s string) float64 {
 	if m := reMs.FindStringSubmatch(s); m != nil {
@@ -248,11 +201,4 @@ var connectionLostMarks = []string{
 }
 
 // ConnectionLost reports whether pgbench's error says its connection to the server was lost.
-func ConnectionLost(message string) bool {
-	for _, m := range connectionLostMarks {
-		if strings.Contains(message, m) {
-			return true
-		}
-	}
-	return false
-}
+func ConnectionLost(message string) bool { return engine.ContainsAny(message, connectionLostMarks) }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,11 +69,7 @@ func (Generator) Name() string { return "sysbench" }
 
 // Version is what `sysbench --version` prints ("sysbench 1.0.20").
 func (g Generator) Version(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, g.Program(), "--version").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
+	return engine.ProgramVersion(ctx, g.Program())
 }
 
 // Script is the script's sysbench test (Script), at ScriptPath.

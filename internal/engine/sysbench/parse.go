@@ -46,12 +46,12 @@ func Parse(r io.Reader) (*engine.Result, error) {
 	var haveSummary, openLoop bool
 	var events int64
 	var latencyAvg, latencySum float64
-	var errs errorLines
+	errs := sysbenchErrors
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
-		errs.observe(line)
+		errs.Observe(line)
 		if p, ok := ParseProgress(line); ok {
 			res.Progress = append(res.Progress, p)
 			continue
@@ -90,7 +90,7 @@ func Parse(r io.Reader) (*engine.Result, error) {
 		return nil, fmt.Errorf("while reading sysbench output: %w", err)
 	}
 	if !haveSummary {
-		return nil, &engine.RunError{Err: ErrNoSummary, LastError: errs.last()}
+		return nil, &engine.RunError{Err: ErrNoSummary, LastError: errs.Last()}
 	}
 	// The avg line has two decimals of a millisecond (±5 % at 0.1 ms); the sum over every event
 	// has the same two decimals over a much larger figure.
@@ -108,53 +108,16 @@ func Parse(r io.Reader) (*engine.Result, error) {
 	return res, nil
 }
 
-// errorLines keeps sysbench's FATAL lines, to report the most specific one.
-type errorLines struct{ lines []string }
-
-// genericErrors are FATAL lines that say less than another one beside them.
-var genericErrors = []string{
+// sysbenchErrors are sysbench's FATAL lines; the generic ones say less than another beside them.
+var sysbenchErrors = engine.ErrorLines{Prefix: "FATAL: ", Generic: []string{
 	"unable to connect to MySQL server",
 	"`thread_init' function failed",
 	"Thread initialization failed",
 	"(last message repeated",
-}
-
-func (e *errorLines) observe(line string) {
-	if msg, ok := strings.CutPrefix(line, "FATAL: "); ok {
-		e.lines = append(e.lines, msg)
-	}
-}
-
-// last returns the last specific error line, or the last line when all are generic.
-func (e *errorLines) last() string {
-	for i := len(e.lines) - 1; i >= 0; i-- {
-		if !isGeneric(e.lines[i]) {
-			return e.lines[i]
-		}
-	}
-	if len(e.lines) > 0 {
-		return e.lines[len(e.lines)-1]
-	}
-	return ""
-}
-
-func isGeneric(line string) bool {
-	for _, g := range genericErrors {
-		if strings.HasPrefix(line, g) {
-			return true
-		}
-	}
-	return false
-}
+}}
 
 // LastError returns sysbench's last meaningful FATAL line in output, or "".
-func LastError(output string) string {
-	var e errorLines
-	for _, line := range strings.Split(output, "\n") {
-		e.observe(line)
-	}
-	return e.last()
-}
+func LastError(output string) string { return sysbenchErrors.LastError(output) }
 
 // connectionLostMarks are what the MySQL client library and the server say when a session's
 // connection ends under it: CR_SERVER_LOST (2013), CR_SERVER_GONE_ERROR (2006), the server
@@ -170,14 +133,7 @@ var connectionLostMarks = []string{
 }
 
 // ConnectionLost reports whether sysbench's error says its connection to the server was lost.
-func ConnectionLost(message string) bool {
-	for _, m := range connectionLostMarks {
-		if strings.Contains(message, m) {
-			return true
-		}
-	}
-	return false
-}
+func ConnectionLost(message string) bool { return engine.ContainsAny(message, connectionLostMarks) }
 
 // atof reads a figure; one out of float64's range reads as 0, never as an infinity that no JSON
 // status can hold.
