@@ -44,7 +44,8 @@ func TestDefaultsMatchTheSchema(t *testing.T) {
 		{[]any{"load", "properties", "order", "default"}, spec, equal(DefaultOrder)},
 		{[]any{"load", "properties", "warmup", "default"}, spec, duration(DefaultWarmup)},
 		{[]any{"server", "properties", "cnpg", "properties", "database", "default"}, spec, equal(DefaultDatabase)},
-		{[]any{"server", "properties", "external", "properties", "port", "default"}, spec, equal(DefaultPort)},
+		// An external server's port has no schema default: the engine's own applies (EffectivePort).
+		{[]any{"server", "properties", "engine", "default"}, spec, equal(EnginePostgreSQL)},
 		{[]any{"server", "properties", "managed", "properties", "instances", "default"}, spec, equal(DefaultInstances)},
 		{[]any{"server", "properties", "managed", "properties", "storageSize", "default"}, spec, equal(DefaultStorageSize)},
 		{[]any{"tls", "properties", "issuerRef", "properties", "kind", "default"}, spec, equal(DefaultIssuerKind)},
@@ -94,4 +95,23 @@ func dig(t *testing.T, v any, path ...any) any {
 		}
 	}
 	return v
+}
+
+// TestEffectivePort: an external server's port, else its engine's.
+func TestEffectivePort(t *testing.T) {
+	tests := []struct {
+		name   string
+		server ServerSpec
+		want   int32
+	}{
+		{"postgresql, no port", ServerSpec{External: &ExternalServer{Host: "db"}}, DefaultPort},
+		{"mysql, no port", ServerSpec{Engine: EngineMySQL, External: &ExternalServer{Host: "db"}}, DefaultMySQLPort},
+		{"mysql, its port", ServerSpec{Engine: EngineMySQL, External: &ExternalServer{Host: "db", Port: 3307}}, 3307},
+		{"a CloudNativePG cluster", ServerSpec{CNPG: &CNPGServer{ClusterName: "pg"}}, DefaultPort},
+	}
+	for _, tt := range tests {
+		if got := tt.server.EffectivePort(); got != tt.want {
+			t.Errorf("%s: port %d, want %d", tt.name, got, tt.want)
+		}
+	}
 }
