@@ -17,7 +17,8 @@ import (
 // A pod's cgroup, read from a node's cgroup hierarchy (the host's /sys/fs/cgroup mounted read-only
 // into the node reader): the sum of its containers, the pause container's few microseconds
 // included. The kubelet names it after the pod's UID, under its QoS class, with either cgroup
-// driver; no other lookup (no walk, no container runtime) is needed.
+// driver, below its cgroupRoot: the hierarchy's top by default, or one level down (kubeletRoots);
+// no other lookup (no walk, no container runtime) is needed.
 
 // podUID is a pod's UID as the API server writes it.
 var podUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -68,19 +69,50 @@ func readPodCgroup(root, uid string) (Sample, error) {
 	unified := fileExists(filepath.Join(root, "cgroup.controllers"))
 	acctRoot := firstDir(root, "cpuacct", "cpu,cpuacct", "cpuacct,cpu")
 	cpuRoot := firstDir(root, "cpu", "cpu,cpuacct", "cpuacct,cpu")
-	for _, rel := range podPaths(uid) {
-		switch {
-		case unified && fileExists(filepath.Join(root, rel, "cpu.stat")):
-			return readV2(filepath.Join(root, rel))
-		case !unified && acctRoot != "" && fileExists(filepath.Join(acctRoot, rel, "cpuacct.usage")):
-			cpu := filepath.Join(cpuRoot, rel)
-			if cpuRoot == "" || !fileExists(cpu) {
-				cpu = ""
+	top := root
+	if !unified {
+		top = acctRoot
+	}
+	if top == "" {
+		return Sample{}, fmt.Errorf("%w (%s)", ErrNoPod, uid)
+	}
+	for _, kubelet := range kubeletRoots(top) {
+		for _, p := range podPaths(uid) {
+			rel := filepath.Join(kubelet, p)
+			switch {
+			case unified && fileExists(filepath.Join(root, rel, "cpu.stat")):
+				return readV2(filepath.Join(root, rel))
+			case !unified && fileExists(filepath.Join(acctRoot, rel, "cpuacct.usage")):
+				cpu := filepath.Join(cpuRoot, rel)
+				if cpuRoot == "" || !fileExists(cpu) {
+					cpu = ""
+				}
+				return readV1Dirs(filepath.Join(acctRoot, rel), cpu)
 			}
-			return readV1Dirs(filepath.Join(acctRoot, rel), cpu)
 		}
 	}
 	return Sample{}, fmt.Errorf("%w (%s)", ErrNoPod, uid)
+}
+
+// kubeletRoots are the cgroupRoots, relative to the hierarchy at top, under which a kubelet may
+// keep its pods: the top itself (the default, "/"), then each child holding a kubepods cgroup,
+// for a kubelet given a cgroupRoot one level down (as the local cluster's second node, whose
+// kubelet shares the host's hierarchy with the first's).
+func kubeletRoots(top string) []string {
+	roots := []string{""}
+	entries, err := os.ReadDir(top)
+	if err != nil {
+		return roots
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), "kubepods") {
+			continue
+		}
+		if fileExists(filepath.Join(top, e.Name(), "kubepods")) || fileExists(filepath.Join(top, e.Name(), "kubepods.slice")) {
+			roots = append(roots, e.Name())
+		}
+	}
+	return roots
 }
 
 func fileExists(path string) bool {
