@@ -95,11 +95,12 @@ node2_cgroups() {
   fi
 }
 
-# node2_images imports the pause image and the project's image (always: e2e rebuilds it under the
-# same tag) into the node's containerd.
+# node2_images imports the pause image, the project's image (always: e2e rebuilds it under the
+# same tag) and the MariaDB fixture's (the MySQL cases' server runs there, off the first node's
+# CPU requests) into the node's containerd.
 node2_images() {
   local a archives
-  archives=$("$ROOT/hack/images.sh" build pause tunnelbench)
+  archives=$("$ROOT/hack/images.sh" build pause tunnelbench mariadb)
   for a in $archives; do
     ctr -a "$SOCK2" -n k8s.io images import --no-unpack=false "$a" >/dev/null
   done

@@ -163,7 +163,8 @@ type LoadSpec struct {
 	LatencyLimit *metav1.Duration `json:"latencyLimit,omitempty"`
 
 	// ConnectionStorm, after the load, opens N connections one after the other from one client,
-	// each running `select 1` and disconnecting (pgbench -C -c 1 -t N), and reports the total
+	// each running `select 1` and disconnecting (pgbench -C -c 1 -t N; on MySQL the runner's own
+	// driver, since sysbench 1.0.20 opens no connection per transaction), and reports the total
 	// time, connections per second and mean time per connection. With repetitions, it runs after
 	// each transport's last round (at each sweep point) only.
 	// +optional

@@ -62,12 +62,37 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.server.engine mysql", "reconnect"},
 		},
 		{
-			name: "an ssh tunnel to MySQL, not built yet",
+			name: "a pooler to MySQL, not built yet",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
-				tb.Spec.Transports = append(tb.Spec.Transports, benchv1.TransportSpec{Name: "ssh", Type: benchv1.TransportSSH})
+				tb.Spec.Transports = append(tb.Spec.Transports, poolerTransport(nil)...)
 			},
-			want: []string{"spec.server.engine mysql runs through transports direct and tls"},
+			want: []string{"spec.transports to spec.server.engine mysql", "a pooler to MySQL"},
+		},
+		{
+			name: "TLS inside an ssh tunnel to MySQL",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
+				tb.Spec.Transports = sshTransport(&benchv1.SSHTransport{SSLMode: "require"})
+			},
+			want: []string{"spec.transports to spec.server.engine mysql", "sslMode disable"},
+		},
+		{
+			name: "TLS through a proxy to MySQL",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
+				tb.Spec.Transports = []benchv1.TransportSpec{{Name: "lb", Type: benchv1.TransportProxy,
+					Proxy: &benchv1.ProxyTransport{SSLMode: "require"}}}
+			},
+			want: []string{"spec.transports to spec.server.engine mysql", "sslMode disable"},
+		},
+		{
+			name: "several runner pods on MySQL, not built yet",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
+				tb.Spec.Runner = &benchv1.RunnerSpec{Pods: 2}
+			},
+			want: []string{"spec.server.engine mysql runs from one runner pod"},
 		},
 		{
 			name: "MySQL's TLS without a client certificate",
@@ -848,6 +873,19 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				{Name: "pod", Type: "direct", Direct: &benchv1.DirectTransport{Via: "pod"}},
 				{Name: "pooled", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar", Over: "wg", ServerTLS: "require"},
 					Network: &benchv1.NetworkSpec{}}}
+		}},
+		{"MySQL through every transport that carries it, with a connection storm", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_read_write"
+			tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 600}
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"},
+				{Name: "pod", Type: "direct", Direct: &benchv1.DirectTransport{Via: "pod"}},
+				{Name: "tls", Type: "tls", TLS: &benchv1.TLSTransport{SSLMode: "verify-ca",
+					ClientCertSecret: &benchv1.LocalObjectReference{Name: "client"}}},
+				{Name: "ssh", Type: "ssh", SSH: &benchv1.SSHTransport{Tunnels: 2, Compression: true}},
+				{Name: "wg", Type: "vpn"},
+				{Name: "ovpn", Type: "vpn", VPN: &benchv1.VPNTransport{Kind: "openvpn"}},
+				{Name: "lb", Type: "proxy"},
+				{Name: "wan", Type: "direct", Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}}}}
 		}},
 		{"cnpg with direct and tls", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "tls", Type: "tls"}}

@@ -2,7 +2,10 @@ package runner
 
 import (
 	"errors"
+	"math"
+	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/engine/sysbench"
 	"github.com/tunnelbench/tunnelbench/internal/testing/mysqltest"
+	"github.com/tunnelbench/tunnelbench/internal/transport/link"
 )
 
 // TestRunAgainstRealMariaDB runs the runner with the MySQL engine (sysbench, the Go MySQL
@@ -74,6 +78,61 @@ func TestRunAgainstRealMariaDB(t *testing.T) {
 		}
 		if rep.Result.Transactions != 30 || rep.Result.LatencyAvgMs < 10 {
 			t.Errorf("%d transactions at %.3f ms", rep.Result.Transactions, rep.Result.LatencyAvgMs)
+		}
+	})
+
+	t.Run("through a 10 ms link: the link measured, a point select a transaction crosses it once", func(t *testing.T) {
+		asked := runspec.Link{RTT: 10 * time.Millisecond, BitsPerSecond: 20_000_000}
+		p, err := link.Start("127.0.0.1:0", net.JoinHostPort(server.Host, strconv.Itoa(server.Port)),
+			link.Link{RTT: asked.RTT, BitsPerSecond: asked.BitsPerSecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Stop)
+		_, port, _ := net.SplitHostPort(p.Addr())
+		env := server.Env("verify-ca")
+		env["PGPORT"] = port
+		setEnv(t, env)
+		rep, out, err := runOnce(t, Options{Generator: generator(t), Run: runspec.Run{Engine: runspec.EngineMySQL, Scale: 1,
+			Load: runspec.Load{Builtin: "oltp_point_select", Clients: 2, Duration: 2 * time.Second}, Tunnels: 1, Link: asked,
+			Storm: 20}})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		l := rep.Link
+		if l == nil || rep.TLS == nil {
+			t.Fatalf("link %+v, TLS %+v:\n%s", l, rep.TLS, out)
+		}
+		t.Logf("link %+v, %.1f tps at %.3f ms", *l, rep.Result.TPS, rep.Result.LatencyAvgMs)
+		// SELECT 1's RTT is the link's and the server's microseconds, within the emulator's ±1 ms
+		// and a loaded machine's scheduling.
+		if math.Abs(l.RTTMs-10) > 2 {
+			t.Errorf("measured RTT %.3f ms, asked 10 ms", l.RTTMs)
+		}
+		// The TCP handshake, the server's greeting and the login's answer, the TLS handshake:
+		// at least three round trips.
+		if l.ConnectMs < 30 {
+			t.Errorf("connection time %.3f ms through a 10 ms link: the handshakes cannot be that fast", l.ConnectMs)
+		}
+		if ratio := float64(l.BitsPerSecond) / float64(asked.BitsPerSecond); ratio < 0.85 || ratio > 1.15 {
+			t.Errorf("measured %d bit/s, asked %d (ratio %.2f)", l.BitsPerSecond, asked.BitsPerSecond, ratio)
+		}
+		// The storm: 20 connections one after the other by the runner's driver, each across the link
+		// for its TCP and TLS handshakes and its login (at least 2 RTTs, as the link's own
+		// measure), then for SELECT 1 (one more): at most 1000 / 30 connections a second.
+		st := rep.Storm
+		if st == nil || st.Connections != 20 || st.Failed != 0 || st.MeanConnectMs < 20 || st.PerSecond > 1000.0/30 ||
+			len(st.BatchConnectMs) != StormBatches || !strings.Contains(st.Command, "SELECT 1") {
+			t.Errorf("storm %+v across a 10 ms link", st)
+		} else {
+			t.Logf("storm: %d connections at %.1f a second, %.3f ms each to connect", st.Connections, st.PerSecond, st.MeanConnectMs)
+		}
+		// oltp_point_select runs one point select an event (its script sets point_selects to 1,
+		// the other OLTP tests' default is 10): one round trip, so 10 to 20 ms a transaction and
+		// at most 2 clients / 10 ms = 200 tps.
+		if rep.Result.LatencyAvgMs < 10 || rep.Result.LatencyAvgMs > 20 || rep.Result.TPS > 200 {
+			t.Errorf("%.1f tps at %.3f ms through a 10 ms link: sysbench did not cross it once a transaction",
+				rep.Result.TPS, rep.Result.LatencyAvgMs)
 		}
 	})
 

@@ -28,8 +28,10 @@ func (e *FailureError) Error() string { return e.Reason + ": " + e.Message }
 
 // session is what the preflight connection learned.
 type session struct {
-	// config is the connection's configuration, from libpq's environment.
+	// config is the connection's configuration, from libpq's environment; nil for another engine.
 	config *pgx.ConnConfig
+	// probe opens connections configured as this one, for the measure of the path.
+	probe pathProbe
 	// serverTLS is the TLS session the server reports for the connection (pg_stat_ssl): through a
 	// pooler, that of the pooler's connection to the server.
 	serverTLS *report.TLS
@@ -66,7 +68,7 @@ func preflight(ctx context.Context, wait time.Duration, retryEvery time.Duration
 			if err != nil {
 				return nil, err
 			}
-			return &session{config: cfg, serverTLS: serverTLS, clientTLS: socketTLS(conn),
+			return &session{config: cfg, probe: pgProbe{cfg}, serverTLS: serverTLS, clientTLS: socketTLS(conn),
 				serverVersion: conn.PgConn().ParameterStatus("server_version")}, nil
 		}
 		failure := classify(err)

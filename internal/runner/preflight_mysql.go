@@ -139,7 +139,7 @@ func mysqlSession(ctx context.Context, cfg *mysql.Config) (*session, error) {
 		return nil, err
 	}
 	defer func() { _ = c.Close() }()
-	sess := &session{}
+	sess := &session{probe: mysqlProbe{cfg}}
 	var version, cipher string
 	err = c.QueryRowContext(cctx, `SELECT VERSION(),
 		coalesce((SELECT variable_value FROM information_schema.session_status WHERE variable_name = 'Ssl_version'), ''),

@@ -221,7 +221,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 	if run.Link.Emulated() {
 		// Before the warm-up: the ssh tunnels' and the pooler's connections are as cold as a
 		// client's first ones would be, which the connection time is meant to show.
-		if rep.Link, err = measureLink(ctx, sess.config, run.Link); err != nil {
+		if rep.Link, err = measureLink(ctx, sess.probe, run.Link); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintf(stream, "tunnelbench-runner: link measured: rtt %.3f ms, connect %.3f ms, %d bit/s\n",
@@ -309,7 +309,7 @@ func execute(ctx context.Context, opts Options) *report.Report {
 		fmt.Fprintf(stream, "tunnelbench-runner: the connection setup's phases are not known: %v\n", err)
 	}
 	if run.Storm > 0 {
-		if rep.Storm, err = storm(ctx, opts, stream); err != nil {
+		if rep.Storm, err = storm(ctx, opts, stream, sess.probe); err != nil {
 			return fail(err)
 		}
 	}
@@ -470,23 +470,38 @@ func boolInt(b bool) int32 {
 	return 0
 }
 
-// storm opens the run's Storm connections one after the other, each to run the generator's
-// StormScript and close (pgbench -C), in batches (StormBatches), and sums them up: the storm's figures are the whole
-// storm's, its mean connect time weighted by each batch's connections.
-func storm(ctx context.Context, opts Options, stream io.Writer) (*report.Storm, error) {
+// storm opens the run's Storm connections one after the other, each to run one statement and
+// close, in batches (StormBatches), and sums them up: the storm's figures are the whole storm's,
+// its mean connect time weighted by each batch's connections. The generator opens them (pgbench
+// -C) where it can; where it cannot (sysbench 1.0.20), the runner's own driver does (driverStorm).
+func storm(ctx context.Context, opts Options, stream io.Writer, probe pathProbe) (*report.Storm, error) {
 	gen := opts.Generator
-	if err := writeFile(runspec.StormScriptPath, gen.StormScript()); err != nil {
+	batch := func(size int32, prefix string) (*engine.Result, string, error) {
+		args := gen.StormArgs(size)
+		res, err := stormBatch(ctx, opts, stream, args, prefix)
+		return res, engine.CommandLine(gen.Name(), args), err
+	}
+	if gen.StormArgs(1) == nil {
+		batch = func(size int32, prefix string) (*engine.Result, string, error) {
+			res, err := driverStorm(ctx, probe, size)
+			if err == nil {
+				fmt.Fprintf(stream, "%s%d connections in %.3f s, %.3f ms each to connect\n", prefix, res.Transactions,
+					float64(res.Transactions)/res.TPS, res.ConnectionTimeMs)
+			}
+			return res, fmt.Sprintf("%s (the runner's driver: connect, %s, close; %d connections)", driverStormName,
+				probeStatement, size), err
+		}
+	} else if err := writeFile(runspec.StormScriptPath, gen.StormScript()); err != nil {
 		return nil, err
 	}
 	out := &report.Storm{}
 	var seconds, connectSum float64
 	for i, size := range stormSizes(opts.Run.Storm) {
-		args := gen.StormArgs(size)
-		res, err := stormBatch(ctx, opts, stream, args, fmt.Sprintf("[storm %d/%d] ", i+1, StormBatches))
+		res, command, err := batch(size, fmt.Sprintf("[storm %d/%d] ", i+1, StormBatches))
 		if err != nil {
 			return nil, err
 		}
-		out.Command = fmt.Sprintf("%d × %s", len(out.BatchConnectMs)+1, engine.CommandLine(gen.Name(), args))
+		out.Command = fmt.Sprintf("%d × %s", len(out.BatchConnectMs)+1, command)
 		out.Connections += res.Transactions
 		out.Failed += res.FailedTransactions
 		if res.TPS > 0 {

@@ -26,10 +26,10 @@ import (
 const secondNodeTaint = "tunnelbench.io/second-node"
 
 // acrossNodes, on a cluster with a second node (E2E_SECOND_NODE): two runner pods that tolerate
-// it are spread one a node by the operator's default spread and still add up (each pod's 2 clients
-// of a 10 ms sleep make what the sleep allows, checkSleepPhysics, and the run is their sum); a runner pinned to the second node reaches the server on the
-// first across the nodes' routing, its runs say so (runner and server nodes), and no SharedNode
-// warning is raised for it.
+// it are spread one a node by the operator's default spread and still add up (each pod's 2
+// clients of a 10 ms sleep make what the sleep allows, checkSleepPhysics, and the run is their
+// sum); a runner pinned to the second node reaches the server on the first across the nodes'
+// routing, its runs say so (runner and server nodes), and no SharedNode warning is raised for it.
 func acrossNodes(t *testing.T, ns string, pg *fixture.Postgres) {
 	second := os.Getenv("E2E_SECOND_NODE")
 	if second == "" {
@@ -56,7 +56,7 @@ func acrossNodes(t *testing.T, ns string, pg *fixture.Postgres) {
 		}
 		var sum float64
 		for _, p := range run.Pods {
-			checkSleepPhysics(t, fmt.Sprintf("spread run %d pod %d", run.Round, p.Index), p.TPS, p.LatencyAvgMs, 2, 10)
+			checkSleepPhysics(t, fmt.Sprintf("spread run %d pod %d", run.Round, p.Index), p.TPS, p.LatencyAvgMs, 2)
 			sum += p.TPS
 		}
 		if math.Abs(run.TPS-sum) > 0.02*sum {
@@ -72,7 +72,7 @@ func acrossNodes(t *testing.T, ns string, pg *fixture.Postgres) {
 		if run.Node != second || run.ServerNode == "" || run.ServerNode == second {
 			t.Errorf("run %d: runner on %q, server on %q; want the runner alone on %s", run.Round, run.Node, run.ServerNode, second)
 		}
-		checkSleepPhysics(t, fmt.Sprintf("apart run %d", run.Round), run.TPS, run.LatencyAvgMs, 4, 10)
+		checkSleepPhysics(t, fmt.Sprintf("apart run %d", run.Round), run.TPS, run.LatencyAvgMs, 4)
 	}
 	if c := meta.FindStatusCondition(end.Status.Conditions, "SharedNode"); c != nil && c.Status == metav1.ConditionTrue {
 		t.Errorf("a runner on another node than the server's warned %s: %s", c.Reason, c.Message)

@@ -41,7 +41,7 @@ func runnerPodsAddUp(t *testing.T, ns string, pg *fixture.Postgres) {
 		for _, p := range run.Pods {
 			sum += p.Transactions
 			tps += p.TPS
-			checkSleepPhysics(t, fmt.Sprintf("run %d pod %d", run.Round, p.Index), p.TPS, p.LatencyAvgMs, 2, 10)
+			checkSleepPhysics(t, fmt.Sprintf("run %d pod %d", run.Round, p.Index), p.TPS, p.LatencyAvgMs, 2)
 			if p.StartOffsetMs > 200 || p.Node == "" {
 				t.Errorf("run %d pod %d: started %.0f ms after the first, on %q; want together, on a named node",
 					run.Round, p.Index, p.StartOffsetMs, p.Node)

@@ -55,7 +55,7 @@ func sleepSweepIsPhysics(t *testing.T, ns string, pg *fixture.Postgres) {
 	for i, p := range sw.Points {
 		r := benchv1.FindResult(end.ResultsAt(i), "direct")
 		for _, run := range r.Runs {
-			checkSleepPhysics(t, fmt.Sprintf("%d clients, run %d", p.Value, run.Round), run.TPS, run.LatencyAvgMs, p.Value, 10)
+			checkSleepPhysics(t, fmt.Sprintf("%d clients, run %d", p.Value, run.Round), run.TPS, run.LatencyAvgMs, p.Value)
 		}
 		// The sleep is in no part: pgbench's threads are off the CPU for it.
 		for _, run := range r.Runs {

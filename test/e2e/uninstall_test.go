@@ -70,10 +70,14 @@ func helmUninstallEndsBenchmarks(t *testing.T, serverNS string, pg *fixture.Post
 	})
 }
 
-// copyServerSecrets copies the fixture server's credentials and CA into ns, for a benchmark there.
-func copyServerSecrets(t *testing.T, serverNS, ns string) {
+// copyServerSecrets copies the fixture server's Secrets named (its credentials and CA when none is
+// named) into ns, for a benchmark there.
+func copyServerSecrets(t *testing.T, serverNS, ns string, names ...string) {
 	t.Helper()
-	for _, name := range []string{fixture.CredentialsSecret, fixture.CASecret} {
+	if len(names) == 0 {
+		names = []string{fixture.CredentialsSecret, fixture.CASecret}
+	}
+	for _, name := range names {
 		s := &corev1.Secret{}
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: serverNS, Name: name}, s); err != nil {
 			t.Fatal(err)

@@ -20,8 +20,8 @@ var SysbenchBuiltins = []string{"oltp_point_select", "oltp_read_only", "oltp_rea
 
 // engineProblems lists what the run's engine cannot do as asked. MySQL's generator, sysbench
 // 1.0.20, cannot reconnect per transaction nor count late transactions, logs no transaction (so
-// neither several pods' common window nor a latency distribution), and the runner's connection
-// probes (a storm, the link's measurement, a copy, a pooler's console) speak PostgreSQL.
+// neither several pods' common window nor a latency distribution), and the runner's copy and
+// pooler console speak PostgreSQL (its measure of the link and its storm speak both).
 func (r Run) engineProblems() []string {
 	switch r.Engine {
 	case "", EnginePostgreSQL:
@@ -41,9 +41,7 @@ func (r Run) engineProblems() []string {
 	refuse(r.Load.Protocol == "extended", "run --protocol=extended: sysbench has the simple and the prepared protocols")
 	refuse(r.Load.Reconnect, "reconnect per transaction (--reconnect): sysbench 1.0.20 keeps one connection per thread")
 	refuse(r.Load.LatencyLimit > 0, "count late transactions (--latency-limit): sysbench has no latency limit")
-	refuse(r.Storm > 0, "run a connection storm (--storm) yet")
 	refuse(r.Copy.Set(), "copy a data set (--copy-bytes): COPY is PostgreSQL's")
-	refuse(r.Link.Emulated(), "measure an emulated link (--link-rtt, --link-bandwidth) yet")
 	refuse(r.Pooler != "", "go through a pooler (--pooler) yet")
 	refuse(r.Pods > 1, "share a load between pods (--pods): sysbench logs no transaction to find their common window by")
 	return errs
