@@ -2,7 +2,6 @@ package runner
 
 import (
 	"errors"
-	"math"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -104,19 +103,7 @@ func TestRunAgainstRealMariaDB(t *testing.T) {
 			t.Fatalf("link %+v, TLS %+v:\n%s", l, rep.TLS, out)
 		}
 		t.Logf("link %+v, %.1f tps at %.3f ms", *l, rep.Result.TPS, rep.Result.LatencyAvgMs)
-		// SELECT 1's RTT is the link's and the server's microseconds, within the emulator's ±1 ms
-		// and a loaded machine's scheduling.
-		if math.Abs(l.RTTMs-10) > 2 {
-			t.Errorf("measured RTT %.3f ms, asked 10 ms", l.RTTMs)
-		}
-		// The TCP handshake, the server's greeting and the login's answer, the TLS handshake:
-		// at least three round trips.
-		if l.ConnectMs < 30 {
-			t.Errorf("connection time %.3f ms through a 10 ms link: the handshakes cannot be that fast", l.ConnectMs)
-		}
-		if ratio := float64(l.BitsPerSecond) / float64(asked.BitsPerSecond); ratio < 0.85 || ratio > 1.15 {
-			t.Errorf("measured %d bit/s, asked %d (ratio %.2f)", l.BitsPerSecond, asked.BitsPerSecond, ratio)
-		}
+		checkMeasuredLink(t, l, asked)
 		// The storm: 20 connections one after the other by the runner's driver, each across the link
 		// for its TCP and TLS handshakes and its login (at least 2 RTTs, as the link's own
 		// measure), then for SELECT 1 (one more): at most 1000 / 30 connections a second.
