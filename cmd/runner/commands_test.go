@@ -9,7 +9,7 @@ import (
 // TestCommandsDispatch: every subcommand the operator's pods and the chart start is registered by
 // its own file, an unknown one is refused naming those that exist, and no command prints usage.
 func TestCommandsDispatch(t *testing.T) {
-	for _, name := range []string{"run", "parse", "probe", "pgbouncer", "link", "sidecar", "node-reader", "with-file",
+	for _, name := range []string{"run", "parse", "probe", "pgbouncer", "mysqlpool", "link", "sidecar", "node-reader", "with-file",
 		"wg-gateway", "wg-client", "ovpn-gateway", "ovpn-client"} {
 		if _, ok := commands[name]; !ok {
 			t.Errorf("%s is not registered: the pods that start it would fail", name)
@@ -21,7 +21,7 @@ func TestCommandsDispatch(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, "usage: tunnelbench-runner "},
-		{"an unknown command", []string{"shell"}, `unknown command "shell": use one of link, node-reader, ovpn-client`},
+		{"an unknown command", []string{"shell"}, `unknown command "shell": use one of link, mysqlpool, node-reader, ovpn-client`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
