@@ -9,6 +9,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/evidence"
 	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer/console"
 )
@@ -18,8 +19,8 @@ import (
 type poolerCounter struct {
 	kind    runspec.PoolerKind
 	sess    *session
-	observe func(context.Context) (*pgbouncer.Snapshot, error)
-	before  *pgbouncer.Snapshot
+	observe func(context.Context) (*evidence.Snapshot, error)
+	before  *evidence.Snapshot
 	part    string // the pooler's part of the path (runspec.Run.PoolerPart)
 }
 
@@ -29,13 +30,13 @@ func startCounting(ctx context.Context, kind runspec.PoolerKind, metrics, part s
 	c := &poolerCounter{kind: kind, sess: sess, part: part}
 	switch {
 	case kind == runspec.PoolerPgBouncer:
-		c.observe = func(ctx context.Context) (*pgbouncer.Snapshot, error) { return console.Observe(ctx, sess.config) }
+		c.observe = func(ctx context.Context) (*evidence.Snapshot, error) { return console.Observe(ctx, sess.config) }
 	case kind == runspec.PoolerOpaque && metrics != "":
 		host, port, err := splitHostPort(metrics)
 		if err != nil {
 			return nil, err
 		}
-		c.observe = func(ctx context.Context) (*pgbouncer.Snapshot, error) {
+		c.observe = func(ctx context.Context) (*evidence.Snapshot, error) {
 			return pgbouncer.ObserveExporter(ctx, host, port)
 		}
 	default:

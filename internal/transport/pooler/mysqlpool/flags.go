@@ -32,6 +32,8 @@ type Settings struct {
 	// Server is the server's host:port.
 	Server   string
 	PoolSize int
+	// MaxClients bounds the client connections at once.
+	MaxClients int
 	// ServerTLS is disable, require (encrypted, the server unverified) or verify-full (its
 	// certificate checked against ServerCAFile, for its host name).
 	ServerTLS, ServerCAFile string
@@ -40,7 +42,7 @@ type Settings struct {
 // Args renders the settings as flags.
 func (s Settings) Args() []string {
 	args := []string{"--listen=" + s.Listen, "--server=" + s.Server, "--pool-size=" + strconv.Itoa(s.PoolSize),
-		"--server-tls=" + s.ServerTLS}
+		"--max-clients=" + strconv.Itoa(s.MaxClients), "--server-tls=" + s.ServerTLS}
 	if s.ServerCAFile != "" {
 		args = append(args, "--server-ca="+s.ServerCAFile)
 	}
@@ -58,6 +60,7 @@ func BindFlags(fs *flag.FlagSet) *Settings {
 	fs.StringVar(&s.Stats, "stats", "", "loopback address:port of the pooler's counters (JSON)")
 	fs.StringVar(&s.Server, "server", "", "the MySQL server's host:port")
 	fs.IntVar(&s.PoolSize, "pool-size", 0, "server connections open at most")
+	fs.IntVar(&s.MaxClients, "max-clients", 0, "client connections at once, at most")
 	fs.StringVar(&s.ServerTLS, "server-tls", "", "TLS to the server: disable, require or verify-full")
 	fs.StringVar(&s.ServerCAFile, "server-ca", "", "CA file for server-tls verify-full")
 	return s
@@ -72,6 +75,9 @@ func (s Settings) Validate() error {
 	}
 	if s.PoolSize < 1 {
 		return fmt.Errorf("--pool-size %d: at least 1", s.PoolSize)
+	}
+	if s.MaxClients < 1 {
+		return fmt.Errorf("--max-clients %d: at least 1", s.MaxClients)
 	}
 	switch s.ServerTLS {
 	case ServerTLSDisable, ServerTLSRequire:
@@ -90,7 +96,7 @@ func (s Settings) Config(user, password string) (Config, error) {
 	if err := s.Validate(); err != nil {
 		return Config{}, err
 	}
-	cfg := Config{Server: s.Server, User: user, Password: password, PoolSize: s.PoolSize}
+	cfg := Config{Server: s.Server, User: user, Password: password, PoolSize: s.PoolSize, MaxClients: s.MaxClients}
 	switch s.ServerTLS {
 	case ServerTLSRequire:
 		// Encrypted, as PgBouncer's require: the server's certificate is not checked.

@@ -10,7 +10,7 @@ import (
 )
 
 func TestSettingsRoundTrip(t *testing.T) {
-	in := Settings{Listen: "127.0.0.1:6432", Stats: "127.0.0.1:9127", Server: "db.ns.svc:3306", PoolSize: 4,
+	in := Settings{Listen: "127.0.0.1:6432", Stats: "127.0.0.1:9127", Server: "db.ns.svc:3306", PoolSize: 4, MaxClients: 100,
 		ServerTLS: ServerTLSVerifyFull, ServerCAFile: "/etc/ca/ca.crt"}
 	fs := flag.NewFlagSet("mysqlpool", flag.ContinueOnError)
 	out := BindFlags(fs)
@@ -27,7 +27,7 @@ func TestSettingsConfig(t *testing.T) {
 	if err := os.WriteFile(ca, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	valid := Settings{Listen: "127.0.0.1:6432", Server: "db:3306", PoolSize: 2, ServerTLS: ServerTLSRequire}
+	valid := Settings{Listen: "127.0.0.1:6432", Server: "db:3306", PoolSize: 2, MaxClients: 10, ServerTLS: ServerTLSRequire}
 	for _, tt := range []struct {
 		name   string
 		change func(*Settings)
@@ -38,6 +38,7 @@ func TestSettingsConfig(t *testing.T) {
 		{"no listen address", func(s *Settings) { s.Listen = "" }, "--listen"},
 		{"a server without port", func(s *Settings) { s.Server = "db" }, "--server"},
 		{"no pool", func(s *Settings) { s.PoolSize = 0 }, "--pool-size 0"},
+		{"no client admitted", func(s *Settings) { s.MaxClients = 0 }, "--max-clients 0"},
 		{"an unknown TLS mode", func(s *Settings) { s.ServerTLS = "prefer" }, `--server-tls "prefer"`},
 		{"verify-full without a CA", func(s *Settings) { s.ServerTLS = ServerTLSVerifyFull }, "needs --server-ca"},
 		{"a CA file with no certificate", func(s *Settings) { s.ServerTLS, s.ServerCAFile = ServerTLSVerifyFull, ca }, "holds no certificate"},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -126,6 +127,14 @@ func TestPoolAgainstRealMariaDB(t *testing.T) {
 		if !strings.HasPrefix(st.ServerTLS, "TLS 1.") || !strings.HasSuffix(st.ServerVersion, server.Version) {
 			t.Errorf("server TLS %q, version %q (the server's %q)", st.ServerTLS, st.ServerVersion, server.Version)
 		}
+		// The same counters as the runner reads them, over HTTP.
+		srv := httptest.NewServer(pool.StatsHandler())
+		t.Cleanup(srv.Close)
+		snap, err := Observe(context.Background(), strings.TrimPrefix(srv.URL, "http://"))
+		if err != nil || snap.Transactions != st.Lends || snap.ServerConnections != int(st.ServerConnections) ||
+			snap.ServerTLS != st.ServerTLS || !snap.WaitCounted || snap.Version != Name {
+			t.Errorf("observed %+v, %v from %+v", snap, err, st)
+		}
 		// The server's end says the same: the statement ran over TLS.
 		var name, version string
 		if err := open(t, server, addr, server.Password, true).QueryRow("SHOW SESSION STATUS LIKE 'Ssl_version'").Scan(&name, &version); err != nil ||
@@ -239,6 +248,30 @@ func TestPoolAgainstRealMariaDB(t *testing.T) {
 		if st := pool.Stats(); st.Pinned != 2 || st.Resets < 1 || st.ServerConnections != 1 {
 			// The second session's SELECT @x pins it too.
 			t.Errorf("pinned %d (want 2), resets %d, server connections %d", st.Pinned, st.Resets, st.ServerConnections)
+		}
+	})
+
+	t.Run("clients past the bound are refused as a full server refuses them", func(t *testing.T) {
+		pool, err := New(Config{Server: net.JoinHostPort(server.Host, strconv.Itoa(server.Port)), User: server.User,
+			Password: server.Password, PoolSize: 1, MaxClients: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		go func() { _ = pool.Serve(ctx, ln) }()
+		first := open(t, server, ln.Addr().String(), server.Password, true)
+		if err := first.Ping(); err != nil {
+			t.Fatal(err)
+		}
+		err = open(t, server, ln.Addr().String(), server.Password, true).Ping()
+		var mysqlErr *mysql.MySQLError
+		if !errors.As(err, &mysqlErr) || mysqlErr.Number != errTooManyConnections {
+			t.Errorf("a second client past --max-clients 1: %v", err)
 		}
 	})
 

@@ -38,6 +38,9 @@ type Config struct {
 	ServerTLS *tls.Config
 	// PoolSize bounds the server connections open at once.
 	PoolSize int
+	// MaxClients bounds the client connections at once (0: no bound); the next is refused, as a
+	// server refuses past max_connections.
+	MaxClients int
 }
 
 // Stats are the pooler's counters: its evidence of what it shared.
@@ -76,7 +79,7 @@ type Pool struct {
 
 	nextID                                                 atomic.Uint32
 	clients, servers, lends, reused, waits, pinned, resets atomic.Int64
-	waitNanos                                              atomic.Int64
+	waitNanos, active                                      atomic.Int64
 }
 
 // New makes a pool; it opens no connection until a client needs one.
@@ -132,7 +135,13 @@ func (p *Pool) Serve(ctx context.Context, ln net.Listener) error {
 			defer wg.Done()
 			defer func() { _ = conn.Close() }()
 			s := &session{pool: p, client: newPacketConn(conn), id: p.nextID.Add(1)}
-			s.serve(ctx)
+			if n := p.active.Add(1); p.cfg.MaxClients > 0 && n > int64(p.cfg.MaxClients) {
+				_ = s.client.writePacket(0, errPacket(errTooManyConnections, stateGeneral, fmt.Sprintf(
+					"Too many connections: the pooler admits %d clients at once", p.cfg.MaxClients)))
+			} else {
+				s.serve(ctx)
+			}
+			p.active.Add(-1)
 		}()
 	}
 }

@@ -15,6 +15,8 @@ import (
 const (
 	errAccessDenied = 1045
 	errUnknownCom   = 1047
+	// errTooManyConnections is ER_CON_COUNT_ERROR, as a server past max_connections answers.
+	errTooManyConnections = 1040
 	// errUnknown (ER_UNKNOWN_ERROR) says the pooler could not lend a connection: a server may
 	// not send a client's own codes (2000-2999, such as 2013), which libmariadb then reports as a
 	// malformed packet.

@@ -173,22 +173,3 @@ func Write(dir string, c Config, password string) (string, error) {
 	}
 	return ini, nil
 }
-
-// Snapshot is what the admin console reports at one moment.
-type Snapshot struct {
-	// Transactions is SHOW STATS' total_xact_count summed over databases: transactions PgBouncer
-	// has passed to a server since it started.
-	Transactions int64
-	// WaitMicros is SHOW STATS' total_wait_time summed over databases: the microseconds clients
-	// have waited for a server connection since PgBouncer started (its queue, which no thread's
-	// time shows). Counted says the column was there.
-	WaitMicros  int64
-	WaitCounted bool
-	// ServerConnections counts SHOW SERVERS' rows: connections PgBouncer holds to the server.
-	ServerConnections int
-	// ServerTLS is the TLS column of SHOW SERVERS ("" for plain TCP), from the first server
-	// connection; every connection of a pool uses the same settings.
-	ServerTLS string
-	// Version is SHOW VERSION's answer, e.g. "PgBouncer 1.18.0".
-	Version string
-}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/evidence"
 )
 
 // CNPGExporterPort is where CloudNativePG's Pooler pods serve their PgBouncer metrics.
@@ -28,13 +30,13 @@ var serverStates = map[string]bool{"active": true, "idle": true, "used": true, "
 // Service's name, or an address), summing their counters: a CloudNativePG Pooler's admin console
 // is not open to the application's user, its exporter is. The exporter reads SHOW STATS and
 // SHOW POOLS when scraped, so the figures are as live as the admin console's.
-func ObserveExporter(ctx context.Context, host string, port int) (*Snapshot, error) {
+func ObserveExporter(ctx context.Context, host string, port int) (*evidence.Snapshot, error) {
 	addrs, err := net.DefaultResolver.LookupHost(ctx, host)
 	if err != nil {
 		return nil, fmt.Errorf("cannot resolve the pooler's exporters %s: %w", host, err)
 	}
 	client := &http.Client{Timeout: 5 * time.Second}
-	snap := &Snapshot{}
+	snap := &evidence.Snapshot{}
 	for _, addr := range addrs {
 		url := "http://" + net.JoinHostPort(addr, strconv.Itoa(port)) + "/metrics"
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -55,7 +57,7 @@ func ObserveExporter(ctx context.Context, host string, port int) (*Snapshot, err
 }
 
 // addExposition adds the counters of one Prometheus text exposition to the snapshot.
-func addExposition(snap *Snapshot, r io.Reader) error {
+func addExposition(snap *evidence.Snapshot, r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {

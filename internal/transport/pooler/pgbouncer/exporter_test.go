@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/evidence"
 )
 
 // exposition is what CloudNativePG's exporter serves (names from its metricsserver package).
@@ -57,7 +59,7 @@ func FuzzExposition(f *testing.F) {
 	f.Add("pgbouncer_pools_server_active_connections{database=\"app\",user=\"app\"} 3 1700000000000\n")
 	f.Add("pgbouncer_pools_server_idle_connections{a=\"}\"} NaN\nother_metric 5\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		snap := &Snapshot{}
+		snap := &evidence.Snapshot{}
 		_ = addExposition(snap, strings.NewReader(text))
 		if !strings.Contains(text, exporterTransactions) && snap.Transactions != 0 {
 			t.Fatalf("%d transactions from a text without %s", snap.Transactions, exporterTransactions)

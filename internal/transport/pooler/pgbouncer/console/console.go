@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/evidence"
 )
 
 // AdminDatabase is the name of PgBouncer's admin console.
@@ -28,13 +28,13 @@ func AdminConfig(cfg *pgx.ConnConfig) *pgx.ConnConfig {
 }
 
 // Observe connects to the admin console and takes a snapshot.
-func Observe(ctx context.Context, cfg *pgx.ConnConfig) (*pgbouncer.Snapshot, error) {
+func Observe(ctx context.Context, cfg *pgx.ConnConfig) (*evidence.Snapshot, error) {
 	conn, err := pgx.ConnectConfig(ctx, AdminConfig(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("cannot connect to PgBouncer's admin console: %w", err)
 	}
 	defer func() { _ = conn.Close(context.WithoutCancel(ctx)) }()
-	snap := &pgbouncer.Snapshot{}
+	snap := &evidence.Snapshot{}
 	stats, err := rows(ctx, conn, "SHOW STATS")
 	if err != nil {
 		return nil, err
