@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"net"
+	"net/http/httptest"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/engine/sysbench"
 	"github.com/tunnelbench/tunnelbench/internal/testing/mysqltest"
 	"github.com/tunnelbench/tunnelbench/internal/transport/link"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/mysqlpool"
 )
 
 // TestRunAgainstRealMariaDB runs the runner with the MySQL engine (sysbench, the Go MySQL
@@ -120,6 +123,70 @@ func TestRunAgainstRealMariaDB(t *testing.T) {
 		if rep.Result.LatencyAvgMs < 10 || rep.Result.LatencyAvgMs > 20 || rep.Result.TPS > 200 {
 			t.Errorf("%.1f tps at %.3f ms through a 10 ms link: sysbench did not cross it once a transaction",
 				rep.Result.TPS, rep.Result.LatencyAvgMs)
+		}
+	})
+
+	t.Run("through the MySQL pooler across a 10 ms link: logins cross nothing, two server connections bound the rate", func(t *testing.T) {
+		asked := runspec.Link{RTT: 10 * time.Millisecond}
+		l, err := link.Start("127.0.0.1:0", net.JoinHostPort(server.Host, strconv.Itoa(server.Port)), link.Link{RTT: asked.RTT})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Stop)
+		// The pooler in the runner pod: its clients over loopback, its server connections (TLS,
+		// verified) across the link.
+		const poolSize = 2
+		cfg, err := mysqlpool.Settings{Listen: "127.0.0.1:0", Server: l.Addr(), PoolSize: poolSize, MaxClients: 50,
+			ServerTLS: mysqlpool.ServerTLSVerifyFull, ServerCAFile: server.CAFile}.Config(server.User, server.Password)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool, err := mysqlpool.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		go func() { _ = pool.Serve(ctx, ln) }()
+		stats := httptest.NewServer(pool.StatsHandler())
+		t.Cleanup(stats.Close)
+		env := server.Env("disable")
+		_, env["PGPORT"], _ = net.SplitHostPort(ln.Addr().String())
+		setEnv(t, env)
+		const clients = 4
+		rep, out, err := runOnce(t, Options{Generator: generator(t), Run: runspec.Run{Engine: runspec.EngineMySQL, Scale: 1,
+			Load:    runspec.Load{Builtin: "oltp_point_select", Protocol: "simple", Clients: clients, Duration: 2 * time.Second},
+			Tunnels: 1, Storm: 100, Pooler: runspec.PoolerMySQL, PoolerMetrics: strings.TrimPrefix(stats.URL, "http://"),
+			PoolerPart: "mysqlpool"}})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		res, p, st := rep.Result, rep.Pooler, rep.Storm
+		if p == nil || !p.Counted || st == nil {
+			t.Fatalf("pooler %+v, storm %+v:\n%s", p, st, out)
+		}
+		t.Logf("%s: %.1f tps at %.3f ms with %d clients; pooler %+v; storm %d at %.1f a second, %.3f ms to connect", rep.Command,
+			res.TPS, res.LatencyAvgMs, clients, *p, st.Connections, st.PerSecond, st.MeanConnectMs)
+		// Every transaction went through the pooler, on at most its two server connections, over
+		// TLS; the server's own view of the session says TLS too.
+		if p.Transactions < res.Transactions || p.ServerConnections < 1 || p.ServerConnections > poolSize ||
+			!strings.HasPrefix(p.ServerTLS, "TLSv1.") || rep.TLS == nil || p.Version != mysqlpool.Name {
+			t.Errorf("pooler %+v for %d transactions, the server's TLS %+v", *p, res.Transactions, rep.TLS)
+		}
+		// A point select crosses the link once, on one of two server connections: at most
+		// 2 / 10 ms = 200 tps, whatever the clients; the other two clients wait for a connection.
+		if res.TPS > poolSize*100*1.02 || res.LatencyAvgMs < 10 || !p.WaitCounted || p.WaitSeconds <= 0 {
+			t.Errorf("%.1f tps at %.3f ms, waited %.3f s: the pool of %d across a 10 ms link allows at most %d tps, and %d clients must wait",
+				res.TPS, res.LatencyAvgMs, p.WaitSeconds, poolSize, poolSize*100, clients)
+		}
+		// A storm's login is the pooler's, over loopback: it crosses no link (well under one RTT);
+		// its SELECT 1 crosses it once, so at most 100 connections a second.
+		if st.Connections != 100 || st.Failed != 0 || st.MeanConnectMs >= float64(asked.RTT.Milliseconds())/2 || st.PerSecond > 100*1.02 {
+			t.Errorf("storm %+v through the pooler across a 10 ms link", st)
 		}
 	})
 

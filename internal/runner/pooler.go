@@ -10,12 +10,13 @@ import (
 	"github.com/tunnelbench/tunnelbench/internal/contract/report"
 	"github.com/tunnelbench/tunnelbench/internal/contract/runspec"
 	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/evidence"
+	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/mysqlpool"
 	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer"
 	"github.com/tunnelbench/tunnelbench/internal/transport/pooler/pgbouncer/console"
 )
 
-// poolerCounter brackets the pgbench run with snapshots of the pooler's admin console (or its
-// exporters), whose difference is the evidence that the run's transactions went through the pooler.
+// poolerCounter brackets the load with snapshots of the pooler's counters (PgBouncer's admin
+// console or exporters, the MySQL pooler's JSON), whose difference is the evidence that the run's transactions went through the pooler.
 type poolerCounter struct {
 	kind    runspec.PoolerKind
 	sess    *session
@@ -31,6 +32,8 @@ func startCounting(ctx context.Context, kind runspec.PoolerKind, metrics, part s
 	switch {
 	case kind == runspec.PoolerPgBouncer:
 		c.observe = func(ctx context.Context) (*evidence.Snapshot, error) { return console.Observe(ctx, sess.config) }
+	case kind == runspec.PoolerMySQL:
+		c.observe = func(ctx context.Context) (*evidence.Snapshot, error) { return mysqlpool.Observe(ctx, metrics) }
 	case kind == runspec.PoolerOpaque && metrics != "":
 		host, port, err := splitHostPort(metrics)
 		if err != nil {

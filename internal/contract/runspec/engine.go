@@ -21,10 +21,14 @@ var SysbenchBuiltins = []string{"oltp_point_select", "oltp_read_only", "oltp_rea
 // engineProblems lists what the run's engine cannot do as asked. MySQL's generator, sysbench
 // 1.0.20, cannot reconnect per transaction nor count late transactions, logs no transaction (so
 // neither several pods' common window nor a latency distribution), and the runner's copy and
-// pooler console speak PostgreSQL (its measure of the link and its storm speak both).
+// PgBouncer's console speak PostgreSQL (its measure of the link, its storm and the MySQL pooler's
+// counters serve both).
 func (r Run) engineProblems() []string {
 	switch r.Engine {
 	case "", EnginePostgreSQL:
+		if r.Pooler == PoolerMySQL {
+			return []string{fmt.Sprintf("--pooler=%s is MySQL's pooler, not PostgreSQL's", PoolerMySQL)}
+		}
 		return nil
 	case EngineMySQL:
 	default:
@@ -42,7 +46,7 @@ func (r Run) engineProblems() []string {
 	refuse(r.Load.Reconnect, "reconnect per transaction (--reconnect): sysbench 1.0.20 keeps one connection per thread")
 	refuse(r.Load.LatencyLimit > 0, "count late transactions (--latency-limit): sysbench has no latency limit")
 	refuse(r.Copy.Set(), "copy a data set (--copy-bytes): COPY is PostgreSQL's")
-	refuse(r.Pooler != "", "go through a pooler (--pooler) yet")
+	refuse(r.Pooler != "" && r.Pooler != PoolerMySQL, fmt.Sprintf("go through --pooler=%s: PostgreSQL's; MySQL's is %s", r.Pooler, PoolerMySQL))
 	refuse(r.Pods > 1, "share a load between pods (--pods): sysbench logs no transaction to find their common window by")
 	return errs
 }

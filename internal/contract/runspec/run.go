@@ -22,6 +22,9 @@ const (
 	// PoolerOpaque is a pooler whose admin console the runner cannot read (CloudNativePG's): its
 	// metrics exporters, when known, are read instead.
 	PoolerOpaque = "opaque"
+	// PoolerMySQL is TunnelBench's MySQL pooler (mysqlpool), whose counters are served at
+	// --pooler-metrics, on the runner pod's loopback.
+	PoolerMySQL = "mysqlpool"
 )
 
 // MaxStorm bounds Run.Storm, as the API bounds spec.load.connectionStorm.connections.
@@ -244,12 +247,13 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&r.TunnelPort, "tunnel-port", 0, "loopback port of the first tunnel")
 	fs.StringVar(&r.SSHLogDir, "ssh-log-dir", "", "folder of the tunnels' ssh -v logs")
 	fs.StringVar((*string)(&r.Pooler), "pooler", "", "the connection goes through a pooler: "+PoolerPgBouncer+
-		" (admin console readable) or "+PoolerOpaque)
+		" (admin console readable), "+PoolerOpaque+" or "+PoolerMySQL)
 	fs.StringVar(&r.ResultConfigMap, "result-configmap", "", "ConfigMap of the pod's namespace to store the whole report in")
 	r.Link.bindFlags(fs, "link-", "the emulated link to measure the path against")
 	fs.BoolVar(&r.AwaitLink, "await-link", false, "wait until the operator marks the emulated link as in place in --result-configmap")
 	r.Copy.bindFlags(fs)
-	fs.StringVar(&r.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's)")
+	fs.StringVar(&r.PoolerMetrics, "pooler-metrics", "", "host:port of an opaque pooler's PgBouncer exporters (CloudNativePG's), "+
+		"or of the MySQL pooler's counters")
 	fs.StringVar(&r.PoolerPart, "pooler-part", "", "the pooler's part of the path in the run's cost")
 	fs.Func("cpu-parts", "sidecars whose CPU to sample, as container=port,...", func(s string) (err error) {
 		r.CPUParts, err = parseCPUParts(s)
@@ -304,12 +308,15 @@ func (r Run) Validate() error {
 		add("--tunnels=%d needs --tunnel-port", r.Tunnels)
 	}
 	switch r.Pooler {
-	case "", PoolerPgBouncer, PoolerOpaque:
+	case "", PoolerPgBouncer, PoolerOpaque, PoolerMySQL:
 	default:
-		add("--pooler must be %s or %s, not %q", PoolerPgBouncer, PoolerOpaque, r.Pooler)
+		add("--pooler must be %s, %s or %s, not %q", PoolerPgBouncer, PoolerOpaque, PoolerMySQL, r.Pooler)
 	}
-	if r.PoolerMetrics != "" && r.Pooler != PoolerOpaque {
-		add("--pooler-metrics applies only to --pooler=%s", PoolerOpaque)
+	if r.PoolerMetrics != "" && r.Pooler != PoolerOpaque && r.Pooler != PoolerMySQL {
+		add("--pooler-metrics applies only to --pooler=%s or %s", PoolerOpaque, PoolerMySQL)
+	}
+	if r.Pooler == PoolerMySQL && r.PoolerMetrics == "" {
+		add("--pooler=%s needs --pooler-metrics, where it serves its counters", PoolerMySQL)
 	}
 	if r.Warmup < 0 {
 		add("--warmup must not be negative")

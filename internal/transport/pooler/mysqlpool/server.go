@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 )
 
@@ -78,7 +79,8 @@ func (s *serverConn) login(cfg Config, database string) error {
 		}
 		st := tc.ConnectionState()
 		s.conn, s.packetConn = tc, newPacketConn(tc)
-		s.tls = tls.VersionName(st.Version) + "/" + tls.CipherSuiteName(st.CipherSuite)
+		// OpenSSL's spelling ("TLSv1.3"), as the server and PgBouncer report theirs.
+		s.tls = strings.Replace(tls.VersionName(st.Version), "TLS ", "TLSv", 1) + "/" + tls.CipherSuiteName(st.CipherSuite)
 		caps |= capSSL
 	}
 	plugin := hs.plugin
