@@ -101,7 +101,7 @@ test-e2e: ## Run only the end-to-end tests (local cluster if none is configured)
 	hack/e2e.sh
 
 .PHONY: bench
-bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the cost of measuring a run's cost (hack/bench/measuring), the ssh transport (hack/bench/ssh) and across a WAN (hack/bench/sshwan), connection cost (hack/bench/connections), reproducibility (hack/bench/reproducibility), the link emulator (hack/bench/link), the planner's run-length advice simulated (hack/bench/planner), the demo's time to a decision (hack/bench/decision.sh), 100 benchmarks at once in the local cluster (hack/bench/load.sh).
+bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the cost of measuring a run's cost (hack/bench/measuring), the ssh transport (hack/bench/ssh) and across a WAN (hack/bench/sshwan), connection cost (hack/bench/connections), the MySQL pooler (hack/bench/mysqlpool), reproducibility (hack/bench/reproducibility), the link emulator (hack/bench/link), the planner's run-length advice simulated (hack/bench/planner), the demo's time to a decision (hack/bench/decision.sh), 100 benchmarks at once in the local cluster (hack/bench/load.sh).
 	go test -run '^$$' -bench . -benchmem ./internal/...
 	go test -short -run '^$$' -bench . -benchmem ./controllers/...
 	go run ./hack/bench/harness
@@ -109,6 +109,7 @@ bench: ## Go benchmarks, the runner's overhead (hack/bench/harness), the cost of
 	go run ./hack/bench/ssh
 	go run ./hack/bench/sshwan
 	go run ./hack/bench/connections
+	go run ./hack/bench/mysqlpool
 	go run ./hack/bench/reproducibility
 	go run ./hack/bench/link
 	go run ./hack/bench/planner

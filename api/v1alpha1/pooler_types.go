@@ -24,6 +24,13 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.over) || (has(self.placement) && self.placement == 'sidecar')",message="pooler.over applies to placement sidecar: a pooler next to the server has no path of its own to go through"
 // +kubebuilder:validation:XValidation:rule="!has(self.over) || !has(self.serverTLS) || self.serverTLS != 'verify-full'",message="pooler.serverTLS verify-full cannot check the server's name through pooler.over (the pooler connects to the path's near end): use require"
 type PoolerTransport struct {
+	// Implementation is the pooler: pgbouncer (PostgreSQL's; the default for spec.server.engine
+	// postgresql) or mysqlpool (TunnelBench's own MySQL pooler, which multiplexes as ProxySQL
+	// does: it logs clients in itself and lends a server connection per statement or
+	// transaction; the default, and the only one, for spec.server.engine mysql).
+	// +optional
+	Implementation PoolerImplementation `json:"implementation,omitempty"`
+
 	// Placement is service (default: a pooler next to the server, behind a Service) or sidecar
 	// (PgBouncer inside the client pod, as a native sidecar).
 	// +kubebuilder:default=service
@@ -70,6 +77,30 @@ type PoolerTransport struct {
 	// +kubebuilder:validation:MaxLength=30
 	// +optional
 	Over string `json:"over,omitempty"`
+}
+
+// PoolerImplementation names a pooler.
+// +kubebuilder:validation:Enum=pgbouncer;mysqlpool
+type PoolerImplementation string
+
+const (
+	// PoolerPgBouncer is PgBouncer, for PostgreSQL.
+	PoolerPgBouncer PoolerImplementation = "pgbouncer"
+	// PoolerMySQLPool is TunnelBench's MySQL pooler (tunnelbench-runner mysqlpool), for MySQL
+	// and MariaDB: a sidecar in the runner pod, pooling per transaction.
+	PoolerMySQLPool PoolerImplementation = "mysqlpool"
+)
+
+// EffectiveImplementation is the pooler a transport to a server of engine gets: the one it
+// names, else the engine's own.
+func (p PoolerTransport) EffectiveImplementation(engine Engine) PoolerImplementation {
+	if p.Implementation != "" {
+		return p.Implementation
+	}
+	if engine == EngineMySQL {
+		return PoolerMySQLPool
+	}
+	return PoolerPgBouncer
 }
 
 // PoolMode is PgBouncer's pool_mode.

@@ -777,7 +777,8 @@ type MedianInterval struct {
 
 // PoolerResult records how a pooler transport was set up and what the pooler saw.
 type PoolerResult struct {
-	// Implementation is "PgBouncer" (the operator's own) or "CloudNativePG Pooler".
+	// Implementation is "PgBouncer" (the operator's own), "CloudNativePG Pooler" or
+	// "TunnelBench mysqlpool" (the MySQL pooler).
 	Implementation string `json:"implementation"`
 	// Placement is service or sidecar.
 	Placement PoolerPlacement `json:"placement"`
@@ -787,8 +788,10 @@ type PoolerResult struct {
 	ClientHop Hop `json:"clientHop"`
 	// ServerHop is pooler to server.
 	ServerHop Hop `json:"serverHop"`
-	// Transactions is how many transactions the pooler's SHOW STATS counted during the latest run: the
-	// evidence that the traffic went through it. Not available for a CloudNativePG Pooler.
+	// Transactions is how many transactions the pooler's SHOW STATS counted during the latest run (the
+	// MySQL pooler's: how many times it lent a server connection, for a statement or a
+	// transaction): the evidence that the traffic went through it. Not available for a
+	// CloudNativePG Pooler.
 	// +optional
 	Transactions *int64 `json:"transactions,omitempty"`
 	// Version is the pooler's version as its admin console reports it (SHOW VERSION), e.g.
@@ -796,7 +799,7 @@ type PoolerResult struct {
 	// +optional
 	Version string `json:"version,omitempty"`
 	// ServerConnections is how many connections to the server the pooler held at the end of the
-	// latest run (SHOW SERVERS).
+	// latest run (SHOW SERVERS); for the MySQL pooler, how many it opened during the run.
 	// +optional
 	ServerConnections *int32 `json:"serverConnections,omitempty"`
 }

@@ -62,12 +62,37 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.server.engine mysql", "reconnect"},
 		},
 		{
-			name: "a pooler to MySQL, not built yet",
+			name: "a shared pooler to MySQL, not built yet",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
-				tb.Spec.Transports = append(tb.Spec.Transports, poolerTransport(nil)...)
+				tb.Spec.Transports = append(tb.Spec.Transports, poolerTransport(&benchv1.PoolerTransport{PoolMode: "transaction"})...)
 			},
-			want: []string{"spec.transports to spec.server.engine mysql", "a pooler to MySQL"},
+			want: []string{"spec.transports[].pooler to spec.server.engine mysql is TunnelBench's mysqlpool", "placement sidecar"},
+		},
+		{
+			name: "the MySQL pooler in session mode",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{Placement: "sidecar"})
+			},
+			want: []string{"spec.transports[].pooler to spec.server.engine mysql", "poolMode transaction"},
+		},
+		{
+			name: "PgBouncer to MySQL",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{Implementation: "pgbouncer", Placement: "sidecar",
+					PoolMode: "transaction"})
+			},
+			want: []string{"spec.transports[].pooler to spec.server.engine mysql is TunnelBench's mysqlpool"},
+		},
+		{
+			name: "the MySQL pooler to PostgreSQL",
+			mutate: func(tb *benchv1.TunnelBenchmark) {
+				tb.Spec.Transports = poolerTransport(&benchv1.PoolerTransport{Implementation: "mysqlpool", Placement: "sidecar",
+					PoolMode: "transaction"})
+			},
+			want: []string{"spec.transports[].pooler.implementation mysqlpool is MySQL's pooler"},
 		},
 		{
 			name: "TLS inside an ssh tunnel to MySQL",
@@ -874,8 +899,10 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				{Name: "pooled", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar", Over: "wg", ServerTLS: "require"},
 					Network: &benchv1.NetworkSpec{}}}
 		}},
-		{"MySQL through every transport that carries it, with a connection storm", func(tb *benchv1.TunnelBenchmark) {
-			tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_read_write"
+		{"MySQL through every transport that carries it, the pooler among them, with a connection storm", func(tb *benchv1.TunnelBenchmark) {
+			// Simple queries: prepared statements would pin each client to a server connection of
+			// the pooler's two.
+			tb.Spec.Server, tb.Spec.Load.Builtin, tb.Spec.Load.Protocol = mysqlServer(), "oltp_read_write", "simple"
 			tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 600}
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"},
 				{Name: "pod", Type: "direct", Direct: &benchv1.DirectTransport{Via: "pod"}},
@@ -885,7 +912,9 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				{Name: "wg", Type: "vpn"},
 				{Name: "ovpn", Type: "vpn", VPN: &benchv1.VPNTransport{Kind: "openvpn"}},
 				{Name: "lb", Type: "proxy"},
-				{Name: "wan", Type: "direct", Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}}}}
+				{Name: "wan", Type: "direct", Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}}},
+				{Name: "pooled", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar", PoolMode: "transaction",
+					PoolSize: 2, ServerTLS: "verify-full"}}}
 		}},
 		{"cnpg with direct and tls", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "tls", Type: "tls"}}

@@ -41,12 +41,9 @@ func runMySQLPool(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tunnelbench-runner mysqlpool: %v\n", err)
 		return 2
 	}
-	pool, err := mysqlpool.New(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "tunnelbench-runner mysqlpool: %v\n", err)
-		return 2
-	}
-	ln, err := net.Listen("tcp", settings.Listen)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	pool, listening, done, err := mysqlpool.Start(ctx, cfg, settings.Listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "tunnelbench-runner mysqlpool: %v\n", err)
 		return 1
@@ -60,11 +57,9 @@ func runMySQLPool(args []string, stdout, stderr io.Writer) int {
 		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: pool.StatsHandler()}
 		go func() { _ = srv.Serve(sl) }()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
 	fmt.Fprintf(stdout, "tunnelbench-runner mysqlpool: %s -> %s, %d server connections at most, server TLS %s\n",
-		ln.Addr(), settings.Server, settings.PoolSize, settings.ServerTLS)
-	if err := pool.Serve(ctx, ln); err != nil {
+		listening, settings.Server, settings.PoolSize, settings.ServerTLS)
+	if err := <-done; err != nil {
 		fmt.Fprintf(stderr, "tunnelbench-runner mysqlpool: %v\n", err)
 		return 1
 	}

@@ -124,6 +124,9 @@ func decideCosts(rep *report.Report, seen []partSeen, node string, nodeCores flo
 	if limiter == nil && rep.CPU != nil {
 		limiter = cost.Node(node, onNode, rep.CPU.WindowSeconds, nodeCores)
 	}
+	if p := rep.Pooler; limiter == nil && p != nil && p.WaitCounted {
+		limiter = cost.Pool(p.Part, p.WaitSeconds, rep.EndTime.Sub(rep.StartTime).Seconds(), int(rep.Result.Clients), p.ServerConnections)
+	}
 	if limiter == nil && rep.Link != nil {
 		limiter = cost.Network(rep.Result.TPS, rep.Link.RTTMs, int(rep.Result.Clients))
 	}

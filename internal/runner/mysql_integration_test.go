@@ -141,21 +141,16 @@ func TestRunAgainstRealMariaDB(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pool, err := mysqlpool.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
-		go func() { _ = pool.Serve(ctx, ln) }()
+		pool, listening, _, err := mysqlpool.Start(ctx, cfg, "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
 		stats := httptest.NewServer(pool.StatsHandler())
 		t.Cleanup(stats.Close)
 		env := server.Env("disable")
-		_, env["PGPORT"], _ = net.SplitHostPort(ln.Addr().String())
+		_, env["PGPORT"], _ = net.SplitHostPort(listening.String())
 		setEnv(t, env)
 		const clients = 4
 		rep, out, err := runOnce(t, Options{Generator: generator(t), Run: runspec.Run{Engine: runspec.EngineMySQL, Scale: 1,

@@ -202,7 +202,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Logf("kubectl get tb:\n%s", out)
 	})
 
-	t.Run("MySQL: MariaDB through direct, TLS, ssh, WireGuard, HAProxy and an emulated link", mysqlThroughEveryPath)
+	t.Run("MySQL: MariaDB through direct, TLS, ssh, WireGuard, HAProxy, an emulated link and the MySQL pooler", mysqlThroughEveryPath)
 
 	// The chart's history store bootstraps beside the first benchmark (which checks the path, not
 	// figures): the measuring cases start once it is up and idle.

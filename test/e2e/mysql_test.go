@@ -16,6 +16,7 @@ import (
 
 	"github.com/tunnelbench/tunnelbench/api/conditions"
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	poolertransport "github.com/tunnelbench/tunnelbench/internal/transport/pooler"
 	sshtransport "github.com/tunnelbench/tunnelbench/internal/transport/ssh"
 	"github.com/tunnelbench/tunnelbench/test/fixture"
 )
@@ -59,6 +60,10 @@ func mysqlThroughEveryPath(t *testing.T) {
 				{Name: "wireguard", Type: benchv1.TransportVPN},
 				{Name: "wan", Type: benchv1.TransportDirect, Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: wanRTT},
 					Bandwidth: "50Mbit"}},
+				// The study's pooler: in the runner pod, TLS (verified) to the server.
+				{Name: "mysqlpool", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
+					Placement: benchv1.PoolerSidecar, PoolMode: benchv1.PoolModeTransaction, PoolSize: mysqlPoolSize,
+					ServerTLS: benchv1.ServerTLSVerifyFull}},
 			},
 			Load: benchv1.LoadSpec{
 				Builtin: "oltp_point_select", Clients: 2, Scale: 1, Initialize: true,
@@ -84,7 +89,8 @@ func mysqlThroughEveryPath(t *testing.T) {
 		if p := r.Provenance; p == nil || !strings.HasPrefix(p.PgbenchVersion, "sysbench 1.") {
 			t.Errorf("%s: provenance %+v", tr.Name, r.Provenance)
 		}
-		wantTLS := tr.Type == benchv1.TransportTLS
+		// The pooler's server connections are TLS: the server reports it for the session.
+		wantTLS := tr.Type == benchv1.TransportTLS || tr.Type == benchv1.TransportPooler
 		if wantTLS != (r.TLS != nil) || wantTLS && !strings.HasPrefix(r.TLS.Version, "TLSv1.") {
 			t.Errorf("%s: the server reported TLS %+v", tr.Name, r.TLS)
 		}
@@ -106,7 +112,8 @@ func mysqlThroughEveryPath(t *testing.T) {
 	assertTwoTunnels(t, end.Status.Result("ssh-2-tunnels"))
 	assertWireGuard(t, end, map[string]bool{"wireguard": false})
 	assertMySQLAcrossTheLink(t, end.Status.Result("wan"), tb.Spec.Load.Clients)
-	assertMySQLStorms(t, end, "tls", "ssh-2-tunnels", "wireguard", "wan")
+	assertMySQLPooler(t, end.Status.Result("mysqlpool"))
+	assertMySQLStorms(t, end, "tls", "ssh-2-tunnels", "wireguard", "wan", "mysqlpool")
 
 	t.Run("OpenVPN and HAProxy, from a privileged namespace", func(t *testing.T) { mysqlOverOpenVPN(t, ns, tb) })
 	t.Run("faults: the SSH gateway and the server killed mid-run", func(t *testing.T) { mysqlFaults(t, tb) })
@@ -117,7 +124,12 @@ func mysqlThroughEveryPath(t *testing.T) {
 // with the reason the fault suite names on PostgreSQL, the first round kept, nothing left behind.
 func mysqlFaults(t *testing.T, paths *benchv1.TunnelBenchmark) {
 	ssh := []benchv1.TransportSpec{{Name: "ssh", Type: benchv1.TransportSSH}}
+	pooled := []benchv1.TransportSpec{{Name: "mysqlpool", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
+		Placement: benchv1.PoolerSidecar, PoolMode: benchv1.PoolModeTransaction, PoolSize: mysqlPoolSize}}}
 	cases := []faultCase{
+		{name: "MySQL pooler sidecar container killed", transports: pooled, kill: killSidecar(poolertransport.MySQLPoolerContainer),
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonPoolerUnavailable},
+			wantText: poolertransport.MySQLPoolerContainer},
 		{name: "SSH gateway pod killed", transports: ssh,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, sshtransport.GatewayComponent))
@@ -133,6 +145,9 @@ func mysqlFaults(t *testing.T, paths *benchv1.TunnelBenchmark) {
 	}
 	for i, fc := range cases {
 		t.Run(fc.name, func(t *testing.T) {
+			if fc.kill != nil && os.Getenv("E2E_CONTAINERD_SOCKET") == "" {
+				t.Skip("E2E_CONTAINERD_SOCKET is not set: killing a native sidecar needs the node's containerd (the local cluster)")
+			}
 			tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: paths.Namespace,
 				Name: fmt.Sprintf("mariadb-fault-%d", i+1)}, Spec: *paths.Spec.DeepCopy()}
 			tb.Spec.Transports, tb.Spec.Load.ConnectionStorm = fc.transports, nil
@@ -206,6 +221,41 @@ func assertMySQLStorms(t *testing.T, end *benchv1.TunnelBenchmark, paths ...stri
 	}
 	if c, d := connect["direct"], connect["tls"]; c != nil && d != nil && !cheaperBeyondNoise(c, d) {
 		t.Errorf("tls does not connect dearer than direct beyond the run-to-run noise: %s", intervalOrder(d, c))
+	}
+	// The pooler in the runner pod logs its clients in itself, over loopback: no DNS lookup, no
+	// server round trip, no TLS handshake; direct pays all but the last, TLS all three.
+	if p := connect["mysqlpool"]; p != nil {
+		for _, other := range []string{"direct", "tls"} {
+			if o := connect[other]; o != nil && !cheaperBeyondNoise(p, o) {
+				t.Errorf("the pooler does not connect cheaper than %s beyond the run-to-run noise: %s", other, intervalOrder(p, o))
+			}
+		}
+	}
+}
+
+// mysqlPoolSize is the MySQL pooler's server connections in the e2e: as many as sysbench's
+// clients, so that none waits, and far fewer than the storm's connections.
+const mysqlPoolSize = 2
+
+// assertMySQLPooler checks the MySQL pooler's own evidence: every transaction sysbench counted
+// went through it (it counts the runner's preflight and probes too), on at most its pool's
+// server connections however many clients the storm opened, over TLS to the server.
+func assertMySQLPooler(t *testing.T, r *benchv1.TransportResult) {
+	t.Helper()
+	if r == nil || r.Pooler == nil {
+		t.Fatalf("mysqlpool: no pooler result: %+v", r)
+	}
+	p := r.Pooler
+	t.Logf("mysqlpool: %+v, %v transactions, %v server connections", *p, p.Transactions, p.ServerConnections)
+	if p.Implementation != "TunnelBench mysqlpool" || p.Placement != benchv1.PoolerSidecar ||
+		!strings.HasPrefix(p.ServerHop.TLS, "TLSv1.") || p.ClientHop.TLS != "none" {
+		t.Errorf("mysqlpool: %+v", *p)
+	}
+	last := r.Runs[len(r.Runs)-1]
+	if p.Transactions == nil || *p.Transactions < last.Transactions || p.ServerConnections == nil ||
+		*p.ServerConnections < 1 || *p.ServerConnections > mysqlPoolSize {
+		t.Errorf("mysqlpool: counted %v transactions (sysbench %d) on %v server connections (pool %d)",
+			p.Transactions, last.Transactions, p.ServerConnections, mysqlPoolSize)
 	}
 }
 

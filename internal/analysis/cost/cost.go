@@ -28,6 +28,11 @@ const (
 	// RTTBoundShare: in a closed loop each client waits at least one round trip per transaction,
 	// so tps × RTT ≤ clients; a run at this share of that bound or above is paced by the link.
 	RTTBoundShare = 0.8
+	// PoolWaitShare: a pooler's clients that waited this share of their time for a server
+	// connection found every one busy that long; more connections would have served them. In a
+	// closed loop of c clients over p connections each client waits 1 - p/c of its time (p < c),
+	// so the pool is named from c = 1.11 p on, and never while c <= p.
+	PoolWaitShare = 0.1
 )
 
 // Part is one part's cost from its accounting over the window: cores is the CPU it could use
@@ -82,6 +87,24 @@ func Network(tps, rttMs float64, clients int) *benchv1.Limiter {
 				"per transaction can reach (threshold %.0f%%)", tps, 100*share, clients, rttMs, bound, 100*RTTBoundShare)}
 	}
 	return nil
+}
+
+// Pool is a pooler's pool of server connections as the limiter: its clients waited PoolWaitShare
+// of their time or more for one (the pooler's own count of their wait, over clients × the load's
+// window), so every server connection was busy while clients queued. Nil otherwise, or when the
+// pooler does not count its wait. A pooler that ran out of CPU is named by Limiter before this.
+func Pool(part string, waitSeconds, windowSeconds float64, clients, servers int) *benchv1.Limiter {
+	if windowSeconds <= 0 || clients <= 0 || waitSeconds <= 0 {
+		return nil
+	}
+	share := waitSeconds / (float64(clients) * windowSeconds)
+	if share < PoolWaitShare {
+		return nil
+	}
+	return &benchv1.Limiter{Part: part, Evidence: fmt.Sprintf(
+		"%d clients waited %.2f s in all for one of %s's %d server connections over the %.1f s load: %.0f%% of their time "+
+			"(threshold %.0f%%); the pool was exhausted, more server connections would have served them",
+		clients, waitSeconds, part, servers, windowSeconds, 100*min(share, 1), 100*PoolWaitShare)}
 }
 
 func round(v float64, digits int) float64 {

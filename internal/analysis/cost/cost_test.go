@@ -81,6 +81,45 @@ func TestNetwork(t *testing.T) {
 	}
 }
 
+// TestPool: a closed loop of c clients over p server connections, each transaction holding one
+// for s: from c > p on the pool serves p / s and each client waits 1 - p/c of its time; the
+// pooler's count of that wait names the pool from c/p = 1.11 on. The integration tests measure
+// the wait itself (mysqlpool: 4 clients over 2 connections across a 10 ms link waited 3.96 s of
+// 8 client-seconds).
+func TestPool(t *testing.T) {
+	const window = 10.0
+	model := func(clients, servers int) float64 {
+		return max(0, 1-float64(servers)/float64(clients)) * float64(clients) * window
+	}
+	tests := []struct {
+		name             string
+		clients, servers int
+		wait             float64
+		limited          bool
+	}{
+		{"8 clients over 4 connections (the issue's knee)", 8, 4, model(8, 4), true},
+		{"5 over 4", 5, 4, model(5, 4), true},
+		{"9 over 8: just past the threshold", 9, 8, model(9, 8), true},
+		{"12 over 11: below it", 12, 11, model(12, 11), false},
+		{"4 over 4: no client waits in the model", 4, 4, model(4, 4), false},
+		{"4 over 4 with their first logins' wait (20 ms)", 4, 4, 0.02, false},
+		{"2 over 4", 2, 4, model(2, 4), false},
+		{"the MySQL pooler's measured run", 4, 2, 3.96, true},
+	}
+	for _, tt := range tests {
+		got := Pool("mysqlpool", tt.wait, window, tt.clients, tt.servers)
+		if tt.name == "the MySQL pooler's measured run" {
+			got = Pool("mysqlpool", tt.wait, 2, tt.clients, tt.servers)
+		}
+		if (got != nil) != tt.limited || got != nil && (got.Part != "mysqlpool" || !strings.Contains(got.Evidence, "the pool was exhausted")) {
+			t.Errorf("%s (wait %.2f s): %+v", tt.name, tt.wait, got)
+		}
+	}
+	if Pool("pgbouncer", 1, 0, 4, 4) != nil || Pool("pgbouncer", 0, 10, 4, 4) != nil {
+		t.Error("a limiter without a window or a wait")
+	}
+}
+
 // TestWire: bytes per transaction and per row, both directions together.
 func TestWire(t *testing.T) {
 	w := &report.Wire{ReceivedBytes: 3_000_000, SentBytes: 1_000_000, WindowSeconds: 10}

@@ -46,7 +46,8 @@ func (r Run) engineProblems() []string {
 	refuse(r.Load.Reconnect, "reconnect per transaction (--reconnect): sysbench 1.0.20 keeps one connection per thread")
 	refuse(r.Load.LatencyLimit > 0, "count late transactions (--latency-limit): sysbench has no latency limit")
 	refuse(r.Copy.Set(), "copy a data set (--copy-bytes): COPY is PostgreSQL's")
-	refuse(r.Pooler != "" && r.Pooler != PoolerMySQL, fmt.Sprintf("go through --pooler=%s: PostgreSQL's; MySQL's is %s", r.Pooler, PoolerMySQL))
+	refuse(r.Pooler != "" && r.Pooler != PoolerMySQL,
+		fmt.Sprintf("go through --pooler=%s: PostgreSQL's; MySQL's is %s", r.Pooler, PoolerMySQL))
 	refuse(r.Pods > 1, "share a load between pods (--pods): sysbench logs no transaction to find their common window by")
 	return errs
 }

@@ -1,4 +1,5 @@
-// Package pooler is the pooler transport: PgBouncer between pgbench and the server. Placed as a
+// Package pooler is the pooler transport: PgBouncer between pgbench and the server, or for a MySQL
+// server TunnelBench's own MySQL pooler in the runner pod (mysql.go, mysqlpool). Placed as a
 // service it sits next to the server behind a Service (a CloudNativePG Pooler for a CloudNativePG
 // server, the operator's own PgBouncer otherwise); placed as a sidecar it runs in the runner pod,
 // optionally over another transport's path (over.go: its server connections cross that path's
@@ -63,6 +64,13 @@ func poolerRules(spec *benchv1.TunnelBenchmarkSpec, i int, path *field.Path) fie
 	poolSize := p.PoolSize
 	if spec.Sweep != nil && len(spec.Sweep.PoolSize) > 0 {
 		poolSize = slices.Min(spec.Sweep.PoolSize)
+	}
+	if p.EffectiveImplementation(spec.Server.EffectiveEngine()) == benchv1.PoolerMySQLPool && spec.Load.Protocol == "prepared" &&
+		poolSize < clients {
+		errs = append(errs, field.Invalid(path.Child("pooler", "poolSize"), poolSize, fmt.Sprintf(
+			"pooler.poolSize (default %d) must be at least spec.load.clients with spec.load.protocol prepared: the MySQL pooler "+
+				"keeps a session with prepared statements on its server connection to its end, and the other clients would "+
+				"wait for one until the run stalls; use protocol simple to share fewer server connections", benchv1.DefaultPoolSize)))
 	}
 	if p.PoolMode != benchv1.PoolModeTransaction && poolSize < clients {
 		errs = append(errs, field.Invalid(path.Child("pooler", "poolSize"), poolSize, fmt.Sprintf(
@@ -133,7 +141,7 @@ func (pooler) FailureReason() string { return conditions.ReasonPoolerUnavailable
 // Blame: the sidecar PgBouncer or the shared pooler's pods that broke leave the pooler unavailable;
 // the parts of the path it is over are that path's.
 func (p pooler) Blame(part string) string {
-	if part == PoolerContainer || part == PoolerComponent {
+	if part == PoolerContainer || part == MySQLPoolerContainer || part == PoolerComponent {
 		return conditions.ReasonPoolerUnavailable
 	}
 	if inner, ok, err := p.over(); ok && err == nil {
@@ -225,6 +233,8 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 	s := p.settings()
 	run.Pooler = runspec.PoolerPgBouncer
 	switch {
+	case p.mysql():
+		return p.mysqlSidecarPod(run), nil
 	case s.Placement == benchv1.PoolerSidecar:
 		run.PoolerPart = PoolerContainer
 		return p.sidecarPod(run)
@@ -277,6 +287,9 @@ func (p pooler) Hop() transport.Hop {
 	if inner, ok, err := p.over(); ok && err == nil {
 		return inner.Hop()
 	}
+	if p.mysql() {
+		return transport.ServerHop(p.c.Server, "MySQL pooler sidecar → server")
+	}
 	if p.settings().Placement == benchv1.PoolerSidecar {
 		return transport.ServerHop(p.c.Server, "PgBouncer sidecar → server")
 	}
@@ -287,6 +300,10 @@ func (p pooler) Hop() transport.Hop {
 // configuration), the TLS each negotiated (measured by the runner and by the server), and the
 // pooler's own counters when the runner could read them.
 func (p pooler) Record(rep *report.Report, res *benchv1.TransportResult) {
+	if p.mysql() {
+		res.Pooler = p.mysqlRecord(rep)
+		return
+	}
 	s := p.settings()
 	out := &benchv1.PoolerResult{
 		Implementation: "PgBouncer", Placement: s.Placement, PoolMode: s.PoolMode,

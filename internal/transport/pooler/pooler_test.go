@@ -9,8 +9,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	benchv1 "github.com/tunnelbench/tunnelbench/api/v1alpha1"
+	"github.com/tunnelbench/tunnelbench/internal/testing/transporttest"
 	"github.com/tunnelbench/tunnelbench/internal/transport"
 )
 
@@ -161,5 +163,94 @@ func TestCNPGPooler(t *testing.T) {
 	}
 	if _, _, ok := sidecar.NodeReadPods(); ok {
 		t.Error("the operator's own PgBouncer serves its accounting itself")
+	}
+}
+
+// mysqlBenchmark is tb against a MySQL server, with the server it resolves to.
+func mysqlBenchmark(tb *benchv1.TunnelBenchmark) transport.Server {
+	tb.Spec.Server.Engine, tb.Spec.Load.Builtin = benchv1.EngineMySQL, "oltp_point_select"
+	s := server
+	s.Engine, s.Port = benchv1.EngineMySQL, 3306
+	return s
+}
+
+func TestMySQLPoolerSidecar(t *testing.T) {
+	tb := benchmark(func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.Load.ConnectionStorm = &benchv1.ConnectionStorm{Connections: 300}
+	})
+	mysqlServer := mysqlBenchmark(tb)
+	tr := poolerSpec(&benchv1.PoolerTransport{Placement: "sidecar", PoolMode: "transaction", PoolSize: 3,
+		MaxClientConnections: 50, ServerTLS: "verify-full"})
+	c := transport.Context{Benchmark: tb, Spec: tr, Server: mysqlServer, Defaults: defaults}
+	job, _ := transporttest.Job(t, c)
+	pod := job.Spec.Template.Spec
+	if len(pod.InitContainers) != 1 || pod.InitContainers[0].Name != MySQLPoolerContainer {
+		t.Fatalf("init containers %+v", pod.InitContainers)
+	}
+	sc := pod.InitContainers[0]
+	if sc.RestartPolicy == nil || *sc.RestartPolicy != corev1.ContainerRestartPolicyAlways || sc.StartupProbe == nil {
+		t.Errorf("mysqlpool is not a native sidecar with a startup probe: %+v", sc)
+	}
+	for _, want := range []string{"mysqlpool", "--listen=127.0.0.1:6432", "--server=pg-rw:3306", "--pool-size=3",
+		"--max-clients=50", "--server-tls=verify-full", "--server-ca=" + PoolerServerCADir + "/ca.crt", "--stats=127.0.0.1:14900"} {
+		if !slices.Contains(sc.Args, want) {
+			t.Errorf("sidecar args %v lack %q", sc.Args, want)
+		}
+	}
+	assertCredentialsByReference(t, sc)
+	for _, want := range []string{"--pooler=mysqlpool", "--pooler-metrics=127.0.0.1:14900", "--pooler-part=mysqlpool", "--storm=300"} {
+		if !slices.Contains(pod.Containers[0].Args, want) {
+			t.Errorf("runner args %v lack %q", pod.Containers[0].Args, want)
+		}
+	}
+	e := env(&pod)
+	if e["PGHOST"].Value != "127.0.0.1" || e["PGPORT"].Value != "6432" || e["PGSSLMODE"].Value != "disable" {
+		t.Errorf("runner connects to %s:%s sslmode %s", e["PGHOST"].Value, e["PGPORT"].Value, e["PGSSLMODE"].Value)
+	}
+	p := pooler{c: c}
+	if p.Blame(MySQLPoolerContainer) == "" || p.Hop().Port != 3306 {
+		t.Errorf("blame %q, hop %+v", p.Blame(MySQLPoolerContainer), p.Hop())
+	}
+}
+
+func TestPoolerRules(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		mysql  bool
+		mutate func(*benchv1.TunnelBenchmarkSpec, *benchv1.PoolerTransport)
+		want   string // "" for none
+	}{
+		{"a MySQL pooler shares 2 connections among 8 clients", true, func(s *benchv1.TunnelBenchmarkSpec, _ *benchv1.PoolerTransport) {
+			s.Load.Clients = 8
+		}, ""},
+		{"prepared statements pin every MySQL client", true, func(s *benchv1.TunnelBenchmarkSpec, _ *benchv1.PoolerTransport) {
+			s.Load.Clients, s.Load.Protocol = 8, "prepared"
+		}, "with spec.load.protocol prepared"},
+		{"prepared statements with a connection each", true, func(s *benchv1.TunnelBenchmarkSpec, p *benchv1.PoolerTransport) {
+			s.Load.Clients, s.Load.Protocol, p.PoolSize = 8, "prepared", 8
+		}, ""},
+		{"PgBouncer keeps prepared statements in transaction mode", false, func(s *benchv1.TunnelBenchmarkSpec, _ *benchv1.PoolerTransport) {
+			s.Load.Clients, s.Load.Protocol = 8, "prepared"
+		}, ""},
+		{"more clients than the pooler admits", true, func(s *benchv1.TunnelBenchmarkSpec, p *benchv1.PoolerTransport) {
+			s.Load.Clients, p.MaxClientConnections = 8, 4
+		}, "pooler.maxClientConnections"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tb := benchmark(nil)
+			if tt.mysql {
+				mysqlBenchmark(tb)
+			}
+			p := &benchv1.PoolerTransport{Placement: "sidecar", PoolMode: "transaction", PoolSize: 2, MaxClientConnections: 100}
+			tt.mutate(&tb.Spec, p)
+			tb.Spec.Transports = []benchv1.TransportSpec{poolerSpec(p)}
+			errs := poolerRules(&tb.Spec, 0, field.NewPath("spec", "transports").Index(0))
+			switch {
+			case tt.want == "" && len(errs) > 0:
+				t.Errorf("refused: %v", errs)
+			case tt.want != "" && (len(errs) != 1 || !strings.Contains(errs[0].Error(), tt.want)):
+				t.Errorf("errors %v, want one with %q", errs, tt.want)
+			}
+		})
 	}
 }

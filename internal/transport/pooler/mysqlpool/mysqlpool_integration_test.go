@@ -37,24 +37,19 @@ func startPool(t *testing.T, server *mysqltest.Server, size int, serverTLS bool)
 		roots.AppendCertsFromPEM(pem)
 		cfg.ServerTLS = &tls.Config{RootCAs: roots, ServerName: server.Host, MinVersion: tls.VersionTLS12}
 	}
-	pool, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- pool.Serve(ctx, ln) }()
+	pool, addr, done, err := Start(ctx, cfg, "127.0.0.1:0")
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return pool, ln.Addr().String()
+	return pool, addr.String()
 }
 
 // open connects through the pooler as the pool's user, with one connection in the driver's pool
@@ -137,8 +132,8 @@ func TestPoolAgainstRealMariaDB(t *testing.T) {
 		}
 		// The server's end says the same: the statement ran over TLS.
 		var name, version string
-		if err := open(t, server, addr, server.Password, true).QueryRow("SHOW SESSION STATUS LIKE 'Ssl_version'").Scan(&name, &version); err != nil ||
-			!strings.HasPrefix(version, "TLSv1.") {
+		row := open(t, server, addr, server.Password, true).QueryRow("SHOW SESSION STATUS LIKE 'Ssl_version'")
+		if err := row.Scan(&name, &version); err != nil || !strings.HasPrefix(version, "TLSv1.") {
 			t.Errorf("the server's Ssl_version through the pooler: %q, %v", version, err)
 		}
 	})
@@ -158,8 +153,8 @@ func TestPoolAgainstRealMariaDB(t *testing.T) {
 		var size int64
 		var note sql.NullString
 		// A prepared statement (the driver prepares, executes and closes it): binary rows.
-		if err := db.QueryRow("SELECT COUNT(*), SUM(LENGTH(payload)), MAX(note) FROM shapes WHERE id > ?", 0).Scan(&n, &size, &note); err != nil ||
-			n != 2 || size != 1024+3000000 || note.String != "big" {
+		row := db.QueryRow("SELECT COUNT(*), SUM(LENGTH(payload)), MAX(note) FROM shapes WHERE id > ?", 0)
+		if err := row.Scan(&n, &size, &note); err != nil || n != 2 || size != 1024+3000000 || note.String != "big" {
 			t.Errorf("prepared: %d rows, %d bytes, %v: %v", n, size, note, err)
 		}
 		var payload []byte
@@ -252,23 +247,18 @@ func TestPoolAgainstRealMariaDB(t *testing.T) {
 	})
 
 	t.Run("clients past the bound are refused as a full server refuses them", func(t *testing.T) {
-		pool, err := New(Config{Server: net.JoinHostPort(server.Host, strconv.Itoa(server.Port)), User: server.User,
-			Password: server.Password, PoolSize: 1, MaxClients: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
-		go func() { _ = pool.Serve(ctx, ln) }()
-		first := open(t, server, ln.Addr().String(), server.Password, true)
+		_, addr, _, err := Start(ctx, Config{Server: net.JoinHostPort(server.Host, strconv.Itoa(server.Port)), User: server.User,
+			Password: server.Password, PoolSize: 1, MaxClients: 1}, "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := open(t, server, addr.String(), server.Password, true)
 		if err := first.Ping(); err != nil {
 			t.Fatal(err)
 		}
-		err = open(t, server, ln.Addr().String(), server.Password, true).Ping()
+		err = open(t, server, addr.String(), server.Password, true).Ping()
 		var mysqlErr *mysql.MySQLError
 		if !errors.As(err, &mysqlErr) || mysqlErr.Number != errTooManyConnections {
 			t.Errorf("a second client past --max-clients 1: %v", err)
@@ -314,18 +304,13 @@ func TestPoolAgainstRealMariaDB(t *testing.T) {
 // error, in a form libmariadb reads (the mariadb command line client).
 func TestPoolWithoutItsServer(t *testing.T) {
 	mysqltest.SkipIfShort(t)
-	pool, err := New(Config{Server: "127.0.0.1:1", User: "app", Password: "secret", PoolSize: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	go func() { _ = pool.Serve(ctx, ln) }()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	_, addr, _, err := Start(ctx, Config{Server: "127.0.0.1:1", User: "app", Password: "secret", PoolSize: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(addr.String())
 	out, err := exec.Command("mariadb", "--no-defaults", "-h127.0.0.1", "-P"+port, "-uapp", "-psecret", "--skip-ssl",
 		"-e", "SELECT 1").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "ERROR 1105") || !strings.Contains(string(out), "the pooler cannot reach the server") {

@@ -113,6 +113,20 @@ func (p *Pool) StatsHandler() http.Handler {
 	})
 }
 
+// Start makes a pool of cfg and serves it on addr until ctx ends; done receives Serve's end.
+func Start(ctx context.Context, cfg Config, addr string) (pool *Pool, listening net.Addr, done <-chan error, err error) {
+	if pool, err = New(cfg); err != nil {
+		return nil, nil, nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	served := make(chan error, 1)
+	go func() { served <- pool.Serve(ctx, ln) }()
+	return pool, ln.Addr(), served, nil
+}
+
 // Serve accepts clients on ln until ctx ends.
 func (p *Pool) Serve(ctx context.Context, ln net.Listener) error {
 	go func() {

@@ -81,14 +81,16 @@ const (
 	clearPassword       = "mysql_clear_password"
 )
 
-// packetConn reads and writes a connection's packets.
+// packetConn reads and writes a connection's packets. Writes are buffered: queue adds a packet,
+// flush sends what is queued, writePacket does both. A relayed answer is queued packet by packet
+// and flushed once, so a result of five packets costs the client's socket one write, not five.
 type packetConn struct {
 	r *bufio.Reader
-	w io.Writer
+	w *bufio.Writer
 }
 
 func newPacketConn(rw io.ReadWriter) *packetConn {
-	return &packetConn{r: bufio.NewReaderSize(rw, 16<<10), w: rw}
+	return &packetConn{r: bufio.NewReaderSize(rw, 16<<10), w: bufio.NewWriterSize(rw, 16<<10)}
 }
 
 // readPacket reads one packet as sent: a payload of maxPayload bytes is continued by the next.
@@ -105,12 +107,24 @@ func (c *packetConn) readPacket() (seq byte, payload []byte, err error) {
 	return h[3], payload, nil
 }
 
-// writePacket writes one packet; payload must not exceed maxPayload.
-func (c *packetConn) writePacket(seq byte, payload []byte) error {
-	buf := make([]byte, 4, 4+len(payload))
-	buf[0], buf[1], buf[2], buf[3] = byte(len(payload)), byte(len(payload)>>8), byte(len(payload)>>16), seq
-	_, err := c.w.Write(append(buf, payload...))
+// queue adds one packet to what the next flush sends; payload must not exceed maxPayload.
+func (c *packetConn) queue(seq byte, payload []byte) error {
+	h := [4]byte{byte(len(payload)), byte(len(payload) >> 8), byte(len(payload) >> 16), seq}
+	if _, err := c.w.Write(h[:]); err != nil {
+		return err
+	}
+	_, err := c.w.Write(payload)
 	return err
+}
+
+func (c *packetConn) flush() error { return c.w.Flush() }
+
+// writePacket sends one packet, with whatever was queued before it.
+func (c *packetConn) writePacket(seq byte, payload []byte) error {
+	if err := c.queue(seq, payload); err != nil {
+		return err
+	}
+	return c.flush()
 }
 
 // lenenc reads a length-encoded integer at the start of b and returns it with its size.

@@ -83,9 +83,8 @@ func (s *serverConn) login(cfg Config, database string) error {
 		s.tls = strings.Replace(tls.VersionName(st.Version), "TLS ", "TLSv", 1) + "/" + tls.CipherSuiteName(st.CipherSuite)
 		caps |= capSSL
 	}
-	plugin := hs.plugin
-	resp := handshakeResponse{capabilities: caps, charset: s.charset, user: cfg.User, database: database, plugin: plugin}
-	switch plugin {
+	resp := handshakeResponse{capabilities: caps, charset: s.charset, user: cfg.User, database: database, plugin: hs.plugin}
+	switch hs.plugin {
 	case cachingSHA2Password:
 		resp.auth = sha2Scramble(hs.salt, cfg.Password)
 	default:
@@ -95,13 +94,19 @@ func (s *serverConn) login(cfg Config, database string) error {
 	if err := s.writePacket(seq, resp.encode()); err != nil {
 		return err
 	}
-	seq++
+	return s.authenticate(cfg, resp.plugin)
+}
+
+// authenticate reads the server's answers to the login until its OK: an auth switch to another
+// plugin (answered with that plugin's scramble), caching_sha2_password's fast path or its request
+// for the password (sent only over TLS), or an ERR.
+func (s *serverConn) authenticate(cfg Config, plugin string) error {
 	for {
 		rseq, p, err := s.readPacket()
 		if err != nil {
 			return err
 		}
-		seq = rseq + 1
+		seq := rseq + 1
 		if len(p) == 0 {
 			return errors.New("an empty packet during the login")
 		}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strings"
+	"unicode"
 )
 
 // Errors the pooler answers with itself (MySQL's codes and states).
@@ -181,6 +183,9 @@ func (s *session) relay(ctx context.Context, p []byte) error {
 	}
 	s.failed = false
 	status, err := s.answer(p[0])
+	if err == nil {
+		err = s.client.flush()
+	}
 	if err != nil {
 		return s.broken(err)
 	}
@@ -333,13 +338,13 @@ func (s *session) relayPackets(n int) error {
 }
 
 // relayPacket relays one packet of the server's, with the packets that continue it, and returns
-// its first part (what says which packet it is).
+// its first part (what says which packet it is). It queues them: relay flushes the whole answer.
 func (s *session) relayPacket() ([]byte, error) {
 	seq, p, err := s.server.readPacket()
 	if err != nil {
 		return nil, err
 	}
-	if err := s.client.writePacket(seq, p); err != nil {
+	if err := s.client.queue(seq, p); err != nil {
 		return nil, err
 	}
 	first := p
@@ -347,7 +352,7 @@ func (s *session) relayPacket() ([]byte, error) {
 		if seq, p, err = s.server.readPacket(); err != nil {
 			return nil, err
 		}
-		if err := s.client.writePacket(seq, p); err != nil {
+		if err := s.client.queue(seq, p); err != nil {
 			return nil, err
 		}
 	}
@@ -357,12 +362,20 @@ func (s *session) relayPacket() ([]byte, error) {
 	return first, nil
 }
 
-// pinning are the statements whose effect outlives them on their connection: after one, the
-// session keeps its server connection to its end (as ProxySQL stops multiplexing). SET covers
-// session variables, names and the transaction's isolation; @ (not @@) user variables;
-// LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT and SHOW WARNINGS read the statement before them.
-var pinning = regexp.MustCompile(`(?is)^\s*(SET\s|USE\s|LOCK\s|CREATE\s+TEMPORARY\s|PREPARE\s|HANDLER\s|SHOW\s+(WARNINGS|ERRORS|COUNT)\b)` +
-	`|\bGET_LOCK\s*\(|\bLAST_INSERT_ID\s*\(|\bFOUND_ROWS\s*\(|\bROW_COUNT\s*\(|\bSQL_CALC_FOUND_ROWS\b|(^|[^@\w])@\w`)
+// Pinning statements: after one, the session keeps its server connection to its end (as ProxySQL
+// stops multiplexing), its effect outliving it there. SET covers session variables, names and the
+// transaction's isolation; @ (not @@) user variables; LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT and
+// SHOW WARNINGS read the statement before them. Checked on every query, so the cheap tests come
+// first: the first words, an @, then the functions only where a parenthesis or an underscore is.
+var (
+	pinningFirstWords = map[string]bool{"SET": true, "USE": true, "LOCK": true, "PREPARE": true, "HANDLER": true}
+	pinningSecondWord = map[string]map[string]bool{
+		"CREATE": {"TEMPORARY": true},
+		"SHOW":   {"WARNINGS": true, "ERRORS": true, "COUNT": true},
+	}
+	userVariable     = regexp.MustCompile(`(^|[^@\w])@\w`)
+	pinningFunctions = regexp.MustCompile(`(?i)\b(GET_LOCK|LAST_INSERT_ID|FOUND_ROWS|ROW_COUNT)\s*\(|\bSQL_CALC_FOUND_ROWS\b`)
+)
 
 // pins tells whether a command ties the session to its server connection.
 func pins(p []byte) bool {
@@ -370,9 +383,32 @@ func pins(p []byte) bool {
 	case comStmtPrepare, comSetOption:
 		return true
 	case comQuery:
-		return pinning.Match(stripComments(p[1:]))
+		return pinningQuery(stripComments(p[1:]))
 	}
 	return false
+}
+
+func pinningQuery(q []byte) bool {
+	words := bytes.Fields(q[:min(len(q), 64)])
+	if len(words) > 0 {
+		first := strings.ToUpper(string(words[0]))
+		if pinningFirstWords[first] || len(words) > 1 && pinningSecondWord[first][strings.ToUpper(leadingLetters(words[1]))] {
+			return true
+		}
+	}
+	if bytes.IndexByte(q, '@') >= 0 && userVariable.Match(q) {
+		return true
+	}
+	return bytes.ContainsAny(q, "(_") && pinningFunctions.Match(q)
+}
+
+// leadingLetters is a word up to its first character that is not a letter: COUNT of COUNT(*).
+func leadingLetters(w []byte) string {
+	end := bytes.IndexFunc(w, func(r rune) bool { return !unicode.IsLetter(r) })
+	if end < 0 {
+		return string(w)
+	}
+	return string(w[:end])
 }
 
 // stripComments drops the leading comments of a statement, so a hint before SET still pins.
