@@ -150,8 +150,9 @@ func sshTunnelsSweep(t *testing.T, ns string, pg *fixture.Postgres) {
 
 // poolSizeSweep: a sidecar PgBouncer in transaction mode, 4 clients each sleeping 5 ms in the
 // server per transaction, swept over pool sizes 1 and 4: one server connection serves the four
-// clients one at a time, four serve them at once, so tps grows about fourfold, and the pooler's own
-// count of server connections never exceeds the point's pool size.
+// clients one at a time, four serve them at once, so tps grows about fourfold, the pooler's own
+// count of server connections never exceeds the point's pool size, and the one connection's pool
+// is named the limiter.
 func poolSizeSweep(t *testing.T, ns string, pg *fixture.Postgres) {
 	tb := benchmark(ns, "pool-sweep", pg, fixture.CredentialsSecret)
 	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "pgbouncer", Type: benchv1.TransportPooler,
@@ -184,6 +185,13 @@ func poolSizeSweep(t *testing.T, ns string, pg *fixture.Postgres) {
 			if p.Value == 1 && (held < 0.6*rt || held > 0.9*rt) || p.Value == 4 && held > 0.15*rt {
 				t.Errorf("%s run %d: PgBouncer's queue held %.3f ms of a %.3f ms round trip: want 3/4 of it with one server "+
 					"connection, none with four", label, run.Round, held, rt)
+			}
+			// The exhausted pool is the limiter with one server connection (clients waiting 3/4 of
+			// their time, the rule's threshold 10 %); with four, not unless its queue held that much.
+			pool := run.Limiter != nil && run.Limiter.Part == "pgbouncer"
+			if p.Value == 1 && (!pool || !strings.Contains(run.Limiter.Evidence, "the pool was exhausted")) ||
+				p.Value == 4 && pool && held < 0.1*rt {
+				t.Errorf("%s run %d: limiter %+v with PgBouncer's queue at %.3f ms of %.3f", label, run.Round, run.Limiter, held, rt)
 			}
 		}
 	}
