@@ -9,7 +9,9 @@
 # and a default StorageClass must be installed.
 #
 # A local cluster that was already running is left running; one started here is stopped again
-# unless E2E_KEEP_CLUSTER=1.
+# unless E2E_KEEP_CLUSTER=1. E2E_PASS=checks or E2E_PASS=measures runs one of the two passes of
+# test/e2e (the cases that measure nothing, those that do); hack/test.sh runs the checks beside the
+# fuzz smoke and the measurements alone, keeping the cluster between them.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"

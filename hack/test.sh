@@ -65,8 +65,15 @@ stamp "tools, generated files, vet and lint"
 fuzz_log=$(mktemp)
 FUZZTIME=3s setsid nice -n 19 hack/fuzz.sh >"$fuzz_log" 2>&1 &
 fuzz=$!
-# A failed tier 4 ends the script: the smoke, in a process group of its own, ends with it.
-trap 'kill -- -"$fuzz" 2>/dev/null; rm -f "$fuzz_log"' EXIT
+# A failure ends the script: the smoke, in a process group of its own, ends with it, and so does
+# a local cluster the e2e's checks started (hack/e2e.sh keeps it for the measuring pass).
+cluster_started=0
+cleanup() {
+  [ -z "$fuzz" ] || kill -- -"$fuzz" 2>/dev/null || true
+  rm -f "$fuzz_log"
+  if [ "$cluster_started" = 1 ]; then hack/local-cluster.sh down --wipe || true; fi
+}
+trap cleanup EXIT
 # The packages whose tests measure physics (the runner runs pgbench through an emulated link and
 # asserts the RTT it measured within 2 ms, a window's share of the transactions; the link emulator
 # its round trips): they run alone after tier 4 and the fuzz smoke, as the e2e's measurements do.
@@ -98,9 +105,38 @@ else
 fi
 netns_check "unit, envtest and integration tests"
 stamp "unit, envtest and integration tests"
+
+# wait_for_prebuild waits for the e2e's images built beside the tiers: hack/e2e.sh builds them
+# itself when they are not cached, and two builds of one image must not run at once.
+wait_for_prebuild() {
+  [ -n "$prebuild" ] || return 0
+  if ! wait "$prebuild"; then
+    cat "$prebuild_log" >&2
+    echo "building the e2e's images (hack/images.sh build cnpg local-path-provisioner chaos-mesh chaos-daemon) failed" >&2
+    exit 1
+  fi
+  prebuild=""
+  rm -f "$prebuild_log"
+  stamp "the e2e's images, built beside the tiers"
+}
+
+# The e2e's checks (E2E_PASS=checks: the cases that assert what the operator does and measure
+# nothing, test/e2e/e2e_test.go) beside the fuzz smoke's end, which measures nothing either and
+# at nice 19 takes only the CPU they leave: about ten minutes of faults, refusals, CloudNativePG's
+# servers and the secrets scan off the serial path. The measuring tier and the e2e's measuring
+# cases run after both, alone.
+if [ $# -eq 0 ]; then
+  wait_for_prebuild
+  if hack/local-cluster.sh selected && ! hack/local-cluster.sh running && [[ ${E2E_KEEP_CLUSTER:-} != 1 ]]; then
+    cluster_started=1
+  fi
+  E2E_PASS=checks E2E_KEEP_CLUSTER=1 hack/e2e.sh
+  stamp "the e2e's checks, beside the fuzz smoke"
+fi
+
 fuzz_status=0
 wait "$fuzz" || fuzz_status=$?
-trap - EXIT
+fuzz=""
 cat "$fuzz_log"
 rm -f "$fuzz_log"
 if [ "$fuzz_status" != 0 ]; then
@@ -110,20 +146,15 @@ fi
 netns_check "fuzz smoke"
 stamp "fuzz smoke, beside them"
 
-if [ $# -eq 0 ]; then
-  go test -count=1 -timeout 20m -p 1 "${measuring[@]}"
-  netns_check "measuring tests"
-  stamp "the measuring tests, alone"
+if [ $# -gt 0 ]; then
+  wait_for_prebuild
+  hack/e2e.sh
+  exit 0
 fi
 
-if [ -n "$prebuild" ]; then
-  if ! wait "$prebuild"; then
-    cat "$prebuild_log" >&2
-    echo "building the e2e's images (hack/images.sh build cnpg local-path-provisioner chaos-mesh chaos-daemon) failed" >&2
-    exit 1
-  fi
-  rm -f "$prebuild_log"
-  stamp "the e2e's images, built beside the tiers"
-fi
+go test -count=1 -timeout 20m -p 1 "${measuring[@]}"
+netns_check "measuring tests"
+stamp "the measuring tests, alone"
 
-hack/e2e.sh
+# The cluster the checks started is taken down by cleanup, whatever the outcome.
+E2E_PASS=measures E2E_KEEP_CLUSTER=1 hack/e2e.sh

@@ -33,9 +33,10 @@ type SweepSpec struct {
 	// +optional
 	Tunnels []int32 `json:"tunnels,omitempty"`
 
-	// PoolSize are the values of pooler.poolSize (PgBouncer's default_pool_size) of every pooler
-	// transport, in increasing order; each pooler must be a sidecar (placement sidecar), whose
-	// PgBouncer starts with each run, so that each point's runs meet a pooler of the point's size.
+	// PoolSize are the values of pooler.poolSize (PgBouncer's default_pool_size, the MySQL
+	// pooler's server connections) of every pooler transport, in increasing order; each pooler
+	// must be a sidecar (placement sidecar), which starts with each run, so that each point's runs
+	// meet a pooler of the point's size.
 	// +kubebuilder:validation:MinItems=2
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:Minimum=1

@@ -32,7 +32,7 @@ type PoolerTransport struct {
 	Implementation PoolerImplementation `json:"implementation,omitempty"`
 
 	// Placement is service (default: a pooler next to the server, behind a Service) or sidecar
-	// (PgBouncer inside the client pod, as a native sidecar).
+	// (the pooler inside the client pod, as a native sidecar).
 	// +kubebuilder:default=service
 	// +optional
 	Placement PoolerPlacement `json:"placement,omitempty"`
@@ -87,7 +87,8 @@ const (
 	// PoolerPgBouncer is PgBouncer, for PostgreSQL.
 	PoolerPgBouncer PoolerImplementation = "pgbouncer"
 	// PoolerMySQLPool is TunnelBench's MySQL pooler (tunnelbench-runner mysqlpool), for MySQL
-	// and MariaDB: a sidecar in the runner pod, pooling per transaction.
+	// and MariaDB: a sidecar in the runner pod or a Deployment next to the server, pooling per
+	// transaction.
 	PoolerMySQLPool PoolerImplementation = "mysqlpool"
 )
 

@@ -62,12 +62,13 @@ func TestCRDRejectsInvalidManifests(t *testing.T) {
 			want: []string{"spec.server.engine mysql", "reconnect"},
 		},
 		{
-			name: "a shared pooler to MySQL, not built yet",
+			name: "TLS from sysbench to the MySQL pooler, not built yet",
 			mutate: func(tb *benchv1.TunnelBenchmark) {
 				tb.Spec.Server, tb.Spec.Load.Builtin = mysqlServer(), "oltp_point_select"
-				tb.Spec.Transports = append(tb.Spec.Transports, poolerTransport(&benchv1.PoolerTransport{PoolMode: "transaction"})...)
+				tb.Spec.Transports = append(tb.Spec.Transports, poolerTransport(&benchv1.PoolerTransport{PoolMode: "transaction",
+					ClientTLS: "require"})...)
 			},
-			want: []string{"spec.transports[].pooler to spec.server.engine mysql is TunnelBench's mysqlpool", "placement sidecar"},
+			want: []string{"spec.transports[].pooler to spec.server.engine mysql is TunnelBench's mysqlpool", "clientTLS disable"},
 		},
 		{
 			name: "the MySQL pooler in session mode",
@@ -914,7 +915,15 @@ func TestCRDAcceptsValidManifests(t *testing.T) {
 				{Name: "lb", Type: "proxy"},
 				{Name: "wan", Type: "direct", Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: 10 * time.Millisecond}}},
 				{Name: "pooled", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar", PoolMode: "transaction",
-					PoolSize: 2, ServerTLS: "verify-full"}}}
+					PoolSize: 2, ServerTLS: "verify-full"}},
+				{Name: "pooled-shared", Type: "pooler", Pooler: &benchv1.PoolerTransport{PoolMode: "transaction", ServerTLS: "verify-full"}}}
+		}},
+		{"a sweep of the MySQL pooler's size", func(tb *benchv1.TunnelBenchmark) {
+			tb.Spec.Server, tb.Spec.Load.Builtin, tb.Spec.Load.Clients = mysqlServer(), "oltp_point_select", 4
+			tb.Spec.Load.Protocol = "simple"
+			tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{1, 4}}
+			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"},
+				{Name: "pooled", Type: "pooler", Pooler: &benchv1.PoolerTransport{Placement: "sidecar", PoolMode: "transaction"}}}
 		}},
 		{"cnpg with direct and tls", func(tb *benchv1.TunnelBenchmark) {
 			tb.Spec.Transports = []benchv1.TransportSpec{{Name: "direct", Type: "direct"}, {Name: "tls", Type: "tls"}}

@@ -134,6 +134,9 @@ spec:
 			if err := k8s.Get(ctx, client.ObjectKeyFromObject(tb), cur); err != nil {
 				return err
 			}
+			if cur.Status.Phase.IsTerminal() {
+				t.Fatalf("ended before it could be cancelled: %s %+v", cur.Status.Phase, cur.Status.Conditions)
+			}
 			if l := cur.Status.Live; l == nil || l.Phase != "load" || l.TPS == 0 {
 				return fmt.Errorf("live %+v, phase %s", cur.Status.Live, cur.Status.Phase)
 			}

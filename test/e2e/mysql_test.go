@@ -30,53 +30,25 @@ import (
 // crossed it; then a storm of sequential connections through each path, opened by the runner's
 // MySQL driver (sysbench 1.0.20 opens no connection per transaction).
 func mysqlThroughEveryPath(t *testing.T) {
-	ns := newNamespace(t, "mysql")
-	// On the second node when there is one: the first then has room for the server's PostgreSQL,
-	// two gateways and a runner with its sidecars at once.
-	var at fixture.Placement
-	if second := os.Getenv("E2E_SECOND_NODE"); second != "" {
-		at = fixture.Placement{Node: second, Tolerations: []corev1.Toleration{{Key: secondNodeTaint,
-			Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
+	tb := mysqlPathsBenchmark(t, "mysql", "mariadb-paths")
+	tb.Spec.Transports = []benchv1.TransportSpec{
+		{Name: "direct", Type: benchv1.TransportDirect},
+		{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{
+			ClientCertSecret: &benchv1.LocalObjectReference{Name: fixture.MariaDBClientSecret}}},
+		{Name: "ssh-2-tunnels", Type: benchv1.TransportSSH, SSH: &benchv1.SSHTransport{Tunnels: 2}},
+		{Name: "wireguard", Type: benchv1.TransportVPN},
+		{Name: "wan", Type: benchv1.TransportDirect, Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: wanRTT},
+			Bandwidth: "50Mbit"}},
+		// The study's pooler: in the runner pod, TLS (verified) to the server.
+		{Name: "mysqlpool", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
+			Placement: benchv1.PoolerSidecar, PoolMode: benchv1.PoolModeTransaction, PoolSize: mysqlPoolSize,
+			ServerTLS: benchv1.ServerTLSVerifyFull}},
+		// The same pooler next to the server, behind its Service: sysbench's logins cross the path.
+		{Name: "mysqlpool-shared", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
+			Placement: benchv1.PoolerService, PoolMode: benchv1.PoolModeTransaction, PoolSize: mysqlPoolSize,
+			ServerTLS: benchv1.ServerTLSVerifyFull}},
 	}
-	db, err := fixture.DeployMariaDBOn(ctx, k8s, ns, env(t, "E2E_MARIADB_IMAGE"), at, 3*time.Minute)
-	if err != nil {
-		dump(t, ns)
-		t.Fatal(err)
-	}
-	tb := &benchv1.TunnelBenchmark{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mariadb-paths"},
-		Spec: benchv1.TunnelBenchmarkSpec{
-			Server: benchv1.ServerSpec{Engine: benchv1.EngineMySQL, External: &benchv1.ExternalServer{
-				// No port: the engine's own, 3306.
-				Host: db.Host, Database: "app",
-				CredentialsSecret: benchv1.LocalObjectReference{Name: fixture.MariaDBCredentialsSecret},
-				CASecret:          &benchv1.LocalObjectReference{Name: fixture.MariaDBCASecret},
-			}},
-			Transports: []benchv1.TransportSpec{
-				{Name: "direct", Type: benchv1.TransportDirect},
-				{Name: "tls", Type: benchv1.TransportTLS, TLS: &benchv1.TLSTransport{
-					ClientCertSecret: &benchv1.LocalObjectReference{Name: fixture.MariaDBClientSecret}}},
-				{Name: "ssh-2-tunnels", Type: benchv1.TransportSSH, SSH: &benchv1.SSHTransport{Tunnels: 2}},
-				{Name: "wireguard", Type: benchv1.TransportVPN},
-				{Name: "wan", Type: benchv1.TransportDirect, Network: &benchv1.NetworkSpec{RTT: &metav1.Duration{Duration: wanRTT},
-					Bandwidth: "50Mbit"}},
-				// The study's pooler: in the runner pod, TLS (verified) to the server.
-				{Name: "mysqlpool", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
-					Placement: benchv1.PoolerSidecar, PoolMode: benchv1.PoolModeTransaction, PoolSize: mysqlPoolSize,
-					ServerTLS: benchv1.ServerTLSVerifyFull}},
-			},
-			Load: benchv1.LoadSpec{
-				Builtin: "oltp_point_select", Clients: 2, Scale: 1, Initialize: true,
-				Duration: &metav1.Duration{Duration: 3 * time.Second}, ProgressInterval: &metav1.Duration{Duration: time.Second},
-				Repetitions: 3, Warmup: &metav1.Duration{Duration: time.Second},
-				// 300 connections in 6 batches: across the 10 ms link, about 12 s.
-				ConnectionStorm: &benchv1.ConnectionStorm{Connections: 300},
-			},
-			Runner: &benchv1.RunnerSpec{Resources: &corev1.ResourceRequirements{
-				Requests: corev1.ResourceList{corev1.ResourceCPU: mustQuantity("200m")}}},
-			Timeout: &metav1.Duration{Duration: 10 * time.Minute},
-		},
-	}
+	ns := tb.Namespace
 	end := complete(t, tb, 10*time.Minute)
 	if !strings.Contains(end.Status.ServerVersion, "MariaDB") || !strings.HasSuffix(end.Status.Server, ":3306/app") {
 		t.Errorf("server %q, version %q", end.Status.Server, end.Status.ServerVersion)
@@ -112,24 +84,129 @@ func mysqlThroughEveryPath(t *testing.T) {
 	assertTwoTunnels(t, end.Status.Result("ssh-2-tunnels"))
 	assertWireGuard(t, end, map[string]bool{"wireguard": false})
 	assertMySQLAcrossTheLink(t, end.Status.Result("wan"), tb.Spec.Load.Clients)
-	assertMySQLPooler(t, end.Status.Result("mysqlpool"))
-	assertMySQLStorms(t, end, "tls", "ssh-2-tunnels", "wireguard", "wan", "mysqlpool")
+	assertMySQLPooler(t, end.Status.Result("mysqlpool"), benchv1.PoolerSidecar)
+	assertMySQLPooler(t, end.Status.Result("mysqlpool-shared"), benchv1.PoolerService)
+	assertMySQLStorms(t, end, "tls", "ssh-2-tunnels", "wireguard", "wan", "mysqlpool", "mysqlpool-shared")
 
 	t.Run("OpenVPN and HAProxy, from a privileged namespace", func(t *testing.T) { mysqlOverOpenVPN(t, ns, tb) })
-	t.Run("faults: the SSH gateway and the server killed mid-run", func(t *testing.T) { mysqlFaults(t, tb) })
+	t.Run("a sweep of the MySQL pooler's size: one server connection against four", func(t *testing.T) { mysqlPoolSizeSweep(t, tb) })
 }
 
-// mysqlFaults kills, in a MySQL benchmark's second round, the SSH gateway its tunnel crosses, then
-// the MariaDB server itself (its Deployment starts another): each ends the benchmark Failed, soon,
+// mysqlPoolSizeSweep: the MySQL pooler in the runner pod, 4 clients each sleeping 5 ms in the
+// server per transaction (SELECT SLEEP(0.005), which pins no session), swept over pool sizes 1
+// and 4. Physics: one server connection serves the clients one at a time, at most 200
+// transactions a second, while the other three wait in the pooler's queue, which is named the
+// limiter; four serve them at once, about four times as fast. The pooler's own count of server
+// connections never exceeds the point's pool size.
+func mysqlPoolSizeSweep(t *testing.T, paths *benchv1.TunnelBenchmark) {
+	tb := &benchv1.TunnelBenchmark{ObjectMeta: metav1.ObjectMeta{Namespace: paths.Namespace, Name: "mariadb-pool-sweep"},
+		Spec: *paths.Spec.DeepCopy()}
+	tb.Spec.Transports = []benchv1.TransportSpec{{Name: "mysqlpool", Type: benchv1.TransportPooler,
+		Pooler: &benchv1.PoolerTransport{Placement: benchv1.PoolerSidecar, PoolMode: benchv1.PoolModeTransaction}}}
+	tb.Spec.Load.Builtin, tb.Spec.Load.Script, tb.Spec.Load.Initialize = "", "SELECT SLEEP(0.005);", false
+	// Simple queries: prepared statements would pin each client to a server connection.
+	tb.Spec.Load.Clients, tb.Spec.Load.Threads, tb.Spec.Load.ConnectionStorm = 4, 2, nil
+	tb.Spec.Load.Protocol = benchv1.Protocol("simple")
+	tb.Spec.Load.Duration = &metav1.Duration{Duration: 4 * time.Second}
+	tb.Spec.Sweep = &benchv1.SweepSpec{PoolSize: []int32{1, 4}}
+	end := complete(t, tb, 6*time.Minute)
+	logCurves(t, end)
+	for i, p := range end.Status.Sweep.Points {
+		r := benchv1.FindResult(end.ResultsAt(i), "mysqlpool")
+		if r == nil || r.Pooler == nil || r.Pooler.ServerConnections == nil || *r.Pooler.ServerConnections < 1 ||
+			*r.Pooler.ServerConnections > p.Value {
+			t.Errorf("pool size %d: pooler %+v", p.Value, ptrVal(r))
+			continue
+		}
+		t.Logf("pool size %d: %.0f tps, %d server connections", p.Value, r.TPS, *r.Pooler.ServerConnections)
+		for _, run := range r.Runs {
+			label := fmt.Sprintf("pool size %d run %d", p.Value, run.Round)
+			if p.Value == 1 && (run.TPS > 1.02*200 || run.TPS < 0.6*200) {
+				t.Errorf("%s: %.1f tps through one server connection, each transaction sleeping 5 ms: want at most 200", label, run.TPS)
+			}
+			pool := run.Limiter != nil && run.Limiter.Part == poolertransport.MySQLPoolerContainer
+			if p.Value == 1 && (!pool || !strings.Contains(run.Limiter.Evidence, "the pool was exhausted")) {
+				t.Errorf("%s: limiter %+v, want the exhausted pool", label, run.Limiter)
+			}
+			t.Logf("%s: %.1f tps, limiter %+v", label, run.TPS, run.Limiter)
+		}
+	}
+	c := end.Status.Sweep.Curves[0]
+	if g := c.Points[1].Gain; g == nil || g.Ratio < 3 || g.Verdict != benchv1.VerdictFaster {
+		t.Errorf("four server connections instead of one: gain %+v, want about ×4", ptrVal(g))
+	}
+}
+
+// mysqlPathsBenchmark deploys a MariaDB (the fixture's) in a new namespace and returns the MySQL
+// study's benchmark of it without transports: sysbench's point selects from two clients, three
+// repetitions of 3 s and a storm of 300 connections.
+func mysqlPathsBenchmark(t *testing.T, prefix, name string) *benchv1.TunnelBenchmark {
+	t.Helper()
+	ns := newNamespace(t, prefix)
+	// On the second node when there is one: the first then has room for the server's PostgreSQL,
+	// two gateways and a runner with its sidecars at once.
+	var at fixture.Placement
+	if second := os.Getenv("E2E_SECOND_NODE"); second != "" {
+		at = fixture.Placement{Node: second, Tolerations: []corev1.Toleration{{Key: secondNodeTaint,
+			Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}}
+	}
+	db, err := fixture.DeployMariaDBOn(ctx, k8s, ns, env(t, "E2E_MARIADB_IMAGE"), at, 3*time.Minute)
+	if err != nil {
+		dump(t, ns)
+		t.Fatal(err)
+	}
+	return &benchv1.TunnelBenchmark{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: benchv1.TunnelBenchmarkSpec{
+			Server: benchv1.ServerSpec{Engine: benchv1.EngineMySQL, External: &benchv1.ExternalServer{
+				// No port: the engine's own, 3306.
+				Host: db.Host, Database: "app",
+				CredentialsSecret: benchv1.LocalObjectReference{Name: fixture.MariaDBCredentialsSecret},
+				CASecret:          &benchv1.LocalObjectReference{Name: fixture.MariaDBCASecret},
+			}},
+			Load: benchv1.LoadSpec{
+				Builtin: "oltp_point_select", Clients: 2, Scale: 1, Initialize: true,
+				Duration: &metav1.Duration{Duration: 3 * time.Second}, ProgressInterval: &metav1.Duration{Duration: time.Second},
+				Repetitions: 3, Warmup: &metav1.Duration{Duration: time.Second},
+				// 300 connections in 6 batches: across the 10 ms link, about 12 s.
+				ConnectionStorm: &benchv1.ConnectionStorm{Connections: 300},
+			},
+			Runner: &benchv1.RunnerSpec{Resources: &corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: mustQuantity("200m")}}},
+			Timeout: &metav1.Duration{Duration: 10 * time.Minute},
+		},
+	}
+}
+
+// mysqlFaultsOnItsOwnServer runs the MySQL fault cases against a MariaDB of their own: they
+// measure nothing and kill the server, so they run in the checks pass, apart from the study's.
+func mysqlFaultsOnItsOwnServer(t *testing.T) {
+	paths := mysqlPathsBenchmark(t, "mysql-faults", "mariadb-tables")
+	makeTables(t, paths)
+	mysqlFaults(t, paths)
+	// Its server, on the second node, goes before the study's starts there.
+	deleteNamespace(t, paths.Namespace)
+}
+
+// mysqlFaults kills, in a MySQL benchmark's second round, the MySQL pooler (its sidecar, then
+// its shared pod), the SSH gateway its tunnel crosses, then the MariaDB server itself (its
+// Deployment starts another): each ends the benchmark Failed, soon,
 // with the reason the fault suite names on PostgreSQL, the first round kept, nothing left behind.
 func mysqlFaults(t *testing.T, paths *benchv1.TunnelBenchmark) {
 	ssh := []benchv1.TransportSpec{{Name: "ssh", Type: benchv1.TransportSSH}}
 	pooled := []benchv1.TransportSpec{{Name: "mysqlpool", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
 		Placement: benchv1.PoolerSidecar, PoolMode: benchv1.PoolModeTransaction, PoolSize: mysqlPoolSize}}}
+	shared := []benchv1.TransportSpec{{Name: "mysqlpool-shared", Type: benchv1.TransportPooler, Pooler: &benchv1.PoolerTransport{
+		Placement: benchv1.PoolerService, PoolMode: benchv1.PoolModeTransaction, PoolSize: mysqlPoolSize}}}
 	cases := []faultCase{
 		{name: "MySQL pooler sidecar container killed", transports: pooled, kill: killSidecar(poolertransport.MySQLPoolerContainer),
 			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonPoolerUnavailable},
 			wantText: poolertransport.MySQLPoolerContainer},
+		{name: "shared MySQL pooler pod killed", transports: shared,
+			chaos: func(ns, b string) *unstructured.Unstructured {
+				return podKill(ns, benchmarkPods(b, poolertransport.PoolerComponent))
+			},
+			wantPhase: benchv1.PhaseFailed, wantReasons: []string{conditions.ReasonPoolerUnavailable}, wantText: "pod was replaced during the run"},
 		{name: "SSH gateway pod killed", transports: ssh,
 			chaos: func(ns, b string) *unstructured.Unstructured {
 				return podKill(ns, benchmarkPods(b, sshtransport.GatewayComponent))
@@ -239,24 +316,31 @@ const mysqlPoolSize = 2
 
 // assertMySQLPooler checks the MySQL pooler's own evidence: every transaction sysbench counted
 // went through it (it counts the runner's preflight and probes too), on at most its pool's
-// server connections however many clients the storm opened, over TLS to the server.
-func assertMySQLPooler(t *testing.T, r *benchv1.TransportResult) {
+// server connections however many clients the storm opened, over TLS to the server; and its CPU a
+// transaction is a part of every run's cost: its container's in the runner pod, or its own pod's
+// placed as a service.
+func assertMySQLPooler(t *testing.T, r *benchv1.TransportResult, placement benchv1.PoolerPlacement) {
 	t.Helper()
 	if r == nil || r.Pooler == nil {
-		t.Fatalf("mysqlpool: no pooler result: %+v", r)
+		t.Fatalf("MySQL pooler (%s): no pooler result: %+v", placement, r)
 	}
 	p := r.Pooler
-	t.Logf("mysqlpool: %+v, %v transactions, %v server connections", *p, p.Transactions, p.ServerConnections)
-	if p.Implementation != "TunnelBench mysqlpool" || p.Placement != benchv1.PoolerSidecar ||
+	t.Logf("%s: %+v, %v transactions, %v server connections", r.Transport, *p, p.Transactions, p.ServerConnections)
+	if p.Implementation != "TunnelBench mysqlpool" || p.Placement != placement ||
 		!strings.HasPrefix(p.ServerHop.TLS, "TLSv1.") || p.ClientHop.TLS != "none" {
-		t.Errorf("mysqlpool: %+v", *p)
+		t.Errorf("%s: %+v", r.Transport, *p)
 	}
 	last := r.Runs[len(r.Runs)-1]
 	if p.Transactions == nil || *p.Transactions < last.Transactions || p.ServerConnections == nil ||
 		*p.ServerConnections < 1 || *p.ServerConnections > mysqlPoolSize {
-		t.Errorf("mysqlpool: counted %v transactions (sysbench %d) on %v server connections (pool %d)",
-			p.Transactions, last.Transactions, p.ServerConnections, mysqlPoolSize)
+		t.Errorf("%s: counted %v transactions (sysbench %d) on %v server connections (pool %d)",
+			r.Transport, p.Transactions, last.Transactions, p.ServerConnections, mysqlPoolSize)
 	}
+	part := poolertransport.MySQLPoolerContainer
+	if placement == benchv1.PoolerService {
+		part = poolertransport.PoolerPart
+	}
+	assertSidecarCost(t, *r, part)
 }
 
 // assertMySQLAcrossTheLink checks a MySQL path across an emulated 10 ms, 50 Mbit/s link against

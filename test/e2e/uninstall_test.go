@@ -55,7 +55,18 @@ func helmUninstallEndsBenchmarks(t *testing.T, serverNS string, pg *fixture.Post
 	if got.Status.Phase != benchv1.PhaseCancelled || len(got.Finalizers) != 0 {
 		t.Errorf("after helm uninstall: phase %q, finalizers %v; want Cancelled and released", got.Status.Phase, got.Finalizers)
 	}
-	if err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	deleteNamespace(t, ns)
+}
+
+// deleteNamespace deletes ns and waits until it is gone: its pods ended, the CPU they requested is
+// free for the next case.
+func deleteNamespace(t *testing.T, ns string) {
+	t.Helper()
+	if t.Failed() {
+		// What a person would look at first, while it is still there.
+		dump(t, ns)
+	}
+	if err := k8s.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
 	poll.Until(t, 2*time.Minute, time.Second, "namespace "+ns+" to go", func() error {

@@ -195,7 +195,11 @@ func (p pooler) Peers() ([]transport.Peer, error) {
 	peers = transport.WithNetworkPolicy(p.c, p.c.Benchmark, dep, append(peers, transport.Peer{Object: p.service()}))
 	return append(peers,
 		transport.Peer{Object: dep, Ready: transport.DeploymentReady("the pooler"), Created: func() (string, string) {
-			return conditions.ReasonPoolerCreated, fmt.Sprintf("Started PgBouncer %s for transport %s", p.name(), p.c.Spec.Name)
+			what := "PgBouncer"
+			if p.mysql() {
+				what = "the MySQL pooler"
+			}
+			return conditions.ReasonPoolerCreated, fmt.Sprintf("Started %s %s for transport %s", what, p.name(), p.c.Spec.Name)
 		}},
 	), nil
 }
@@ -233,8 +237,10 @@ func (p pooler) Pod(run *runspec.Run) (specs.Pod, error) {
 	s := p.settings()
 	run.Pooler = runspec.PoolerPgBouncer
 	switch {
-	case p.mysql():
+	case p.mysql() && s.Placement == benchv1.PoolerSidecar:
 		return p.mysqlSidecarPod(run), nil
+	case p.mysql():
+		return p.mysqlServicePod(run), nil
 	case s.Placement == benchv1.PoolerSidecar:
 		run.PoolerPart = PoolerContainer
 		return p.sidecarPod(run)
@@ -287,10 +293,13 @@ func (p pooler) Hop() transport.Hop {
 	if inner, ok, err := p.over(); ok && err == nil {
 		return inner.Hop()
 	}
-	if p.mysql() {
+	sidecar := p.settings().Placement == benchv1.PoolerSidecar
+	switch {
+	case p.mysql() && sidecar:
 		return transport.ServerHop(p.c.Server, "MySQL pooler sidecar → server")
-	}
-	if p.settings().Placement == benchv1.PoolerSidecar {
+	case p.mysql():
+		return transport.Hop{Host: p.host(), Port: MySQLPoolerServicePort, What: "sysbench → MySQL pooler Service"}
+	case sidecar:
 		return transport.ServerHop(p.c.Server, "PgBouncer sidecar → server")
 	}
 	return transport.Hop{Host: p.host(), Port: PoolerServicePort, What: "pgbench → pooler Service"}
@@ -383,22 +392,27 @@ func (pb ownPgBouncer) container(image string, pullPolicy corev1.PullPolicy) cor
 // container's name, pgbouncer).
 const PoolerPart = "pooler"
 
-// service exposes the operator's PgBouncer on PostgreSQL's port.
+// service exposes the operator's PgBouncer on PostgreSQL's port, or the MySQL pooler on MySQL's
+// with its counters; and the pooler's CPU accounting.
 func (p pooler) service() *corev1.Service {
 	meta := p.meta(p.name())
+	ports := []corev1.ServicePort{{Name: "pgbouncer", Port: PoolerServicePort,
+		TargetPort: intstr.FromInt32(PoolerListenPort), Protocol: corev1.ProtocolTCP}}
+	if p.mysql() {
+		ports = mysqlServicePorts()
+	}
 	return &corev1.Service{
 		ObjectMeta: meta,
-		Spec: corev1.ServiceSpec{
-			Selector: meta.Labels,
-			Ports: []corev1.ServicePort{{Name: "pgbouncer", Port: PoolerServicePort,
-				TargetPort: intstr.FromInt32(PoolerListenPort), Protocol: corev1.ProtocolTCP}, transport.PeerCPUServicePort()},
-		},
+		Spec:       corev1.ServiceSpec{Selector: meta.Labels, Ports: append(ports, transport.PeerCPUServicePort())},
 	}
 }
 
 // deployment runs the operator's PgBouncer next to the server, as the gateway does: every client
-// logs in with SCRAM, over TLS when clientTLS is require.
+// logs in with SCRAM, over TLS when clientTLS is require. Or the MySQL pooler.
 func (p pooler) deployment() *appsv1.Deployment {
+	if p.mysql() {
+		return p.mysqlDeployment()
+	}
 	pb := p.pgbouncer("0.0.0.0", pgbouncer.AuthSCRAM)
 	if p.settings().ClientTLS == benchv1.ClientTLSRequire {
 		pb.config.ClientTLSCertFile = PoolerTLSDir + "/" + corev1.TLSCertKey

@@ -213,6 +213,64 @@ func TestMySQLPoolerSidecar(t *testing.T) {
 	}
 }
 
+// TestMySQLPoolerService: the shared MySQL pooler runs next to the server behind a Service on
+// MySQL's port, logs in to the server with the credentials Secret by reference, serves its counters
+// and CPU to the runner only (its NetworkPolicy's ports), and the runner's connections go to it.
+func TestMySQLPoolerService(t *testing.T) {
+	tb := benchmark(func(tb *benchv1.TunnelBenchmark) {
+		tb.Spec.Server = benchv1.ServerSpec{External: &benchv1.ExternalServer{Host: "pg-rw", Database: "app"}}
+	})
+	mysqlServer := mysqlBenchmark(tb)
+	tr := poolerSpec(&benchv1.PoolerTransport{Placement: "service", PoolMode: "transaction", PoolSize: 2,
+		MaxClientConnections: 50, ServerTLS: "verify-full"})
+	c := transport.Context{Benchmark: tb, Spec: tr, Server: mysqlServer, Defaults: defaults, NetworkPolicies: true}
+	p := pooler{c: c}
+	dep := p.deployment()
+	pc := dep.Spec.Template.Spec.Containers[0]
+	for _, want := range []string{"mysqlpool", "--listen=0.0.0.0:6432", "--server=pg-rw:3306", "--pool-size=2", "--max-clients=50",
+		"--server-tls=verify-full", "--server-ca=" + PoolerServerCADir + "/ca.crt", "--stats=0.0.0.0:14900"} {
+		if !slices.Contains(pc.Args, want) {
+			t.Errorf("pooler args %v lack %q", pc.Args, want)
+		}
+	}
+	assertCredentialsByReference(t, pc)
+	if pc.ReadinessProbe == nil || len(dep.Spec.Template.Spec.Volumes) == 0 {
+		t.Errorf("pooler pod: readiness %+v, volumes %+v", pc.ReadinessProbe, dep.Spec.Template.Spec.Volumes)
+	}
+	svc := p.service()
+	ports := map[string]int32{}
+	for _, sp := range svc.Spec.Ports {
+		ports[sp.Name] = sp.Port
+	}
+	if ports["mysql"] != 3306 || ports["stats"] != MySQLPoolerStatsPort || ports["cpu"] == 0 || ports["pgbouncer"] != 0 {
+		t.Errorf("service ports %+v", svc.Spec.Ports)
+	}
+	peers, err := p.Peers()
+	if err != nil || len(peers) != 3 {
+		t.Fatalf("peers %v (%v): want the NetworkPolicy, the Service and the Deployment", peers, err)
+	}
+	if reason, msg := peers[2].Created(); reason == "" || !strings.Contains(msg, "the MySQL pooler") {
+		t.Errorf("created %s %q", reason, msg)
+	}
+	job, _ := transporttest.Job(t, c)
+	pod := job.Spec.Template.Spec
+	if len(pod.InitContainers) != 0 {
+		t.Errorf("a shared pooler has no sidecar: %+v", pod.InitContainers)
+	}
+	for _, want := range []string{"--pooler=mysqlpool", "--pooler-metrics=" + p.host() + ":14900", "--pooler-part=pooler"} {
+		if !slices.Contains(pod.Containers[0].Args, want) {
+			t.Errorf("runner args %v lack %q", pod.Containers[0].Args, want)
+		}
+	}
+	e := env(&pod)
+	if e["PGHOST"].Value != p.host() || e["PGPORT"].Value != "3306" || e["PGSSLMODE"].Value != "disable" {
+		t.Errorf("runner connects to %s:%s sslmode %s", e["PGHOST"].Value, e["PGPORT"].Value, e["PGSSLMODE"].Value)
+	}
+	if h := p.Hop(); h.Host != p.host() || h.Port != 3306 || p.Blame(PoolerPart) == "" {
+		t.Errorf("hop %+v, blame %q", h, p.Blame(PoolerPart))
+	}
+}
+
 func TestPoolerRules(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
